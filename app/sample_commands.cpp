@@ -1,0 +1,105 @@
+// cellgan sample / cellgan score: using a saved ensemble.
+#include <torch/torch.h>
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <iostream>
+
+#include "app/commands.h"
+#include "app/parse_options.h"
+#include "common/config.h"
+#include "common/error.h"
+#include "common/image_files.h"
+#include "common/nn/ensemble.h"
+#include "common/nn/scores.h"
+#include "common/rng.h"
+
+namespace cellgan::app {
+
+namespace po = boost::program_options;
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+std::vector<float> to_vector(const torch::Tensor& t) {
+  const torch::Tensor c = t.contiguous();
+  return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+}
+
+}  // namespace
+
+int sample_command(const Args& args) {
+  po::options_description options("options");
+  options.add_options()("ensemble", po::value<std::string>()->required(), "ensemble.bin of a finished run")(
+      "count,n", po::value<std::int64_t>()->default_value(1000), "number of samples")(
+      "seed", po::value<std::uint64_t>()->default_value(1), "seed of the latent vectors")(
+      "out", po::value<std::string>()->required(), "output: .npy (N x D float32) or .png (grid or scatter)");
+  po::variables_map vm;
+  if (!parse_options("sample", "--ensemble FILE --out FILE.npy|FILE.png [-n N]", options, nullptr, args, vm))
+    return kExitOk;
+  const std::string out = vm["out"].as<std::string>();
+  const std::int64_t n = vm["count"].as<std::int64_t>();
+  if (n < 1) throw InputError("cellgan sample: --count: expected >= 1");
+  if (!ends_with(out, ".npy") && !ends_with(out, ".png"))
+    throw InputError(fmt::format("cellgan sample: --out: '{}': expected a .npy or .png file name", out));
+  torch::set_num_threads(1);
+  Ensemble ensemble = Ensemble::load(vm["ensemble"].as<std::string>());
+  const torch::Tensor samples = ensemble.sample(n, derive_seed(vm["seed"].as<std::uint64_t>(), Stream::kEvaluation, 2));
+  const std::int64_t dim = samples.size(1);
+  if (ends_with(out, ".npy")) {
+    write_npy(out, to_vector(samples), n, dim);
+  } else if (dim == 2) {
+    write_scatter_png(out, to_vector(samples), {}, 6.0f, 512);
+  } else {
+    const auto per_row = static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(n))));
+    write_image_grid_png(out, to_vector(samples), n, 28, 28, per_row);
+  }
+  std::cout << fmt::format("{} samples ({} values each) -> {}\n", n, dim, out);
+  return kExitOk;
+}
+
+int score_command(const Args& args) {
+  po::options_description options("options");
+  options.add_options()("config", po::value<std::string>()->required(),
+                        "configuration naming the dataset and classifier (a run's config.yaml)")(
+      "samples", po::value<std::string>(), "a .npy file of samples (N x D float32)")(
+      "ensemble", po::value<std::string>(), "an ensemble.bin to sample and score")(
+      "count,n", po::value<std::int64_t>()->default_value(10000), "samples to draw from --ensemble")(
+      "seed", po::value<std::uint64_t>()->default_value(1), "seed of the latent vectors");
+  po::variables_map vm;
+  if (!parse_options("score", "--config FILE (--samples FILE.npy | --ensemble FILE)", options, nullptr, args, vm))
+    return kExitOk;
+  if (vm.count("samples") == vm.count("ensemble"))
+    throw InputError("cellgan score: expected exactly one of --samples and --ensemble");
+  torch::set_num_threads(1);
+  const Config config = load_config(vm["config"].as<std::string>());
+  const std::int64_t dim = is_toy(config.data.dataset) ? 2 : 784;
+  torch::Tensor samples;
+  if (vm.count("samples")) {
+    const std::string path = vm["samples"].as<std::string>();
+    NpyArray array = read_npy(path);
+    if (array.cols != dim)
+      throw InputError(fmt::format("{}: shape ({}, {}): expected N x {} for dataset {}", path, array.rows,
+                                   array.cols, dim, to_string(config.data.dataset)));
+    samples = torch::from_blob(array.data.data(), {array.rows, array.cols}, torch::kFloat32).clone();
+  } else {
+    Ensemble ensemble = Ensemble::load(vm["ensemble"].as<std::string>());
+    if (ensemble.shape.data_dim != dim)
+      throw InputError(fmt::format("{}: the ensemble makes {}-value samples: expected {} for dataset {}",
+                                   vm["ensemble"].as<std::string>(), ensemble.shape.data_dim, dim,
+                                   to_string(config.data.dataset)));
+    samples = ensemble.sample(vm["count"].as<std::int64_t>(),
+                              derive_seed(vm["seed"].as<std::uint64_t>(), Stream::kEvaluation, 0));
+  }
+  std::unique_ptr<SampleScorer> scorer = make_scorer(config);
+  std::string line = fmt::format("{} samples:", samples.size(0));
+  for (const auto& [name, value] : scorer->report(samples)) line += fmt::format("  {} {:.4f}", name, value);
+  std::cout << line << "\n";
+  return kExitOk;
+}
+
+}  // namespace cellgan::app

@@ -1,0 +1,47 @@
+// cellgan train CONFIG: the coevolution job, one process per MPI rank.
+#include <torch/torch.h>
+
+#include <fmt/core.h>
+
+#include <iostream>
+
+#include "app/commands.h"
+#include "app/parse_options.h"
+#include "common/comm/mpi_session.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "master/run_master.h"
+#include "worker/run_worker.h"
+
+namespace cellgan::app {
+
+namespace po = boost::program_options;
+
+int train_command(int argc, char** argv, const Args& args) {
+  po::options_description options("options");
+  options.add_options()("config", po::value<std::string>()->required(), "the run's YAML configuration");
+  po::positional_options_description positional;
+  positional.add("config", 1);
+  po::variables_map vm;
+  // Every rank parses the command line; bad arguments fail on all at once.
+  if (!parse_options("train", "CONFIG   (launch: mpirun -np W+1 cellgan train CONFIG)", options, &positional,
+                     args, vm))
+    return kExitOk;
+  torch::set_num_threads(1);
+  MpiSession session(&argc, &argv);
+  if (session.world_size() < 2) {
+    throw InputError(fmt::format("{}: workers: the job has 1 rank: expected a master and at least one worker, "
+                                 "e.g. mpirun -np 3 cellgan train {}",
+                                 vm["config"].as<std::string>(), vm["config"].as<std::string>()));
+  }
+  if (session.world_rank() != 0) return run_worker(session);
+  const RunResult result = run_master(session, vm["config"].as<std::string>());
+  std::string line = fmt::format("best ensemble: cell {}", result.best_cell);
+  for (const auto& [name, value] : result.scores) line += fmt::format("  {} {:.4f}", name, value);
+  std::cout << line << "\n"
+            << "samples: " << result.output_dir << "/samples.png  ensemble: " << result.output_dir
+            << "/ensemble.bin  (" << fmt::format("{:.1f}", result.seconds) << " s)\n";
+  return kExitOk;
+}
+
+}  // namespace cellgan::app

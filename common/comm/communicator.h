@@ -1,0 +1,61 @@
+// The Communicator interface: point-to-point byte messages and the two
+// collectives cellgan needs, behind which sit MPI (mpi_communicator.h) and
+// an in-process implementation for unit tests (in_process_communicator.h).
+//
+// Contract:
+// - Ranks are 0..size()-1 within this communicator.
+// - send() never blocks: it queues the payload and starts the transfer.
+//   Messages between one pair of ranks with one tag arrive in send order.
+//   pending_sends() makes progress and says how many are still in flight.
+// - try_receive() never blocks: it returns a matching message that has
+//   arrived, or nothing.
+// - gather() and barrier() are collectives: every member calls them, in the
+//   same order. They wait by polling with short sleeps, not by spinning, so
+//   waiting ranks leave the cores to ranks that train (STACK.md).
+//
+// Thread-safety: a Communicator belongs to one thread (the thread that owns
+// MPI in its process). Other threads reach it through that thread's queue.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace cellgan {
+
+inline constexpr int kAnySource = -1;
+inline constexpr int kAnyTag = -1;
+
+using Bytes = std::vector<std::uint8_t>;
+
+struct Message {
+  int source = -1;
+  int tag = 0;
+  Bytes payload;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  virtual void send(int dest, int tag, Bytes payload) = 0;
+  virtual std::optional<Message> try_receive(int source = kAnySource, int tag = kAnyTag) = 0;
+  virtual std::size_t pending_sends() = 0;
+
+  // Root receives every member's payload indexed by rank (its own
+  // included); the others receive an empty vector.
+  virtual std::vector<Bytes> gather(int root, const Bytes& payload) = 0;
+  virtual void barrier() = 0;
+};
+
+// Blocks (polling with short sleeps) until a matching message arrives.
+Message receive_blocking(Communicator& comm, int source = kAnySource, int tag = kAnyTag);
+
+// Blocks (polling) until every queued send has completed.
+void flush_sends(Communicator& comm);
+
+}  // namespace cellgan

@@ -1,0 +1,163 @@
+// The in-process Communicator for unit tests (see in_process_communicator.h).
+//
+// - Each rank has a mailbox: a deque of messages under a mutex, in arrival
+//   order. A receive takes the first message that matches, so messages of
+//   one (source, tag) pair come out in send order, as with MPI.
+// - Sends are delivered at once; pending_sends() is always 0.
+// - gather() and barrier() share one collective slot guarded by a mutex and
+//   a condition variable. Each round has a generation number: the last rank
+//   to arrive publishes the round's result and advances the generation,
+//   which wakes the others. The next round cannot complete before the root
+//   has taken its result, since it needs the root too.
+//
+// Thread-safety: InProcessNetwork and its State are thread-safe; each
+// communicator belongs to one thread. Communicators share the State, so
+// they may outlive the network.
+#include "common/comm/in_process_communicator.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <stdexcept>
+#include <vector>
+
+#include <fmt/core.h>
+
+namespace cellgan {
+
+struct InProcessNetwork::State {
+  enum class Collective { kGather, kBarrier };
+
+  struct Mailbox {
+    std::mutex mutex;
+    std::deque<Message> messages;  // GUARDED_BY(mutex), in arrival order
+  };
+
+  explicit State(int n) : size(n), mailboxes(static_cast<std::size_t>(n)), handed_out(n, false) {}
+
+  const int size;
+  std::vector<Mailbox> mailboxes;  // one per rank; never resized
+
+  std::mutex handout_mutex;
+  std::vector<bool> handed_out;  // GUARDED_BY(handout_mutex)
+
+  // The collective slot, all GUARDED_BY(collective_mutex).
+  std::mutex collective_mutex;
+  std::condition_variable collective_done;
+  std::uint64_t generation = 0;  // rounds completed so far
+  int arrived = 0;               // members in the current round
+  Collective kind = Collective::kBarrier;
+  int root = 0;
+  std::vector<Bytes> contributions;  // the current round's, indexed by rank
+  std::vector<Bytes> completed;      // the last completed round's
+
+  // One member's part in a collective round; returns the gathered payloads
+  // at the root of a gather, an empty vector otherwise.
+  std::vector<Bytes> join(int rank, Collective what, int round_root, const Bytes& payload) {
+    std::unique_lock<std::mutex> lock(collective_mutex);
+    if (arrived == 0) {
+      kind = what;
+      root = round_root;
+      contributions.assign(static_cast<std::size_t>(size), Bytes());
+    } else if (kind != what || root != round_root) {
+      throw std::logic_error(fmt::format(
+          "in-process collective: rank {} called a different collective or root than the others", rank));
+    }
+    contributions[static_cast<std::size_t>(rank)] = payload;
+    const std::uint64_t my_generation = generation;
+    if (++arrived == size) {
+      completed = std::move(contributions);
+      contributions.clear();
+      arrived = 0;
+      ++generation;
+      collective_done.notify_all();
+    } else {
+      collective_done.wait(lock, [&] { return generation != my_generation; });
+    }
+    if (what == Collective::kGather && rank == round_root) return std::move(completed);
+    return {};
+  }
+};
+
+namespace {
+
+class InProcessCommunicator final : public Communicator {
+ public:
+  InProcessCommunicator(std::shared_ptr<InProcessNetwork::State> state, int rank)
+      : state_(std::move(state)), rank_(rank) {}
+
+  int rank() const override { return rank_; }
+  int size() const override { return state_->size; }
+
+  void send(int dest, int tag, Bytes payload) override {
+    check_rank(dest, "send: destination");
+    if (tag < 0) throw std::invalid_argument(fmt::format("send: tag {} is negative", tag));
+    auto& mailbox = state_->mailboxes[static_cast<std::size_t>(dest)];
+    std::lock_guard<std::mutex> lock(mailbox.mutex);
+    mailbox.messages.push_back(Message{rank_, tag, std::move(payload)});
+  }
+
+  std::optional<Message> try_receive(int source, int tag) override {
+    if (source != kAnySource) check_rank(source, "try_receive: source");
+    auto& mailbox = state_->mailboxes[static_cast<std::size_t>(rank_)];
+    std::lock_guard<std::mutex> lock(mailbox.mutex);
+    const auto it = std::find_if(mailbox.messages.begin(), mailbox.messages.end(), [&](const Message& m) {
+      return (source == kAnySource || m.source == source) && (tag == kAnyTag || m.tag == tag);
+    });
+    if (it == mailbox.messages.end()) return std::nullopt;
+    Message message = std::move(*it);
+    mailbox.messages.erase(it);
+    return message;
+  }
+
+  std::size_t pending_sends() override { return 0; }
+
+  std::vector<Bytes> gather(int root, const Bytes& payload) override {
+    check_rank(root, "gather: root");
+    return state_->join(rank_, InProcessNetwork::State::Collective::kGather, root, payload);
+  }
+
+  void barrier() override {
+    state_->join(rank_, InProcessNetwork::State::Collective::kBarrier, 0, Bytes());
+  }
+
+ private:
+  void check_rank(int rank, const char* what) const {
+    if (rank < 0 || rank >= state_->size) {
+      throw std::invalid_argument(fmt::format("{} {} is not a rank of 0..{}", what, rank, state_->size - 1));
+    }
+  }
+
+  std::shared_ptr<InProcessNetwork::State> state_;
+  int rank_;
+};
+
+}  // namespace
+
+InProcessNetwork::InProcessNetwork(int size) {
+  if (size <= 0) throw std::invalid_argument(fmt::format("InProcessNetwork: size {} must be positive", size));
+  state_ = std::make_shared<State>(size);
+}
+
+InProcessNetwork::~InProcessNetwork() = default;
+
+int InProcessNetwork::size() const { return state_->size; }
+
+std::unique_ptr<Communicator> InProcessNetwork::communicator(int rank) {
+  if (rank < 0 || rank >= state_->size) {
+    throw std::invalid_argument(
+        fmt::format("InProcessNetwork: rank {} is not a rank of 0..{}", rank, state_->size - 1));
+  }
+  {
+    std::lock_guard<std::mutex> lock(state_->handout_mutex);
+    if (state_->handed_out[static_cast<std::size_t>(rank)]) {
+      throw std::logic_error(fmt::format("InProcessNetwork: the communicator of rank {} was already taken", rank));
+    }
+    state_->handed_out[static_cast<std::size_t>(rank)] = true;
+  }
+  return std::make_unique<InProcessCommunicator>(state_, rank);
+}
+
+}  // namespace cellgan

@@ -1,0 +1,181 @@
+// The MPI implementation of Communicator (see mpi_communicator.h).
+//
+// Thread-safety: an MpiCommunicator belongs to one thread; check_mpi() and
+// wait_polling() may be called from any thread that may call MPI.
+#include "common/comm/mpi_communicator.h"
+
+#include <chrono>
+#include <climits>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include <fmt/core.h>
+
+#include "common/log.h"
+
+namespace cellgan {
+namespace {
+
+constexpr auto kPollSleep = std::chrono::microseconds(200);
+
+int to_mpi_source(int source) { return source == kAnySource ? MPI_ANY_SOURCE : source; }
+int to_mpi_tag(int tag) { return tag == kAnyTag ? MPI_ANY_TAG : tag; }
+
+int checked_count(std::size_t bytes, const char* what) {
+  if (bytes > static_cast<std::size_t>(INT_MAX)) {
+    throw std::invalid_argument(
+        fmt::format("{}: {} bytes is more than one MPI message can carry ({})", what, bytes, INT_MAX));
+  }
+  return static_cast<int>(bytes);
+}
+
+}  // namespace
+
+void check_mpi(int code, const char* function) {
+  if (code == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) length = 0;
+  throw std::runtime_error(
+      fmt::format("{} failed: {} (code {})", function, std::string(text, length), code));
+}
+
+void wait_polling(MPI_Request& request, const char* function) {
+  for (;;) {
+    int done = 0;
+    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), function);
+    if (done) return;
+    std::this_thread::sleep_for(kPollSleep);
+  }
+}
+
+MpiCommunicator::MpiCommunicator(MPI_Comm comm, bool owned)
+    : comm_(comm), owned_(owned && comm != MPI_COMM_WORLD) {
+  if (comm == MPI_COMM_NULL) throw std::invalid_argument("MpiCommunicator: MPI_COMM_NULL");
+  check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+}
+
+MpiCommunicator::~MpiCommunicator() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;  // Too late to touch MPI; nothing left to free.
+  try {
+    if (pending_sends() > 0) {
+      log::warn("communicator destroyed with {} send(s) in flight; releasing them", requests_.size());
+      for (auto& request : requests_) MPI_Request_free(&request);
+      // MPI may still read these buffers: leak them on purpose.
+      static_cast<void>(new std::vector<Bytes>(std::move(payloads_)));
+    }
+  } catch (const std::exception& e) {
+    log::error("communicator destructor: {}", e.what());
+  }
+  if (owned_) {
+    const int code = MPI_Comm_free(&comm_);
+    if (code != MPI_SUCCESS) log::error("MPI_Comm_free failed (code {})", code);
+  }
+}
+
+void MpiCommunicator::send(int dest, int tag, Bytes payload) {
+  if (dest < 0 || dest >= size_) {
+    throw std::invalid_argument(fmt::format("send: destination {} is not a rank of 0..{}", dest, size_ - 1));
+  }
+  if (tag < 0) throw std::invalid_argument(fmt::format("send: tag {} is negative", tag));
+  const int count = checked_count(payload.size(), "send");
+  payloads_.push_back(std::move(payload));
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int code = MPI_Isend(payloads_.back().data(), count, MPI_BYTE, dest, tag, comm_, &request);
+  if (code != MPI_SUCCESS) payloads_.pop_back();
+  check_mpi(code, "MPI_Isend");
+  requests_.push_back(request);
+}
+
+std::size_t MpiCommunicator::pending_sends() {
+  if (requests_.empty()) return 0;
+  int completed = 0;
+  std::vector<int> indices(requests_.size());
+  check_mpi(MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &completed, indices.data(),
+                         MPI_STATUSES_IGNORE),
+            "MPI_Testsome");
+  if (completed > 0 && completed != MPI_UNDEFINED) {
+    // Completed requests are now MPI_REQUEST_NULL; keep the others in order.
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < requests_.size(); ++i) {
+      if (requests_[i] == MPI_REQUEST_NULL) continue;
+      requests_[kept] = requests_[i];
+      if (kept != i) payloads_[kept] = std::move(payloads_[i]);
+      ++kept;
+    }
+    requests_.resize(kept);
+    payloads_.resize(kept);
+  }
+  return requests_.size();
+}
+
+std::optional<Message> MpiCommunicator::try_receive(int source, int tag) {
+  if (source != kAnySource && (source < 0 || source >= size_)) {
+    throw std::invalid_argument(fmt::format("try_receive: source {} is not a rank of 0..{}", source, size_ - 1));
+  }
+  int found = 0;
+  MPI_Status status;
+  check_mpi(MPI_Iprobe(to_mpi_source(source), to_mpi_tag(tag), comm_, &found, &status), "MPI_Iprobe");
+  if (!found) return std::nullopt;
+  int count = 0;
+  check_mpi(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
+  Message message;
+  message.source = status.MPI_SOURCE;
+  message.tag = status.MPI_TAG;
+  message.payload.resize(static_cast<std::size_t>(count));
+  check_mpi(MPI_Recv(message.payload.data(), count, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, comm_,
+                     MPI_STATUS_IGNORE),
+            "MPI_Recv");
+  return message;
+}
+
+std::vector<Bytes> MpiCommunicator::gather(int root, const Bytes& payload) {
+  if (root < 0 || root >= size_) {
+    throw std::invalid_argument(fmt::format("gather: root {} is not a rank of 0..{}", root, size_ - 1));
+  }
+  const bool is_root = rank_ == root;
+  const int my_count = checked_count(payload.size(), "gather");
+
+  std::vector<int> counts(is_root ? size_ : 0);
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Igather(&my_count, 1, MPI_INT, counts.data(), 1, MPI_INT, root, comm_, &request),
+            "MPI_Igather");
+  wait_polling(request, "MPI_Igather");
+
+  std::vector<int> displacements(counts.size());
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    displacements[i] = checked_count(total, "gather (total at root)");
+    total += static_cast<std::size_t>(counts[i]);
+  }
+  checked_count(total, "gather (total at root)");
+  Bytes all(total);
+
+  check_mpi(MPI_Igatherv(payload.data(), my_count, MPI_BYTE, all.data(), counts.data(), displacements.data(),
+                         MPI_BYTE, root, comm_, &request),
+            "MPI_Igatherv");
+  wait_polling(request, "MPI_Igatherv");
+
+  std::vector<Bytes> result;
+  if (!is_root) return result;
+  result.reserve(counts.size());
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    const auto begin = all.begin() + displacements[i];
+    result.emplace_back(begin, begin + counts[i]);
+  }
+  return result;
+}
+
+void MpiCommunicator::barrier() {
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier");
+  wait_polling(request, "MPI_Ibarrier");
+}
+
+}  // namespace cellgan

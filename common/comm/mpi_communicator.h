@@ -1,0 +1,73 @@
+// PRIVATE to cellgan_comm: the MPI implementation of Communicator. It
+// includes <mpi.h>, so only the .cpp files of common/comm/ may include it;
+// everyone else gets an MpiCommunicator through MpiSession as a
+// std::unique_ptr<Communicator>.
+//
+// - send(): MPI_Isend of a payload that the communicator keeps alive until
+//   the request completes; pending_sends() tests the requests and drops the
+//   completed ones.
+// - try_receive(): MPI_Iprobe, MPI_Get_count, then MPI_Recv (MPI_BYTE).
+// - gather(): MPI_Igather of the sizes, then MPI_Igatherv of the bytes;
+//   barrier(): MPI_Ibarrier. Both wait by polling MPI_Test with short
+//   sleeps, so a waiting rank leaves the core to ranks that train.
+// - The wrapped communicator's error handler is MPI_ERRORS_RETURN; a failed
+//   MPI call throws std::runtime_error naming the MPI function.
+// - The destructor frees an owned communicator (never MPI_COMM_WORLD). Sends
+//   still in flight then are released with MPI_Request_free and their
+//   payloads deliberately leaked, since MPI may still read them; call
+//   flush_sends() first to avoid that.
+//
+// Thread-safety: like every Communicator, an instance belongs to one thread.
+// Probe-then-receive is not atomic, so two threads must never receive on the
+// same MPI_Comm.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+#include "common/comm/communicator.h"
+
+namespace cellgan {
+
+// Throws std::runtime_error("<function> failed: <MPI error string>") unless
+// `code` is MPI_SUCCESS.
+void check_mpi(int code, const char* function);
+
+// Polls MPI_Test on `request` with short sleeps until it completes.
+// `function` names the call that started it, for the error message.
+void wait_polling(MPI_Request& request, const char* function);
+
+class MpiCommunicator final : public Communicator {
+ public:
+  // Wraps `comm`. If `owned`, MPI_Comm_free is called on destruction (never
+  // for MPI_COMM_WORLD). REQUIRES: comm != MPI_COMM_NULL.
+  MpiCommunicator(MPI_Comm comm, bool owned);
+  ~MpiCommunicator() override;
+  MpiCommunicator(const MpiCommunicator&) = delete;
+  MpiCommunicator& operator=(const MpiCommunicator&) = delete;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+
+  void send(int dest, int tag, Bytes payload) override;
+  std::optional<Message> try_receive(int source = kAnySource, int tag = kAnyTag) override;
+  std::size_t pending_sends() override;
+
+  std::vector<Bytes> gather(int root, const Bytes& payload) override;
+  void barrier() override;
+
+ private:
+  MPI_Comm comm_;
+  bool owned_;
+  int rank_ = 0;
+  int size_ = 0;
+  // Parallel arrays: requests_[i] reads payloads_[i]. Moving a Bytes keeps
+  // its heap buffer, so growing payloads_ never moves bytes MPI reads.
+  std::vector<MPI_Request> requests_;
+  std::vector<Bytes> payloads_;
+};
+
+}  // namespace cellgan

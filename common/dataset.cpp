@@ -1,0 +1,111 @@
+// Image datasets read from IDX folders (see common/dataset.h): choosing the
+// folder, finding the four files (plain or ".gz"), checking that images
+// and labels agree, and scaling pixels to [-1, 1]. The toy mixtures live in
+// common/toy_data.cpp.
+//
+// Thread-safety: free functions; results are independent values.
+#include <array>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+#include "common/dataset.h"
+#include "common/error.h"
+#include "common/idx.h"
+#include "common/log.h"
+
+namespace cellgan {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* kind_name(DatasetKind kind) {
+  switch (kind) {
+    case DatasetKind::kMnist: return "mnist";
+    case DatasetKind::kFashion: return "fashion";
+    case DatasetKind::kIdx: return "idx";
+    case DatasetKind::kRing: return "ring";
+    case DatasetKind::kGrid: return "grid";
+  }
+  return "?";
+}
+
+// What to tell the user when files are missing.
+std::string missing_hint(DatasetKind kind) {
+  switch (kind) {
+    case DatasetKind::kMnist: return " (run deploy/prepare-data.sh to create it)";
+    case DatasetKind::kFashion: return " (expected the Fashion-MNIST IDX files there; set data.path to another folder)";
+    default: return " (set data.path to the folder of IDX files)";
+  }
+}
+
+// "<folder>/<name>" if it exists, else "<folder>/<name>.gz" if that exists.
+std::string find_file(const std::string& folder, const std::string& name, DatasetKind kind) {
+  const fs::path plain = fs::path(folder) / name;
+  std::error_code ec;
+  if (fs::is_regular_file(plain, ec)) return plain.string();
+  const fs::path gz = fs::path(folder) / (name + ".gz");
+  if (fs::is_regular_file(gz, ec)) return gz.string();
+  throw InputError(plain.string() + "[.gz]: not found" + missing_hint(kind));
+}
+
+}  // namespace
+
+std::string dataset_folder(const DataConfig& data) {
+  if (!data.path.empty()) return data.path;
+  switch (data.dataset) {
+    case DatasetKind::kMnist: return "data/mnist";
+    case DatasetKind::kFashion: return "/usr/share/datasets/fashion-mnist";
+    case DatasetKind::kIdx: throw InputError("data.path: required when data.dataset is idx");
+    case DatasetKind::kRing:
+    case DatasetKind::kGrid: return data.path;  // unused: generated in code
+  }
+  return data.path;
+}
+
+ImageData load_image_data(const DataConfig& data, Split split) {
+  if (is_toy(data.dataset)) {
+    throw InputError(std::string("data.dataset: ") + kind_name(data.dataset) +
+                     " is a toy mixture and has no image files");
+  }
+  const std::string folder = dataset_folder(data);
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) {
+    throw InputError(folder + ": dataset folder not found" + missing_hint(data.dataset));
+  }
+  const std::string prefix = split == Split::kTrain ? "train" : "t10k";
+  const std::string images_path = find_file(folder, prefix + "-images-idx3-ubyte", data.dataset);
+  const std::string labels_path = find_file(folder, prefix + "-labels-idx1-ubyte", data.dataset);
+
+  IdxImages images = read_idx_images(images_path);
+  std::vector<std::uint8_t> labels = read_idx_labels(labels_path);
+  if (images.count == 0) throw InputError(images_path + ": expected at least one image, found 0");
+  if (static_cast<std::int64_t>(labels.size()) != images.count) {
+    throw InputError(labels_path + ": expected " + std::to_string(images.count) + " labels to match " + images_path +
+                     ", found " + std::to_string(labels.size()));
+  }
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    if (labels[i] > 9) {
+      throw InputError(labels_path + ": expected labels 0..9, found " + std::to_string(labels[i]) + " at index " +
+                       std::to_string(i));
+    }
+  }
+
+  ImageData out;
+  out.count = images.count;
+  if (split == Split::kTrain && data.train_limit > 0 && data.train_limit < out.count) out.count = data.train_limit;
+  out.rows = images.rows;
+  out.cols = images.cols;
+  std::array<float, 256> scale{};
+  for (int p = 0; p < 256; ++p) scale[p] = static_cast<float>(p) / 127.5f - 1.0f;
+  const std::size_t n = static_cast<std::size_t>(out.count * out.dim());
+  out.pixels.resize(n);
+  for (std::size_t i = 0; i < n; ++i) out.pixels[i] = scale[images.pixels[i]];
+  labels.resize(static_cast<std::size_t>(out.count));
+  out.labels = std::move(labels);
+  log::info("loaded {} {} images of {}x{} from {}{}", out.count, prefix, out.rows, out.cols, folder,
+            out.count < images.count ? " (limited by data.train_limit)" : "");
+  return out;
+}
+
+}  // namespace cellgan

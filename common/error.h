@@ -1,0 +1,29 @@
+// Errors: the one error model of cellgan (STYLE.md, principle 5).
+//
+// - Bad input (configuration, data files, the command line) throws
+//   InputError at the boundary. Its what() is one line that names the file,
+//   the key or the rank, and what was expected. The command line prints it
+//   and exits with kExitBadInput; nothing is written before that.
+// - Expected runtime failures (I/O, a peer that has gone) are returned as
+//   values by the functions that can meet them.
+// - A failure every rank must know travels as a message (see comm/wire.h).
+//
+// Thread-safety: plain value types.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace cellgan {
+
+// Exit codes of the cellgan executable.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;   // a runtime failure during the run
+inline constexpr int kExitBadInput = 2;  // bad configuration, data or arguments
+
+class InputError : public std::runtime_error {
+ public:
+  explicit InputError(const std::string& message) : std::runtime_error(message) {}
+};
+
+}  // namespace cellgan

@@ -1,0 +1,40 @@
+// Writing what a run produces for people and tools: PNG sample grids
+// (libpng), scatter plots of 2-D samples as PNG, and .npy float32 arrays.
+//
+// All writers are atomic: they write a temporary file beside the target,
+// fsync it and rename it, so no partial file is ever left.
+//
+// Thread-safety: free functions over independent files.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cellgan {
+
+// Tiles `count` grayscale images (rows x cols each, values in [-1, 1],
+// clamped) into a grid `per_row` images wide, with a 2-pixel border.
+void write_image_grid_png(const std::string& path, const std::vector<float>& images, std::int64_t count,
+                          std::int64_t rows, std::int64_t cols, std::int64_t per_row);
+
+// Draws 2-D points (n * 2 floats) as dots on a `size` x `size` image
+// covering [-extent, extent]^2, with the `modes` (m * 2) marked.
+void write_scatter_png(const std::string& path, const std::vector<float>& points, const std::vector<float>& modes,
+                       float extent, std::int64_t size);
+
+// .npy version 1.0, little-endian float32, C order, shape (rows, cols).
+void write_npy(const std::string& path, const std::vector<float>& data, std::int64_t rows, std::int64_t cols);
+struct NpyArray {
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::vector<float> data;
+};
+// Reads a 2-D float32 .npy; throws InputError naming the file otherwise.
+NpyArray read_npy(const std::string& path);
+
+// Atomic write of raw bytes (temp file, fsync, rename). Returns normally or
+// throws std::runtime_error naming the path.
+void write_file_atomic(const std::string& path, const std::string& bytes);
+
+}  // namespace cellgan

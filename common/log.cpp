@@ -1,0 +1,57 @@
+#include "common/log.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+
+#include "common/error.h"
+
+namespace cellgan::log {
+namespace {
+
+std::mutex g_mutex;
+std::atomic<int> g_rank{-1};
+std::atomic<int> g_level{static_cast<int>(Level::kInfo)};
+const auto g_start = std::chrono::steady_clock::now();
+thread_local std::string t_thread_name = "main";
+
+const char* level_name(Level level) {
+  switch (level) {
+    case Level::kDebug: return "DEBUG";
+    case Level::kInfo: return "INFO ";
+    case Level::kWarn: return "WARN ";
+    case Level::kError: return "ERROR";
+  }
+  return "?";
+}
+
+}  // namespace
+
+void set_rank(int rank) { g_rank = rank; }
+void set_level(Level level) { g_level = static_cast<int>(level); }
+void set_thread_name(std::string_view name) { t_thread_name = std::string(name); }
+
+Level parse_level(std::string_view text) {
+  if (text == "debug") return Level::kDebug;
+  if (text == "info") return Level::kInfo;
+  if (text == "warn") return Level::kWarn;
+  if (text == "error") return Level::kError;
+  throw InputError(fmt::format("log level '{}': expected one of debug, info, warn, error", text));
+}
+
+bool enabled(Level level) { return static_cast<int>(level) >= g_level.load(); }
+
+void write(Level level, std::string_view message) {
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - g_start).count();
+  const int rank = g_rank.load();
+  const std::string who = rank < 0 ? std::string("-") : fmt::format("r{}", rank);
+  const std::string line =
+      fmt::format("[{:9.3f}s] {} {}/{} {}\n", seconds, level_name(level), who, t_thread_name, message);
+  std::lock_guard<std::mutex> lock(g_mutex);
+  std::fputs(line.c_str(), stderr);
+  std::fflush(stderr);
+}
+
+}  // namespace cellgan::log

@@ -1,0 +1,49 @@
+// The fmt-based logger (STYLE.md, principle 9).
+//
+// Every line carries the time since start, the level, the MPI rank (or
+// "-" before it is known) and a short thread name:
+//   [  12.345s] INFO  r1/train  generation 3 done
+// Lines go to stderr; library code never writes to std::cout.
+//
+// Thread-safety: all functions may be called from any thread; a line is
+// written whole under one mutex.
+#pragma once
+
+#include <fmt/core.h>
+
+#include <string>
+#include <string_view>
+
+namespace cellgan::log {
+
+enum class Level { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3 };
+
+// Set once per process, early (the rank is known after MPI starts).
+void set_rank(int rank);
+void set_level(Level level);
+// Names the calling thread in its log lines ("main", "comm", "train"...).
+void set_thread_name(std::string_view name);
+// Parses "debug", "info", "warn" or "error"; throws InputError otherwise.
+Level parse_level(std::string_view text);
+
+bool enabled(Level level);
+void write(Level level, std::string_view message);
+
+template <typename... Args>
+void debug(fmt::format_string<Args...> f, Args&&... args) {
+  if (enabled(Level::kDebug)) write(Level::kDebug, fmt::format(f, std::forward<Args>(args)...));
+}
+template <typename... Args>
+void info(fmt::format_string<Args...> f, Args&&... args) {
+  if (enabled(Level::kInfo)) write(Level::kInfo, fmt::format(f, std::forward<Args>(args)...));
+}
+template <typename... Args>
+void warn(fmt::format_string<Args...> f, Args&&... args) {
+  if (enabled(Level::kWarn)) write(Level::kWarn, fmt::format(f, std::forward<Args>(args)...));
+}
+template <typename... Args>
+void error(fmt::format_string<Args...> f, Args&&... args) {
+  if (enabled(Level::kError)) write(Level::kError, fmt::format(f, std::forward<Args>(args)...));
+}
+
+}  // namespace cellgan::log

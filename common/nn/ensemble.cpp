@@ -1,0 +1,117 @@
+// Weighted generator ensembles: exact-proportion sampling and the file form.
+#include "common/nn/ensemble.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <numeric>
+#include <sstream>
+
+#include "common/bytes.h"
+#include "common/image_files.h"
+
+namespace cellgan {
+namespace {
+
+constexpr std::uint32_t kMagic = 0x45434731;  // "ECG1"
+constexpr std::uint32_t kVersion = 1;
+
+}  // namespace
+
+std::vector<std::int64_t> Ensemble::sample_counts(const std::vector<double>& weights, std::int64_t n) {
+  const double total = std::accumulate(weights.begin(), weights.end(), 0.0);
+  std::vector<std::int64_t> counts(weights.size(), 0);
+  std::vector<std::pair<double, std::size_t>> remainders;
+  std::int64_t used = 0;
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    const double exact = total > 0 ? weights[i] / total * static_cast<double>(n) : 0.0;
+    counts[i] = static_cast<std::int64_t>(std::floor(exact));
+    used += counts[i];
+    remainders.push_back({exact - std::floor(exact), i});
+  }
+  std::stable_sort(remainders.begin(), remainders.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (std::size_t k = 0; used < n && !remainders.empty(); k = (k + 1) % remainders.size(), ++used)
+    ++counts[remainders[k].second];
+  return counts;
+}
+
+torch::Tensor sample_mixture(std::vector<Individual*>& generators, const std::vector<double>& weights,
+                             std::int64_t n, torch::Generator& gen) {
+  torch::NoGradGuard no_grad;
+  const auto counts = Ensemble::sample_counts(weights, n);
+  std::vector<torch::Tensor> parts;
+  for (std::size_t i = 0; i < generators.size(); ++i) {
+    if (counts[i] == 0) continue;
+    Generator& g = generators[i]->generator();
+    const bool was_training = g->is_training();
+    g->eval();
+    torch::Tensor z = torch::randn({counts[i], g->shape().latent_dim}, gen);
+    parts.push_back(g->forward(z));
+    if (was_training) g->train();
+  }
+  return torch::cat(parts, 0);
+}
+
+torch::Tensor Ensemble::sample(std::int64_t n, std::uint64_t seed) {
+  torch::Generator gen = at::detail::createCPUGenerator(seed);
+  std::vector<Individual*> ptrs;
+  for (auto& g : generators) ptrs.push_back(&g);
+  return sample_mixture(ptrs, weights, n, gen);
+}
+
+std::vector<std::uint8_t> Ensemble::encode() const {
+  ByteWriter w;
+  w.put<std::uint32_t>(kMagic);
+  w.put<std::uint32_t>(kVersion);
+  w.put<std::int32_t>(static_cast<std::int32_t>(shape.kind));
+  w.put<std::int64_t>(shape.latent_dim);
+  w.put<std::int64_t>(shape.data_dim);
+  w.put<std::int64_t>(shape.toy_hidden);
+  w.put<std::int32_t>(cell);
+  w.put_vector(weights);
+  w.put<std::uint32_t>(static_cast<std::uint32_t>(generators.size()));
+  for (const auto& g : generators) w.put_bytes(g.encode());
+  const std::uint64_t sum = fnv1a64(w.bytes().data(), w.bytes().size());
+  w.put<std::uint64_t>(sum);
+  return w.take();
+}
+
+Ensemble Ensemble::decode(const std::vector<std::uint8_t>& bytes, const std::string& what) {
+  if (bytes.size() < 16) throw InputError(what + ": truncated: not an ensemble file");
+  std::uint64_t stored;
+  std::memcpy(&stored, bytes.data() + bytes.size() - 8, 8);
+  ByteReader r(bytes.data(), bytes.size() - 8, what);
+  if (r.get<std::uint32_t>() != kMagic) throw InputError(what + ": not a cellgan ensemble (bad magic number)");
+  if (fnv1a64(bytes.data(), bytes.size() - 8) != stored)
+    throw InputError(what + ": checksum mismatch: the file is truncated or corrupt");
+  if (r.get<std::uint32_t>() != kVersion) throw InputError(what + ": unsupported ensemble version");
+  Ensemble e;
+  e.shape.kind = static_cast<NetworkKind>(r.get<std::int32_t>());
+  e.shape.latent_dim = r.get<std::int64_t>();
+  e.shape.data_dim = r.get<std::int64_t>();
+  e.shape.toy_hidden = r.get<std::int64_t>();
+  e.cell = r.get<std::int32_t>();
+  e.weights = r.get_vector<double>();
+  const auto count = r.get<std::uint32_t>();
+  if (count != e.weights.size()) throw InputError(what + ": generator and weight counts differ");
+  for (std::uint32_t i = 0; i < count; ++i)
+    e.generators.push_back(Individual::decode(r.get_bytes(), e.shape, AdamSettings{}));
+  return e;
+}
+
+void Ensemble::save(const std::string& path) const {
+  const auto bytes = encode();
+  write_file_atomic(path, std::string(bytes.begin(), bytes.end()));
+}
+
+Ensemble Ensemble::load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot read the ensemble file");
+  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return decode(bytes, path);
+}
+
+}  // namespace cellgan

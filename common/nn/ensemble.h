@@ -1,0 +1,51 @@
+// A weighted ensemble of generators (SPEC §3 step 7 and "At the end"): the
+// result of a cell, and of a run.
+//
+// Sampling draws exactly round(w_i * n) samples from generator i (largest
+// remainders get the leftover samples, ties to the lower index), so the
+// mixture is sampled in exact proportion to the weights, and the latent
+// vectors come from a torch::Generator seeded by the caller.
+//
+// File form (save/load): magic, version, network shape, cell, weights and
+// encoded generators, then a 64-bit FNV-1a checksum of everything before
+// it. load() rejects a truncated, corrupt or foreign file with InputError
+// naming it.
+//
+// Thread-safety: an Ensemble belongs to one thread at a time.
+#pragma once
+
+#include <torch/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/nn/individual.h"
+
+namespace cellgan {
+
+struct Ensemble {
+  NetworkShape shape;
+  int cell = -1;  // the cell whose neighbourhood it is
+  std::vector<Individual> generators;
+  std::vector<double> weights;  // same length, non-negative, sum 1
+
+  // How many of n samples each generator contributes.
+  static std::vector<std::int64_t> sample_counts(const std::vector<double>& weights, std::int64_t n);
+
+  // n samples [n, data_dim], concatenated in generator order.
+  torch::Tensor sample(std::int64_t n, std::uint64_t seed);
+
+  std::vector<std::uint8_t> encode() const;
+  static Ensemble decode(const std::vector<std::uint8_t>& bytes, const std::string& what);
+
+  void save(const std::string& path) const;
+  static Ensemble load(const std::string& path);
+};
+
+// n samples of the mixture of `generators` under `weights`, latent vectors
+// from `gen` (shared by the call sites that already own a generator).
+torch::Tensor sample_mixture(std::vector<Individual*>& generators, const std::vector<double>& weights,
+                             std::int64_t n, torch::Generator& gen);
+
+}  // namespace cellgan

@@ -1,0 +1,158 @@
+// Individuals: construction, deep copies and the flat byte form.
+#include "common/nn/individual.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+
+#include "common/bytes.h"
+
+namespace cellgan {
+namespace {
+
+constexpr std::uint32_t kMagic = 0x49434731;  // "ICG1"
+
+std::string state_key(const torch::Tensor& p) { return c10::guts::to_string(p.unsafeGetTensorImpl()); }
+
+void put_tensor(ByteWriter& w, const torch::Tensor& t) {
+  const torch::Tensor c = t.detach().to(torch::kFloat32).contiguous();
+  w.put<std::uint64_t>(static_cast<std::uint64_t>(c.numel()));
+  w.put_raw(c.data_ptr<float>(), static_cast<std::size_t>(c.numel()) * sizeof(float));
+}
+
+// Reads into an existing tensor of the expected size.
+void get_tensor(ByteReader& r, torch::Tensor& into) {
+  const auto n = r.get<std::uint64_t>();
+  if (n != static_cast<std::uint64_t>(into.numel()))
+    throw InputError(r.what() + ": a tensor has " + std::to_string(n) + " values, expected " +
+                     std::to_string(into.numel()) + " (network shapes differ)");
+  torch::Tensor buf = torch::empty({static_cast<std::int64_t>(n)}, torch::kFloat32);
+  r.get_raw(buf.data_ptr<float>(), n * sizeof(float));
+  torch::NoGradGuard no_grad;
+  into.copy_(buf.view(into.sizes()));
+}
+
+}  // namespace
+
+Individual::Individual(Role role, const NetworkShape& shape, AdamSettings adam)
+    : role_(role), shape_(shape), adam_(adam) {
+  if (role_ == Role::kGenerator) {
+    generator_ = Generator(shape_);
+  } else {
+    discriminator_ = Discriminator(shape_);
+  }
+}
+
+Individual::Individual(Role role, const NetworkShape& shape, double learning_rate, AdamSettings adam, LossKind loss)
+    : Individual(role, shape, adam) {
+  this->loss = loss;
+  make_optimizer(learning_rate);
+}
+
+void Individual::make_optimizer(double lr) {
+  learning_rate_ = lr;
+  optimizer_ = std::make_unique<torch::optim::Adam>(
+      module().parameters(), torch::optim::AdamOptions(lr).betas({adam_.beta1, adam_.beta2}));
+}
+
+Generator& Individual::generator() {
+  TORCH_CHECK(role_ == Role::kGenerator, "not a generator");
+  return generator_;
+}
+
+Discriminator& Individual::discriminator() {
+  TORCH_CHECK(role_ == Role::kDiscriminator, "not a discriminator");
+  return discriminator_;
+}
+
+torch::nn::Module& Individual::module() {
+  if (role_ == Role::kGenerator) return *generator_;
+  return *discriminator_;
+}
+
+void Individual::set_learning_rate(double lr) {
+  learning_rate_ = lr;
+  for (auto& group : optimizer_->param_groups()) group.options().set_lr(lr);
+}
+
+std::vector<std::uint8_t> Individual::encode() const {
+  auto& self = const_cast<Individual&>(*this);
+  ByteWriter w;
+  w.put<std::uint32_t>(kMagic);
+  w.put<std::uint8_t>(static_cast<std::uint8_t>(role_));
+  w.put<std::uint8_t>(static_cast<std::uint8_t>(loss));
+  w.put<std::int32_t>(source_cell);
+  w.put<double>(learning_rate_);
+  w.put<double>(fitness);
+  const auto params = self.module().parameters();
+  const auto buffers = self.module().buffers();
+  w.put<std::uint32_t>(static_cast<std::uint32_t>(params.size()));
+  w.put<std::uint32_t>(static_cast<std::uint32_t>(buffers.size()));
+  for (const auto& p : params) put_tensor(w, p);
+  for (const auto& b : buffers) put_tensor(w, b);
+  auto& state = self.optimizer_->state();
+  for (const auto& p : params) {
+    auto it = state.find(state_key(p));
+    if (it == state.end()) {
+      w.put<std::int64_t>(-1);
+      continue;
+    }
+    const auto& s = static_cast<const torch::optim::AdamParamState&>(*it->second);
+    w.put<std::int64_t>(s.step());
+    put_tensor(w, s.exp_avg());
+    put_tensor(w, s.exp_avg_sq());
+  }
+  return w.take();
+}
+
+Individual Individual::decode(const std::vector<std::uint8_t>& bytes, const NetworkShape& shape, AdamSettings adam) {
+  ByteReader r(bytes, "individual");
+  if (r.get<std::uint32_t>() != kMagic) throw InputError("individual: bad magic number: not an encoded individual");
+  const auto role = static_cast<Role>(r.get<std::uint8_t>());
+  if (role != Role::kGenerator && role != Role::kDiscriminator) throw InputError("individual: unknown role");
+  Individual ind(role, shape, adam);
+  ind.loss = static_cast<LossKind>(r.get<std::uint8_t>());
+  ind.source_cell = r.get<std::int32_t>();
+  const double lr = r.get<double>();
+  ind.fitness = r.get<double>();
+  ind.make_optimizer(lr);
+  auto params = ind.module().parameters();
+  auto buffers = ind.module().buffers();
+  if (r.get<std::uint32_t>() != params.size() || r.get<std::uint32_t>() != buffers.size())
+    throw InputError("individual: tensor count differs from the configured network");
+  for (auto& p : params) get_tensor(r, p);
+  for (auto& b : buffers) get_tensor(r, b);
+  auto& state = ind.optimizer_->state();
+  for (auto& p : params) {
+    const auto step = r.get<std::int64_t>();
+    if (step < 0) continue;
+    auto s = std::make_unique<torch::optim::AdamParamState>();
+    s->step(step);
+    torch::Tensor m = torch::zeros_like(p, torch::MemoryFormat::Contiguous);
+    torch::Tensor v = torch::zeros_like(p, torch::MemoryFormat::Contiguous);
+    get_tensor(r, m);
+    get_tensor(r, v);
+    s->exp_avg(m);
+    s->exp_avg_sq(v);
+    state[state_key(p)] = std::move(s);
+  }
+  if (r.remaining() != 0) throw InputError("individual: trailing bytes after the encoded individual");
+  return ind;
+}
+
+Individual Individual::clone() const { return decode(encode(), shape_, adam_); }
+
+bool Individual::is_finite() const {
+  auto& self = const_cast<Individual&>(*this);
+  torch::NoGradGuard no_grad;
+  for (const auto& p : self.module().parameters())
+    if (!torch::isfinite(p).all().item<bool>()) return false;
+  for (const auto& [key, st] : self.optimizer_->state()) {
+    const auto& s = static_cast<const torch::optim::AdamParamState&>(*st);
+    if (!torch::isfinite(s.exp_avg()).all().item<bool>() || !torch::isfinite(s.exp_avg_sq()).all().item<bool>())
+      return false;
+  }
+  return std::isfinite(learning_rate_);
+}
+
+}  // namespace cellgan

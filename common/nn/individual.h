@@ -1,0 +1,86 @@
+// An individual of the coevolution (SPEC §3): one network (generator or
+// discriminator), its Adam state and its own learning rate, plus the
+// bookkeeping the algorithm keeps on it (fitness, loss kind, origin).
+//
+// The learning rate lives in the individual and is written into the Adam
+// param group by set_learning_rate(); restoring Adam state (clone(),
+// decode()) never brings back an older learning rate. This is the fix of
+// Lipizzaner's bug where a mutated lr never reached the optimizer.
+//
+// encode()/decode() give a flat, bit-exact byte form (parameters, buffers,
+// Adam moments and step counts, lr, fitness, loss kind) used for the
+// neighbour exchange and for checkpoints.
+//
+// Thread-safety: an Individual belongs to one thread at a time.
+#pragma once
+
+#include <torch/nn.h>
+#include <torch/optim/adam.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/config.h"
+#include "common/nn/networks.h"
+
+namespace cellgan {
+
+enum class Role : std::uint8_t { kGenerator = 0, kDiscriminator = 1 };
+
+struct AdamSettings {
+  double beta1 = 0.5;
+  double beta2 = 0.999;
+};
+
+class Individual {
+ public:
+  // A freshly initialised network (uses Torch's global generator: seed it
+  // first for reproducible weights).
+  Individual(Role role, const NetworkShape& shape, double learning_rate, AdamSettings adam, LossKind loss);
+
+  Individual(Individual&&) = default;
+  Individual& operator=(Individual&&) = default;
+
+  // Deep copy: weights, buffers, Adam state, lr and bookkeeping.
+  Individual clone() const;
+
+  Role role() const { return role_; }
+  const NetworkShape& shape() const { return shape_; }
+  Generator& generator();
+  Discriminator& discriminator();
+  torch::nn::Module& module();
+  torch::optim::Adam& optimizer() { return *optimizer_; }
+
+  double learning_rate() const { return learning_rate_; }
+  // Sets the individual's lr and the lr of its Adam param group.
+  void set_learning_rate(double lr);
+
+  // Fitness is a loss: lower is better. NaN until evaluated.
+  double fitness = std::numeric_limits<double>::quiet_NaN();
+  // The loss this individual trains with (never kMustangs: resolved).
+  LossKind loss = LossKind::kBce;
+  // The cell this individual was last trained in.
+  int source_cell = -1;
+
+  // Flat bytes; decode() needs the same shape and Adam settings.
+  std::vector<std::uint8_t> encode() const;
+  static Individual decode(const std::vector<std::uint8_t>& bytes, const NetworkShape& shape, AdamSettings adam);
+
+  // True when every parameter and Adam moment is finite.
+  bool is_finite() const;
+
+ private:
+  Individual(Role role, const NetworkShape& shape, AdamSettings adam);
+  void make_optimizer(double lr);
+
+  Role role_;
+  NetworkShape shape_;
+  AdamSettings adam_;
+  Generator generator_{nullptr};
+  Discriminator discriminator_{nullptr};
+  std::unique_ptr<torch::optim::Adam> optimizer_;
+  double learning_rate_ = 0.0;
+};
+
+}  // namespace cellgan

@@ -1,0 +1,63 @@
+// GAN losses (SPEC §3) on discriminator outputs in (0, 1): bce, mse and the
+// E-GAN heuristic, plus the per-network Mustangs draw.
+//
+// Thread-safety: pure functions (draw_mustangs_loss advances only the
+// caller's generator).
+#include "common/nn/losses.h"
+
+#include <torch/torch.h>
+
+#include <stdexcept>
+
+namespace cellgan {
+namespace {
+
+constexpr double kLogEps = 1e-8;
+
+// log(max(p, eps)): finite for a saturated discriminator.
+torch::Tensor safe_log(const torch::Tensor& p) { return torch::clamp_min(p, kLogEps).log(); }
+
+// Binary cross-entropy against an all-ones / all-zeros target.
+torch::Tensor bce_real(const torch::Tensor& d) { return -safe_log(d).mean(); }
+torch::Tensor bce_fake(const torch::Tensor& d) { return -safe_log(1.0 - d).mean(); }
+
+[[noreturn]] void unresolved_mustangs(const char* where) {
+  throw std::invalid_argument(std::string(where) +
+                              ": LossKind::kMustangs must be resolved with draw_mustangs_loss first");
+}
+
+}  // namespace
+
+torch::Tensor generator_loss(LossKind kind, const torch::Tensor& d_fake) {
+  switch (kind) {
+    case LossKind::kBce:
+      return bce_real(d_fake);
+    case LossKind::kMse:
+      return (d_fake - 1.0).square().mean();
+    case LossKind::kHeuristic:
+      return -0.5 * safe_log(d_fake).mean();
+    case LossKind::kMustangs:
+      break;
+  }
+  unresolved_mustangs("generator_loss");
+}
+
+torch::Tensor discriminator_loss(LossKind kind, const torch::Tensor& d_real, const torch::Tensor& d_fake) {
+  switch (kind) {
+    case LossKind::kBce:
+    case LossKind::kHeuristic:
+      return bce_real(d_real) + bce_fake(d_fake);
+    case LossKind::kMse:
+      return (d_real - 1.0).square().mean() + d_fake.square().mean();
+    case LossKind::kMustangs:
+      break;
+  }
+  unresolved_mustangs("discriminator_loss");
+}
+
+LossKind draw_mustangs_loss(SplitMix64& rng) {
+  constexpr LossKind kChoices[] = {LossKind::kBce, LossKind::kMse, LossKind::kHeuristic};
+  return kChoices[rng.below(/*n=*/3)];
+}
+
+}  // namespace cellgan

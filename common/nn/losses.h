@@ -1,0 +1,34 @@
+// GAN losses (SPEC §3). Inputs are discriminator outputs in (0, 1).
+//
+// - bce:       G: BCE(D(G(z)), 1) (non-saturating); D: BCE(D(x),1) + BCE(D(G(z)),0)
+// - mse:       least squares on the sigmoid output: G: mean((D(G(z))-1)^2);
+//              D: mean((D(x)-1)^2) + mean(D(G(z))^2)
+// - heuristic: G: -1/2 * mean(log D(G(z))) (E-GAN); D: as bce
+// - mustangs is not a loss of its own: each generator draws one of the three
+//   (draw_mustangs_loss), and its discriminator uses bce when heuristic is
+//   drawn. Callers resolve kMustangs before calling these functions.
+//
+// Logs are clamped (eps 1e-8) so a saturated D gives a finite loss.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <torch/types.h>
+
+#include "common/config.h"
+#include "common/rng.h"
+
+namespace cellgan {
+
+torch::Tensor generator_loss(LossKind kind, const torch::Tensor& d_fake);
+torch::Tensor discriminator_loss(LossKind kind, const torch::Tensor& d_real, const torch::Tensor& d_fake);
+
+// The loss a discriminator pairs with a generator's loss kind.
+inline LossKind discriminator_loss_for(LossKind generator_kind) {
+  return generator_kind == LossKind::kHeuristic ? LossKind::kBce : generator_kind;
+}
+
+// One of bce, mse, heuristic, uniformly, from `rng`.
+LossKind draw_mustangs_loss(SplitMix64& rng);
+
+}  // namespace cellgan

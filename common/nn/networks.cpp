@@ -1,0 +1,162 @@
+// Generator and discriminator networks (SPEC §4): builds the layer stacks
+// that networks.h describes for the mlp, dcgan and toy kinds.
+//
+// Thread-safety: a module instance belongs to one thread at a time; the
+// free functions are pure.
+#include "common/nn/networks.h"
+
+#include <torch/torch.h>
+
+#include <fmt/core.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+
+namespace cellgan {
+namespace {
+
+constexpr std::int64_t kMlpHidden = 256;
+constexpr double kLeakySlope = 0.2;
+constexpr double kDropout = 0.3;
+// DCGAN geometry for 28x28 images.
+constexpr std::int64_t kImageSide = 28;
+constexpr std::int64_t kImageDim = kImageSide * kImageSide;
+constexpr std::int64_t kSeedSide = 7;  // 7 -> 14 -> 28
+constexpr std::int64_t kGenChannels = 128;
+constexpr std::int64_t kGenMidChannels = 64;
+constexpr std::int64_t kDiscChannels1 = 32;
+constexpr std::int64_t kDiscChannels2 = 64;
+
+torch::nn::LeakyReLU leaky() {
+  return torch::nn::LeakyReLU(torch::nn::LeakyReLUOptions().negative_slope(kLeakySlope));
+}
+
+torch::nn::Upsample upsample_twice() {
+  return torch::nn::Upsample(
+      torch::nn::UpsampleOptions().scale_factor(std::vector<double>{2.0, 2.0}).mode(torch::kNearest));
+}
+
+void check_shape(const NetworkShape& shape) {
+  if (shape.latent_dim < 1 || shape.data_dim < 1 || shape.toy_hidden < 1) {
+    throw InputError(fmt::format("network: latent_dim, data_dim and toy_hidden must be >= 1 (got {}, {}, {})",
+                                 shape.latent_dim, shape.data_dim, shape.toy_hidden));
+  }
+  if (shape.kind == NetworkKind::kDcgan && shape.data_dim != kImageDim) {
+    throw InputError(fmt::format("network.kind: dcgan expects 28x28 images (data_dim {}), got data_dim {}",
+                                 kImageDim, shape.data_dim));
+  }
+}
+
+// Two hidden layers of width `hidden` with LeakyReLU 0.2, then `out`.
+torch::nn::Sequential two_hidden_mlp(std::int64_t in, std::int64_t hidden, std::int64_t out) {
+  return torch::nn::Sequential(torch::nn::Linear(in, hidden), leaky(), torch::nn::Linear(hidden, hidden), leaky(),
+                               torch::nn::Linear(hidden, out));
+}
+
+torch::nn::Sequential dcgan_generator(const NetworkShape& shape) {
+  namespace nn = torch::nn;
+  return nn::Sequential(
+      nn::Linear(shape.latent_dim, kGenChannels * kSeedSide * kSeedSide),
+      nn::Unflatten(nn::UnflattenOptions(/*dim=*/1, {kGenChannels, kSeedSide, kSeedSide})),
+      nn::BatchNorm2d(kGenChannels), nn::ReLU(), upsample_twice(),
+      nn::Conv2d(nn::Conv2dOptions(kGenChannels, kGenMidChannels, /*kernel_size=*/3).padding(1)),
+      nn::BatchNorm2d(kGenMidChannels), nn::ReLU(), upsample_twice(),
+      nn::Conv2d(nn::Conv2dOptions(kGenMidChannels, 1, /*kernel_size=*/3).padding(1)), nn::Tanh(),
+      nn::Flatten());
+}
+
+torch::nn::Sequential dcgan_discriminator() {
+  namespace nn = torch::nn;
+  return nn::Sequential(
+      nn::Unflatten(nn::UnflattenOptions(/*dim=*/1, {1, kImageSide, kImageSide})),
+      nn::Conv2d(nn::Conv2dOptions(1, kDiscChannels1, /*kernel_size=*/4).stride(2).padding(1)), leaky(),
+      nn::Dropout(kDropout),
+      nn::Conv2d(nn::Conv2dOptions(kDiscChannels1, kDiscChannels2, /*kernel_size=*/4).stride(2).padding(1)),
+      nn::BatchNorm2d(kDiscChannels2), leaky(), nn::Dropout(kDropout), nn::Flatten(),
+      nn::Linear(kDiscChannels2 * kSeedSide * kSeedSide, 1));
+}
+
+// A caller's bug, not bad user input: std::invalid_argument.
+void check_input(const torch::Tensor& t, std::int64_t width, const char* what) {
+  if (t.dim() != 2 || t.size(1) != width) {
+    std::string sizes;
+    for (const auto s : t.sizes()) sizes += (sizes.empty() ? "" : ", ") + std::to_string(s);
+    throw std::invalid_argument(fmt::format("{}: expected a [N, {}] tensor, got [{}]", what, width, sizes));
+  }
+}
+
+}  // namespace
+
+NetworkShape network_shape(const Config& config) {
+  NetworkShape shape;
+  shape.kind = config.network.kind;
+  shape.latent_dim = config.network.latent_dim;
+  shape.toy_hidden = config.network.toy_hidden;
+  shape.data_dim = is_toy(config.data.dataset) ? 2 : kImageDim;
+  return shape;
+}
+
+GeneratorImpl::GeneratorImpl(NetworkShape shape) : shape_(shape) {
+  check_shape(shape_);
+  reset();
+}
+
+void GeneratorImpl::reset() {
+  switch (shape_.kind) {
+    case NetworkKind::kMlp:
+      body_ = two_hidden_mlp(shape_.latent_dim, kMlpHidden, shape_.data_dim);
+      body_->push_back(torch::nn::Tanh());
+      break;
+    case NetworkKind::kDcgan:
+      body_ = dcgan_generator(shape_);
+      break;
+    case NetworkKind::kToy:
+      body_ = two_hidden_mlp(shape_.latent_dim, shape_.toy_hidden, shape_.data_dim);
+      break;
+  }
+  register_module("body", body_);
+}
+
+torch::Tensor GeneratorImpl::forward(const torch::Tensor& z) {
+  check_input(z, shape_.latent_dim, "Generator::forward");
+  return body_->forward(z);
+}
+
+DiscriminatorImpl::DiscriminatorImpl(NetworkShape shape) : shape_(shape) {
+  check_shape(shape_);
+  reset();
+}
+
+void DiscriminatorImpl::reset() {
+  switch (shape_.kind) {
+    case NetworkKind::kMlp:
+      body_ = two_hidden_mlp(shape_.data_dim, kMlpHidden, 1);
+      break;
+    case NetworkKind::kDcgan:
+      body_ = dcgan_discriminator();
+      break;
+    case NetworkKind::kToy:
+      body_ = two_hidden_mlp(shape_.data_dim, shape_.toy_hidden, 1);
+      break;
+  }
+  body_->push_back(torch::nn::Sigmoid());
+  register_module("body", body_);
+}
+
+torch::Tensor DiscriminatorImpl::forward(const torch::Tensor& x) {
+  check_input(x, shape_.data_dim, "Discriminator::forward");
+  return body_->forward(x);
+}
+
+std::int64_t parameter_count(const torch::nn::Module& module) {
+  std::int64_t total = 0;
+  for (const auto& p : module.parameters(/*recurse=*/true)) {
+    if (p.requires_grad()) total += p.numel();
+  }
+  return total;
+}
+
+}  // namespace cellgan

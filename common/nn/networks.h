@@ -1,0 +1,67 @@
+// Generator and discriminator networks (SPEC §4), in the LibTorch idiom:
+// an Impl class plus TORCH_MODULE, layers registered in reset().
+//
+// Shapes (flat data, data_dim = 784 for 28x28 images, 2 for toy data):
+// - mlp: G  z(latent) -> 256 -> LReLU .2 -> 256 -> LReLU .2 -> 784 -> Tanh
+//           (283,920 parameters with latent 64)
+//        D  784 -> 256 -> LReLU .2 -> 256 -> LReLU .2 -> 1 -> Sigmoid
+//           (267,009 parameters)
+// - dcgan: G  z -> Linear 128*7*7 -> BN -> ReLU -> Upsample x2 -> Conv 128->64 k3
+//             -> BN -> ReLU -> Upsample x2 -> Conv 64->1 k3 -> Tanh -> flatten
+//          D  unflatten 1x28x28 -> Conv 1->32 k4 s2 -> LReLU .2 -> Dropout .3
+//             -> Conv 32->64 k4 s2 -> BN -> LReLU .2 -> Dropout .3 -> flatten
+//             -> Linear -> Sigmoid
+// - toy:  G  z -> h -> LReLU .2 -> h -> LReLU .2 -> 2 (linear output)
+//         D  2 -> h -> LReLU .2 -> h -> LReLU .2 -> 1 -> Sigmoid
+// G outputs [N, data_dim]; D takes [N, data_dim] and outputs [N, 1]
+// probabilities in (0, 1).
+//
+// Thread-safety: a module instance belongs to one thread at a time.
+#pragma once
+
+#include <torch/nn.h>
+
+#include "common/config.h"
+
+namespace cellgan {
+
+struct NetworkShape {
+  NetworkKind kind = NetworkKind::kMlp;
+  std::int64_t latent_dim = 64;
+  std::int64_t data_dim = 784;
+  std::int64_t toy_hidden = 64;
+};
+
+// The shape a configuration implies (data_dim from the dataset kind).
+NetworkShape network_shape(const Config& config);
+
+class GeneratorImpl : public torch::nn::Cloneable<GeneratorImpl> {
+ public:
+  explicit GeneratorImpl(NetworkShape shape);
+  void reset() override;
+  torch::Tensor forward(const torch::Tensor& z);
+  const NetworkShape& shape() const { return shape_; }
+
+ private:
+  NetworkShape shape_;
+  torch::nn::Sequential body_{nullptr};
+};
+TORCH_MODULE(Generator);
+
+class DiscriminatorImpl : public torch::nn::Cloneable<DiscriminatorImpl> {
+ public:
+  explicit DiscriminatorImpl(NetworkShape shape);
+  void reset() override;
+  torch::Tensor forward(const torch::Tensor& x);
+  const NetworkShape& shape() const { return shape_; }
+
+ private:
+  NetworkShape shape_;
+  torch::nn::Sequential body_{nullptr};
+};
+TORCH_MODULE(Discriminator);
+
+// Number of trainable parameters.
+std::int64_t parameter_count(const torch::nn::Module& module);
+
+}  // namespace cellgan

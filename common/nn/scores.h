@@ -1,0 +1,51 @@
+// Scores of generated samples (SPEC §5), computed by cellgan's own code.
+//
+// - FID: Frechet distance between Gaussians fitted (float64) to features of
+//   real and generated samples; the matrix square root is symmetric and
+//   stable (eigen-decomposition):
+//     d = |m1 - m2|^2 + tr(S1) + tr(S2) - 2 tr( sqrt( sqrt(S1) S2 sqrt(S1) ) )
+//   For images the features are the classifier's 10-d logits; for the toy
+//   data they are the 2-D points themselves.
+// - TVD: 1/2 sum_c |p_real(c) - p_gen(c)| over the classifier's argmax labels.
+// - IS:  exp(E_x KL(p(y|x) || p(y))) over the classifier's softmax.
+// - Toy data: the mode metrics of common/dataset.h.
+//
+// A SampleScorer computes the real statistics once, at construction, and
+// keeps them. It is made once per process and passed by reference.
+//
+// Thread-safety: a scorer belongs to one thread at a time.
+#pragma once
+
+#include <torch/types.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "common/config.h"
+
+namespace cellgan {
+
+struct GaussianStats {
+  torch::Tensor mean;  // [d], float64
+  torch::Tensor cov;   // [d, d], float64
+};
+GaussianStats fit_gaussian(const torch::Tensor& features);
+double frechet_distance(const GaussianStats& a, const GaussianStats& b);
+
+class SampleScorer {
+ public:
+  virtual ~SampleScorer() = default;
+  // The score the mixture ES minimises (FID). samples: [N, data_dim].
+  virtual double fid(const torch::Tensor& samples) = 0;
+  // Every metric, by name: images {"fid","tvd","is"}; toy {"fid",
+  // "modes_covered","mode_count","high_quality","reverse_kl"}.
+  virtual std::map<std::string, double> report(const torch::Tensor& samples) = 0;
+};
+
+// Loads what the configuration's dataset needs (the classifier and the
+// real training data for images; the mixture for toy data). Throws
+// InputError naming the missing file.
+std::unique_ptr<SampleScorer> make_scorer(const Config& config);
+
+}  // namespace cellgan

@@ -1,0 +1,53 @@
+// Splitting the cells over W workers ("domain decomposition", SPEC §2),
+// and the halo exchange plan that follows from it.
+//
+// Workers are numbered 0..W-1 (their rank in the LOCAL communicator; world
+// rank = worker + 1). When W = pr * pc with pr <= rows and pc <= cols for
+// some factorisation, the grid is cut into pr x pc rectangular blocks (the
+// most square factorisation wins, ties to more rows), row and column bands
+// as even as possible (the first bands get the extra cell). Worker w has
+// block (w / pc, w % pc); the worker grid is the periodic Cartesian grid of
+// the LOCAL communicator. Otherwise (e.g. 5 workers on 3x3) the cells are
+// cut, in row-major order, into W contiguous strips as even as possible,
+// and the worker grid is W x 1.
+//
+// Thread-safety: immutable value types and pure functions.
+#pragma once
+
+#include <vector>
+
+#include "grid/topology.h"
+
+namespace cellgan {
+
+struct Partition {
+  int workers = 0;
+  int worker_rows = 0;  // dims of the workers' Cartesian grid
+  int worker_cols = 0;
+  bool blocks = true;   // false: row-major strips
+  std::vector<int> owner;                    // cell id -> worker
+  std::vector<std::vector<int>> cells_of;    // worker -> its cell ids, ascending
+};
+
+// Throws InputError ("workers: N ... expected 1..R*C") unless
+// 1 <= workers <= grid.cell_count().
+Partition partition_cells(const GridShape& grid, int workers);
+
+// What one worker exchanges each generation.
+struct HaloPlan {
+  // For each cell this worker owns that another worker needs: the cell and
+  // the workers that need it (ascending, without this worker).
+  struct Outgoing {
+    int cell = 0;
+    std::vector<int> to_workers;
+  };
+  std::vector<Outgoing> sends;  // ascending by cell
+  // Cells owned elsewhere that this worker's cells have in their
+  // neighbourhoods (ascending), with their owners.
+  std::vector<int> receives;
+  std::vector<int> receive_from;  // owner of receives[i]
+};
+
+HaloPlan halo_plan(const GridShape& grid, const Partition& partition, NeighbourhoodKind kind, int worker);
+
+}  // namespace cellgan

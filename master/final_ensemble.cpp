@@ -1,0 +1,87 @@
+// Scoring the cells' ensembles and writing the result (see final_ensemble.h).
+#include "master/final_ensemble.h"
+
+#include <torch/torch.h>
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "common/dataset.h"
+#include "common/image_files.h"
+#include "common/log.h"
+#include "common/rng.h"
+
+namespace cellgan {
+
+std::vector<CellResult> score_ensembles(const Config& config, std::vector<Ensemble>& ensembles,
+                                        SampleScorer& scorer) {
+  const std::uint64_t seed = derive_seed(config.seed, Stream::kEvaluation, 0);
+  std::vector<CellResult> results;
+  for (Ensemble& e : ensembles) {
+    const torch::Tensor samples = e.sample(config.evaluation.final_samples, seed);
+    CellResult r;
+    r.cell = e.cell;
+    r.scores = scorer.report(samples);
+    log::info("cell {} ensemble ({} generators): fid {:.3f}", e.cell, e.generators.size(), r.scores.at("fid"));
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+std::size_t best_result(const std::vector<CellResult>& results) {
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < results.size(); ++i) {
+    const double f = results[i].scores.at("fid");
+    const double b = results[best].scores.at("fid");
+    if ((std::isfinite(f) && !std::isfinite(b)) || f < b) best = i;
+  }
+  return best;
+}
+
+void write_samples_png(const Config& config, const std::string& path, Ensemble& ensemble, std::int64_t count) {
+  const std::uint64_t seed = derive_seed(config.seed, Stream::kEvaluation, 1);
+  if (is_toy(config.data.dataset)) {
+    const torch::Tensor s = ensemble.sample(2500, seed).contiguous();
+    std::vector<float> points(s.data_ptr<float>(), s.data_ptr<float>() + s.numel());
+    const ToyMixture mixture = toy_mixture(config.data.dataset);
+    write_scatter_png(path, points, mixture.modes, config.data.dataset == DatasetKind::kRing ? 3.0f : 6.0f, 512);
+    return;
+  }
+  const torch::Tensor s = ensemble.sample(count, seed).contiguous();
+  std::vector<float> images(s.data_ptr<float>(), s.data_ptr<float>() + s.numel());
+  const auto per_row = static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(count))));
+  write_image_grid_png(path, images, count, 28, 28, per_row);
+}
+
+void write_result_files(const Config& config, const std::string& dir, Ensemble& best,
+                        const std::vector<CellResult>& results, std::size_t best_index, double seconds) {
+  namespace fs = std::filesystem;
+  const auto at = [&](const char* name) { return (fs::path(dir) / name).string(); };
+  best.save(at("ensemble.bin"));
+  write_samples_png(config, at("samples.png"), best, config.evaluation.grid_images);
+
+  nlohmann::json cells = nlohmann::json::array();
+  for (const auto& r : results) cells.push_back({{"cell", r.cell}, {"scores", r.scores}});
+  nlohmann::json result = {{"best_cell", results[best_index].cell},
+                           {"scores", results[best_index].scores},
+                           {"mixture_weights", best.weights},
+                           {"final_samples", config.evaluation.final_samples},
+                           {"cells", cells},
+                           {"seconds", seconds}};
+
+  std::string summary = fmt::format(
+      "cellgan run summary\n  dataset      {}\n  grid         {}x{} ({}), {} generations\n  best cell    {}\n",
+      to_string(config.data.dataset), config.grid.rows, config.grid.cols, to_string(config.grid.neighbourhood),
+      config.training.generations, results[best_index].cell);
+  for (const auto& [name, value] : results[best_index].scores) summary += fmt::format("  {:<12} {:.4f}\n", name, value);
+  summary += fmt::format("  wall time    {:.1f} s\n  files        ensemble.bin samples.png metrics.jsonl events.log\n",
+                         seconds);
+  write_file_atomic(at("summary.txt"), summary);
+  // result.json last: its presence marks a finished run.
+  write_file_atomic(at("result.json"), result.dump(2) + "\n");
+}
+
+}  // namespace cellgan

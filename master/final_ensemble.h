@@ -1,0 +1,37 @@
+// Choosing and writing the run's result: every cell's ensemble is scored
+// on final_samples samples (same latent seed for all, so the comparison is
+// fair), the lowest FID wins; then ensemble.bin, samples.png, result.json
+// and summary.txt are written atomically into the run directory.
+//
+// Thread-safety: one thread.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+#include "common/nn/ensemble.h"
+#include "common/nn/scores.h"
+
+namespace cellgan {
+
+struct CellResult {
+  int cell = -1;
+  std::map<std::string, double> scores;
+};
+
+// Scores every ensemble; returns results in input order.
+std::vector<CellResult> score_ensembles(const Config& config, std::vector<Ensemble>& ensembles,
+                                        SampleScorer& scorer);
+
+// Index of the best result (lowest fid; ties to the lower cell).
+std::size_t best_result(const std::vector<CellResult>& results);
+
+// Writes a PNG of samples: an image grid, or a scatter plot for 2-D data.
+void write_samples_png(const Config& config, const std::string& path, Ensemble& ensemble, std::int64_t count);
+
+void write_result_files(const Config& config, const std::string& dir, Ensemble& best,
+                        const std::vector<CellResult>& results, std::size_t best_index, double seconds);
+
+}  // namespace cellgan

@@ -1,0 +1,53 @@
+// The run directory (SPEC §9): the resolved configuration, metrics.jsonl,
+// events.log, and at the end the ensemble, sample grid, result and
+// summary. Created only after every input check has passed.
+//
+// metrics.jsonl gets one line per cell per generation, written in
+// (generation, cell) order once a generation is complete, so the file's
+// order does not depend on message timing.
+//
+// Thread-safety: one thread (the master's control loop).
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/config.h"
+
+namespace cellgan {
+
+// Throws InputError if `config.output_dir` already holds a finished run
+// (a result.json) or cannot be a directory.
+void check_run_directory(const Config& config);
+
+class RunDirectory {
+ public:
+  RunDirectory(const Config& config, int cell_count);
+
+  std::string path(const std::string& name) const;
+
+  // Adds a worker's lines for one generation; returns the generations that
+  // became complete and were written, in order.
+  std::vector<std::int64_t> add_records(std::int64_t generation, const std::string& json_lines);
+  // The complete lines of a generation already written, by cell.
+  const std::map<int, std::string>& generation_lines(std::int64_t generation) const;
+  std::int64_t generations_written() const { return written_; }
+
+  // A timestamped line in events.log.
+  void event(const std::string& line);
+
+ private:
+  std::string dir_;
+  int cell_count_;
+  std::ofstream metrics_;
+  std::ofstream events_;
+  std::map<std::int64_t, std::map<int, std::string>> pending_;  // generation -> cell -> line
+  std::map<int, std::string> last_written_;
+  std::int64_t written_ = 0;
+};
+
+}  // namespace cellgan

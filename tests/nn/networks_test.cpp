@@ -1,0 +1,158 @@
+// Tests of common/nn/networks: parameter counts of Lipizzaner's MLP pair,
+// output shapes and ranges of every kind, and independent clones.
+#include "common/nn/networks.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <memory>
+
+#include "common/error.h"
+
+namespace cellgan {
+namespace {
+
+NetworkShape shape_of(NetworkKind kind, std::int64_t data_dim) {
+  NetworkShape shape;
+  shape.kind = kind;
+  shape.latent_dim = 64;
+  shape.data_dim = data_dim;
+  shape.toy_hidden = 32;
+  return shape;
+}
+
+TEST(NetworksTest, MlpPairHasLipizzanersParameterCounts) {
+  const auto shape = shape_of(NetworkKind::kMlp, 784);
+  Generator g(shape);
+  Discriminator d(shape);
+  EXPECT_EQ(parameter_count(*g), 283920);
+  EXPECT_EQ(parameter_count(*d), 267009);
+}
+
+TEST(NetworksTest, ShapeFollowsTheDataset) {
+  Config config;
+  config.network.kind = NetworkKind::kToy;
+  config.network.latent_dim = 8;
+  config.network.toy_hidden = 16;
+  config.data.dataset = DatasetKind::kRing;
+  auto shape = network_shape(config);
+  EXPECT_EQ(shape.kind, NetworkKind::kToy);
+  EXPECT_EQ(shape.latent_dim, 8);
+  EXPECT_EQ(shape.toy_hidden, 16);
+  EXPECT_EQ(shape.data_dim, 2);
+  config.data.dataset = DatasetKind::kGrid;
+  EXPECT_EQ(network_shape(config).data_dim, 2);
+  for (auto dataset : {DatasetKind::kMnist, DatasetKind::kFashion, DatasetKind::kIdx}) {
+    config.data.dataset = dataset;
+    EXPECT_EQ(network_shape(config).data_dim, 784);
+  }
+}
+
+// Runs G and D of one kind in training and evaluation mode and checks
+// shapes and output ranges.
+void check_kind(NetworkKind kind, std::int64_t data_dim, bool tanh_output) {
+  SCOPED_TRACE(to_string(kind));
+  torch::manual_seed(7);
+  const auto shape = shape_of(kind, data_dim);
+  Generator g(shape);
+  Discriminator d(shape);
+  constexpr std::int64_t kBatch = 16;
+  for (const bool training : {true, false}) {
+    g->train(training);
+    d->train(training);
+    const auto z = torch::randn({kBatch, shape.latent_dim});
+    const auto x = g->forward(z);
+    ASSERT_EQ(x.sizes(), (std::vector<std::int64_t>{kBatch, data_dim}));
+    EXPECT_TRUE(torch::isfinite(x).all().item<bool>());
+    if (tanh_output) {
+      EXPECT_GE(x.min().item<float>(), -1.0f);
+      EXPECT_LE(x.max().item<float>(), 1.0f);
+    }
+    // Real-looking input and generated input both give probabilities.
+    for (const auto& input : {x.detach(), torch::rand({kBatch, data_dim}) * 2 - 1}) {
+      const auto p = d->forward(input);
+      ASSERT_EQ(p.sizes(), (std::vector<std::int64_t>{kBatch, 1}));
+      EXPECT_GT(p.min().item<float>(), 0.0f);
+      EXPECT_LT(p.max().item<float>(), 1.0f);
+    }
+  }
+  // Gradients flow from D's output back into G's parameters.
+  g->train();
+  d->train();
+  d->forward(g->forward(torch::randn({kBatch, shape.latent_dim}))).mean().backward();
+  for (const auto& p : g->parameters()) {
+    ASSERT_TRUE(p.grad().defined());
+  }
+}
+
+TEST(NetworksTest, MlpShapesAndRanges) { check_kind(NetworkKind::kMlp, 784, /*tanh_output=*/true); }
+TEST(NetworksTest, DcganShapesAndRanges) { check_kind(NetworkKind::kDcgan, 784, /*tanh_output=*/true); }
+TEST(NetworksTest, ToyShapesAndRanges) { check_kind(NetworkKind::kToy, 2, /*tanh_output=*/false); }
+
+TEST(NetworksTest, ToyGeneratorOutputIsLinear) {
+  // The toy generator must be able to reach the grid's modes at +-4, so
+  // its output is not squashed: scaling its last layer scales the output.
+  torch::manual_seed(3);
+  Generator g(shape_of(NetworkKind::kToy, 2));
+  const auto z = torch::randn({64, 64});
+  torch::NoGradGuard no_grad;
+  auto params = g->parameters();
+  for (auto& p : params) p.mul_(10.0);
+  EXPECT_GT(g->forward(z).abs().max().item<float>(), 1.0f);
+}
+
+TEST(NetworksTest, DcganNeedsImages) {
+  EXPECT_THROW(Generator(shape_of(NetworkKind::kDcgan, 2)), InputError);
+  EXPECT_THROW(Discriminator(shape_of(NetworkKind::kDcgan, 2)), InputError);
+}
+
+TEST(NetworksTest, WrongInputWidthIsRejected) {
+  Generator g(shape_of(NetworkKind::kMlp, 784));
+  Discriminator d(shape_of(NetworkKind::kMlp, 784));
+  EXPECT_THROW(g->forward(torch::randn({4, 10})), std::invalid_argument);
+  EXPECT_THROW(d->forward(torch::randn({4, 2})), std::invalid_argument);
+}
+
+template <typename Holder, typename Impl>
+void check_clone(Holder original, const torch::Tensor& input) {
+  auto copy = std::dynamic_pointer_cast<Impl>(original->clone());
+  ASSERT_TRUE(copy);
+  original->eval();
+  copy->eval();
+  torch::NoGradGuard no_grad;
+  // Equal: same parameters, buffers and outputs.
+  const auto params = original->named_parameters();
+  const auto copied = copy->named_parameters();
+  ASSERT_EQ(params.size(), copied.size());
+  for (const auto& item : params) {
+    EXPECT_TRUE(torch::equal(item.value(), copied[item.key()])) << item.key();
+    EXPECT_NE(item.value().data_ptr(), copied[item.key()].data_ptr()) << item.key();
+  }
+  for (const auto& item : original->named_buffers()) {
+    EXPECT_TRUE(torch::equal(item.value(), copy->named_buffers()[item.key()])) << item.key();
+  }
+  const auto before = original->forward(input);
+  EXPECT_TRUE(torch::equal(before, copy->forward(input)));
+  // Independent: changing the copy leaves the original as it was.
+  for (auto& p : copy->parameters()) p.add_(0.5);
+  EXPECT_TRUE(torch::equal(before, original->forward(input)));
+  EXPECT_FALSE(torch::equal(before, copy->forward(input)));
+}
+
+TEST(NetworksTest, CloneIsEqualButIndependent) {
+  torch::manual_seed(11);
+  for (const auto kind : {NetworkKind::kMlp, NetworkKind::kDcgan, NetworkKind::kToy}) {
+    SCOPED_TRACE(to_string(kind));
+    const auto shape = shape_of(kind, kind == NetworkKind::kToy ? 2 : 784);
+    Generator g(shape);
+    Discriminator d(shape);
+    // Train briefly so batch-norm running statistics differ from their defaults.
+    g->forward(torch::randn({8, shape.latent_dim}));
+    d->forward(torch::rand({8, shape.data_dim}));
+    check_clone<Generator, GeneratorImpl>(g, torch::randn({8, shape.latent_dim}));
+    check_clone<Discriminator, DiscriminatorImpl>(d, torch::rand({8, shape.data_dim}) * 2 - 1);
+  }
+}
+
+}  // namespace
+}  // namespace cellgan

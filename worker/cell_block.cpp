@@ -1,0 +1,77 @@
+// A worker's block of cells (see cell_block.h).
+#include "worker/cell_block.h"
+
+#include <torch/torch.h>
+
+#include <nlohmann/json.hpp>
+
+#include "grid/topology.h"
+
+namespace cellgan {
+
+CellBlock::CellBlock(const Config& config, const GridShape& grid, std::vector<int> cells, torch::Tensor data,
+                     SampleScorer& scorer)
+    : config_(config), grid_(grid), cells_(std::move(cells)), trainer_(config, std::move(data), scorer) {
+  for (int cell : cells_) {
+    const auto hood = neighbourhood(grid_, cell, config_.grid.neighbourhood);
+    states_.push_back(trainer_.initial_state(cell, static_cast<int>(hood.size()) - 1));
+  }
+}
+
+std::int64_t CellBlock::generation() const { return states_.empty() ? 0 : states_.front().generation; }
+
+std::map<int, std::pair<Bytes, Bytes>> CellBlock::centres() const {
+  std::map<int, std::pair<Bytes, Bytes>> out;
+  for (const auto& s : states_) out[s.cell] = {s.centre_generator().encode(), s.centre_discriminator().encode()};
+  return out;
+}
+
+std::vector<GenerationRecord> CellBlock::run_generation(const std::map<int, std::pair<Bytes, Bytes>>& own,
+                                                        const std::map<int, HaloMessage>& halos) {
+  const NetworkShape shape = network_shape(config_);
+  const AdamSettings adam{config_.training.adam_beta1, config_.training.adam_beta2};
+  std::vector<GenerationRecord> records;
+  for (auto& state : states_) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto hood = neighbourhood(grid_, state.cell, config_.grid.neighbourhood);
+    std::vector<Individual> gens, discs;
+    for (std::size_t k = 1; k < hood.size(); ++k) {
+      const int other = hood[k];
+      auto mine = own.find(other);
+      const Bytes& g = mine != own.end() ? mine->second.first : halos.at(other).generator;
+      const Bytes& d = mine != own.end() ? mine->second.second : halos.at(other).discriminator;
+      gens.push_back(Individual::decode(g, shape, adam));
+      discs.push_back(Individual::decode(d, shape, adam));
+    }
+    const double decode_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    GenerationRecord record = trainer_.run_generation(state, std::move(gens), std::move(discs));
+    record.seconds["gather"] += decode_seconds;
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
+std::vector<Ensemble> CellBlock::ensembles() const {
+  std::vector<Ensemble> out;
+  for (const auto& s : states_) out.push_back(CellTrainer::ensemble(s));
+  return out;
+}
+
+std::string to_json_line(const GenerationRecord& r) {
+  nlohmann::json j;
+  j["cell"] = r.cell;
+  j["generation"] = r.generation;
+  j["generator_loss"] = r.generator_loss;
+  j["discriminator_loss"] = r.discriminator_loss;
+  j["scores"] = r.scores;
+  j["generator_lrs"] = r.generator_lrs;
+  j["discriminator_lrs"] = r.discriminator_lrs;
+  j["mixture_weights"] = r.mixture_weights;
+  j["generators_replaced"] = r.generators_replaced;
+  j["discriminators_replaced"] = r.discriminators_replaced;
+  j["mixture_improved"] = r.mixture_improved;
+  j["seconds"] = r.seconds;
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace cellgan

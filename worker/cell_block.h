@@ -1,0 +1,49 @@
+// The cells one worker trains: their states, the trainer, and one
+// generation over all of them given the halos of the neighbours.
+//
+// Runs with no MPI; the in-process and MPI runs both use it, which keeps
+// a cell's result independent of which worker holds it.
+//
+// Thread-safety: belongs to the training thread.
+#pragma once
+
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "common/comm/protocol.h"
+#include "grid/partition.h"
+#include "worker/cell_trainer.h"
+
+namespace cellgan {
+
+class CellBlock {
+ public:
+  CellBlock(const Config& config, const GridShape& grid, std::vector<int> cells, torch::Tensor data,
+            SampleScorer& scorer);
+
+  const std::vector<int>& cells() const { return cells_; }
+  std::int64_t generation() const;
+
+  // The encoded centre (G, D) of every cell of the block.
+  std::map<int, std::pair<Bytes, Bytes>> centres() const;
+
+  // One generation of every cell. `own` are this block's centres (from
+  // centres()), `halos` the other workers' cells it needs.
+  std::vector<GenerationRecord> run_generation(const std::map<int, std::pair<Bytes, Bytes>>& own,
+                                               const std::map<int, HaloMessage>& halos);
+
+  std::vector<Ensemble> ensembles() const;
+
+ private:
+  const Config& config_;
+  GridShape grid_;
+  std::vector<int> cells_;
+  CellTrainer trainer_;
+  std::vector<CellState> states_;
+};
+
+// A GenerationRecord as one line of metrics.jsonl (with '\n').
+std::string to_json_line(const GenerationRecord& record);
+
+}  // namespace cellgan

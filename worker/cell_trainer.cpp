@@ -1,0 +1,296 @@
+// One generation of cellular coevolution in one cell (see cell_trainer.h).
+#include "worker/cell_trainer.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+#include "common/nn/losses.h"
+#include "common/rng.h"
+
+namespace cellgan {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+double finite_or_inf(double v) { return std::isfinite(v) ? v : INFINITY; }
+
+AdamSettings adam_of(const Config& c) { return {c.training.adam_beta1, c.training.adam_beta2}; }
+
+// Step 2: every generator against every discriminator on one fixed real
+// batch and one fixed latent batch. Fitness is the mean loss.
+void evaluate_fitness(const std::vector<Individual*>& gens, const std::vector<Individual*>& discs,
+                      const torch::Tensor& real, const torch::Tensor& z) {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> d_real;
+  for (Individual* d : discs) {
+    d->discriminator()->eval();
+    d_real.push_back(d->discriminator()->forward(real));
+  }
+  std::vector<double> d_total(discs.size(), 0.0);
+  for (Individual* g : gens) {
+    g->generator()->eval();
+    const torch::Tensor fake = g->generator()->forward(z);
+    double g_total = 0.0;
+    for (std::size_t j = 0; j < discs.size(); ++j) {
+      const torch::Tensor d_fake = discs[j]->discriminator()->forward(fake);
+      g_total += generator_loss(g->loss, d_fake).item<double>();
+      d_total[j] += discriminator_loss(discriminator_loss_for(g->loss), d_real[j], d_fake).item<double>();
+    }
+    g->fitness = g_total / static_cast<double>(discs.size());
+  }
+  for (std::size_t j = 0; j < discs.size(); ++j) discs[j]->fitness = d_total[j] / static_cast<double>(gens.size());
+  for (Individual* g : gens) g->generator()->train();
+  for (Individual* d : discs) d->discriminator()->train();
+}
+
+// Step 3: tournament selection with replacement; winners are deep copies.
+std::vector<Individual> select(const std::vector<Individual*>& pool, std::int64_t count, std::int64_t tournament,
+                               SplitMix64& rng) {
+  std::vector<Individual> winners;
+  for (std::int64_t k = 0; k < count; ++k) {
+    Individual* best = nullptr;
+    for (std::int64_t t = 0; t < tournament; ++t) {
+      Individual* candidate = pool[rng.below(pool.size())];
+      if (!best || finite_or_inf(candidate->fitness) < finite_or_inf(best->fitness)) best = candidate;
+    }
+    winners.push_back(best->clone());
+  }
+  return winners;
+}
+
+// Step 6: trained copies replace the worst local individuals.
+int replace(std::vector<Individual>& local, std::vector<Individual>& copies, std::int64_t n_replacements,
+            ReplacementRule rule) {
+  std::vector<std::size_t> worst(local.size());
+  std::iota(worst.begin(), worst.end(), 0);
+  std::stable_sort(worst.begin(), worst.end(), [&](std::size_t a, std::size_t b) {
+    return finite_or_inf(local[a].fitness) > finite_or_inf(local[b].fitness);
+  });
+  std::vector<std::size_t> best(copies.size());
+  std::iota(best.begin(), best.end(), 0);
+  std::stable_sort(best.begin(), best.end(), [&](std::size_t a, std::size_t b) {
+    return finite_or_inf(copies[a].fitness) < finite_or_inf(copies[b].fitness);
+  });
+  int replaced = 0;
+  std::size_t next_copy = 0;
+  for (std::int64_t k = 0; k < n_replacements && k < static_cast<std::int64_t>(worst.size()); ++k) {
+    while (next_copy < best.size() &&
+           (!std::isfinite(copies[best[next_copy]].fitness) || !copies[best[next_copy]].is_finite()))
+      ++next_copy;  // non-finite copies are discarded (SPEC §8)
+    if (next_copy >= best.size()) break;
+    Individual& copy = copies[best[next_copy]];
+    Individual& target = local[worst[k]];
+    if (rule == ReplacementRule::kIfBetter && !(copy.fitness < finite_or_inf(target.fitness))) continue;
+    target = std::move(copy);
+    ++next_copy;
+    ++replaced;
+  }
+  return replaced;
+}
+
+std::vector<double> normalised(std::vector<double> w) {
+  const double total = std::accumulate(w.begin(), w.end(), 0.0);
+  if (total <= 0.0) return std::vector<double>(w.size(), 1.0 / static_cast<double>(w.size()));
+  for (double& x : w) x /= total;
+  return w;
+}
+
+}  // namespace
+
+CellTrainer::CellTrainer(const Config& config, torch::Tensor data, SampleScorer& scorer)
+    : config_(config), data_(std::move(data)), scorer_(scorer) {
+  const std::int64_t epoch = std::max<std::int64_t>(1, data_.size(0) / config_.training.batch_size);
+  batches_per_generation_ =
+      config_.training.batches_per_generation > 0 ? config_.training.batches_per_generation : epoch;
+}
+
+CellState CellTrainer::initial_state(int cell, int neighbour_count) const {
+  const TrainingConfig& t = config_.training;
+  torch::manual_seed(derive_seed(config_.seed, Stream::kCellInit, static_cast<std::uint64_t>(cell)));
+  SplitMix64 rng(derive_seed(config_.seed, Stream::kCellInit, static_cast<std::uint64_t>(cell) + (1ULL << 32)));
+  const NetworkShape shape = network_shape(config_);
+  CellState state;
+  state.cell = cell;
+  for (std::int64_t i = 0; i < t.population_size; ++i) {
+    const LossKind g_loss = t.loss == LossKind::kMustangs ? draw_mustangs_loss(rng) : t.loss;
+    state.generators.emplace_back(Role::kGenerator, shape, t.learning_rate, adam_of(config_), g_loss);
+    state.generators.back().source_cell = cell;
+    state.discriminators.emplace_back(Role::kDiscriminator, shape, t.learning_rate, adam_of(config_),
+                                      discriminator_loss_for(g_loss));
+    state.discriminators.back().source_cell = cell;
+  }
+  const std::size_t slots = static_cast<std::size_t>(t.population_size + neighbour_count);
+  state.mixture_weights.assign(slots, 1.0 / static_cast<double>(slots));
+  return state;
+}
+
+void CellTrainer::mutate_learning_rate(Individual& individual, SplitMix64& rng) const {
+  const TrainingConfig& t = config_.training;
+  if (rng.uniform() >= t.mutation_probability) return;
+  const double lr0 = t.learning_rate;
+  const double delta = t.mutation_scale * rng.normal(-lr0 / 10.0, lr0);
+  individual.set_learning_rate(std::max(0.0, individual.learning_rate() + delta));
+}
+
+GenerationRecord CellTrainer::run_generation(CellState& state, std::vector<Individual> neighbour_generators,
+                                             std::vector<Individual> neighbour_discriminators) {
+  const TrainingConfig& t = config_.training;
+  GenerationRecord record;
+  record.cell = state.cell;
+  record.generation = state.generation + 1;
+  const std::uint64_t stream = (static_cast<std::uint64_t>(state.cell) << 32) ^
+                               static_cast<std::uint64_t>(state.generation);
+  torch::manual_seed(derive_seed(config_.seed, Stream::kCellTraining, stream));
+  SplitMix64 rng(derive_seed(config_.seed, Stream::kCellTraining, stream ^ (1ULL << 63)));
+  // Mustangs: each local individual draws its loss for this generation.
+  if (t.loss == LossKind::kMustangs) {
+    for (std::size_t i = 0; i < state.generators.size(); ++i) {
+      state.generators[i].loss = draw_mustangs_loss(rng);
+      state.discriminators[i].loss = discriminator_loss_for(state.generators[i].loss);
+    }
+  }
+
+  // 1. Gather.
+  auto t0 = Clock::now();
+  std::vector<Individual*> n_g, n_d;
+  for (auto& g : state.generators) n_g.push_back(&g);
+  for (auto& g : neighbour_generators) n_g.push_back(&g);
+  for (auto& d : state.discriminators) n_d.push_back(&d);
+  for (auto& d : neighbour_discriminators) n_d.push_back(&d);
+  record.seconds["gather"] = seconds_since(t0);
+
+  // 2. Fitness.
+  t0 = Clock::now();
+  const std::int64_t n = data_.size(0);
+  const torch::Tensor fit_index = torch::randint(n, {t.fitness_samples}, torch::kLong);
+  const torch::Tensor real_fit = data_.index_select(0, fit_index);
+  const torch::Tensor z_fit = torch::randn({t.fitness_samples, network_shape(config_).latent_dim});
+  evaluate_fitness(n_g, n_d, real_fit, z_fit);
+  double evaluate_seconds = seconds_since(t0);
+
+  // 3. Selection.
+  t0 = Clock::now();
+  std::vector<Individual> sel_g = select(n_g, t.population_size, t.tournament_size, rng);
+  std::vector<Individual> sel_d = select(n_d, t.population_size, t.tournament_size, rng);
+  double mutate_seconds = seconds_since(t0);
+
+  // 4 + 5. Training with learning-rate mutation before each step.
+  t0 = Clock::now();
+  double mutation_in_training = 0.0;
+  const torch::Tensor order = torch::randperm(n, torch::kLong);
+  const std::int64_t latent = network_shape(config_).latent_dim;
+  for (std::int64_t b = 0; b < batches_per_generation_; ++b) {
+    const std::int64_t start = (b * t.batch_size) % std::max<std::int64_t>(1, n - t.batch_size + 1);
+    const torch::Tensor real = data_.index_select(0, order.narrow(0, start, std::min(t.batch_size, n)));
+    const std::int64_t bs = real.size(0);
+    for (Individual& g : sel_g) {
+      auto tm = Clock::now();
+      mutate_learning_rate(g, rng);
+      mutation_in_training += seconds_since(tm);
+      Individual& d = sel_d[rng.below(sel_d.size())];
+      g.optimizer().zero_grad();
+      const torch::Tensor loss = generator_loss(g.loss, d.discriminator()->forward(g.generator()->forward(
+                                                            torch::randn({bs, latent}))));
+      loss.backward();
+      g.optimizer().step();
+    }
+    if (b % (t.discriminator_skip + 1) != 0) continue;
+    for (Individual& d : sel_d) {
+      auto tm = Clock::now();
+      mutate_learning_rate(d, rng);
+      mutation_in_training += seconds_since(tm);
+      Individual& g = sel_g[rng.below(sel_g.size())];
+      torch::Tensor fake;
+      {
+        torch::NoGradGuard no_grad;
+        fake = g.generator()->forward(torch::randn({bs, latent}));
+      }
+      d.optimizer().zero_grad();
+      const torch::Tensor loss = discriminator_loss(discriminator_loss_for(g.loss),
+                                                    d.discriminator()->forward(real), d.discriminator()->forward(fake));
+      loss.backward();
+      d.optimizer().step();
+    }
+  }
+  for (Individual& g : sel_g) g.source_cell = state.cell;
+  for (Individual& d : sel_d) d.source_cell = state.cell;
+  record.seconds["train"] = seconds_since(t0) - mutation_in_training;
+  mutate_seconds += mutation_in_training;
+
+  // 6. Replacement: score the trained copies against the gathered
+  // neighbourhood on the same samples as step 2, then replace.
+  t0 = Clock::now();
+  {
+    std::vector<Individual*> copies_g, copies_d;
+    for (auto& g : sel_g) copies_g.push_back(&g);
+    for (auto& d : sel_d) copies_d.push_back(&d);
+    // Copies of G against the gathered Ds; copies of D against the gathered Gs.
+    std::vector<double> saved_d;
+    for (Individual* d : n_d) saved_d.push_back(d->fitness);
+    evaluate_fitness(copies_g, n_d, real_fit, z_fit);
+    for (std::size_t j = 0; j < n_d.size(); ++j) n_d[j]->fitness = saved_d[j];
+    std::vector<double> saved_g;
+    for (Individual* g : n_g) saved_g.push_back(g->fitness);
+    evaluate_fitness(n_g, copies_d, real_fit, z_fit);
+    for (std::size_t i = 0; i < n_g.size(); ++i) n_g[i]->fitness = saved_g[i];
+  }
+  evaluate_seconds += seconds_since(t0);
+  t0 = Clock::now();
+  record.generators_replaced = replace(state.generators, sel_g, t.n_replacements, t.replacement);
+  record.discriminators_replaced = replace(state.discriminators, sel_d, t.n_replacements, t.replacement);
+  mutate_seconds += seconds_since(t0);
+
+  // 7. Mixture weights: (1+1)-ES on the FID of the weighted mixture.
+  t0 = Clock::now();
+  state.neighbour_generators = std::move(neighbour_generators);
+  std::vector<Individual*> mixture;
+  for (auto& g : state.generators) mixture.push_back(&g);
+  for (auto& g : state.neighbour_generators) mixture.push_back(&g);
+  std::vector<double> candidate = state.mixture_weights;
+  for (double& w : candidate) w = std::max(0.0, w + rng.normal(0.0, t.mixture_sigma));
+  candidate = normalised(candidate);
+  torch::Generator gen = at::detail::createCPUGenerator(rng.next());
+  const std::uint64_t sample_seed = rng.next();
+  gen.set_current_seed(sample_seed);
+  const torch::Tensor current_samples = sample_mixture(mixture, state.mixture_weights, t.score_samples, gen);
+  const double current_fid = scorer_.fid(current_samples);
+  gen.set_current_seed(sample_seed);  // common random numbers for a fair comparison
+  const torch::Tensor candidate_samples = sample_mixture(mixture, candidate, t.score_samples, gen);
+  const double candidate_fid = scorer_.fid(candidate_samples);
+  record.mixture_improved = candidate_fid < current_fid;
+  if (record.mixture_improved) state.mixture_weights = candidate;
+  record.scores = scorer_.report(record.mixture_improved ? candidate_samples : current_samples);
+  state.mixture_fid = std::min(candidate_fid, finite_or_inf(current_fid));
+  evaluate_seconds += seconds_since(t0);
+
+  // 8. Record.
+  state.generation += 1;
+  record.generator_loss = state.centre_generator().fitness;
+  record.discriminator_loss = state.centre_discriminator().fitness;
+  for (const auto& g : state.generators) record.generator_lrs.push_back(g.learning_rate());
+  for (const auto& d : state.discriminators) record.discriminator_lrs.push_back(d.learning_rate());
+  record.mixture_weights = state.mixture_weights;
+  record.seconds["evaluate"] = evaluate_seconds;
+  record.seconds["mutate"] = mutate_seconds;
+  record.seconds["idle"] = 0.0;
+  return record;
+}
+
+Ensemble CellTrainer::ensemble(const CellState& state) {
+  Ensemble e;
+  e.cell = state.cell;
+  e.shape = state.generators.front().shape();
+  for (const auto& g : state.generators) e.generators.push_back(g.clone());
+  for (const auto& g : state.neighbour_generators) e.generators.push_back(g.clone());
+  e.weights = state.mixture_weights;
+  if (e.generators.size() != e.weights.size()) e.weights.assign(e.generators.size(), 1.0 / e.generators.size());
+  return e;
+}
+
+}  // namespace cellgan

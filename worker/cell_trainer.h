@@ -1,0 +1,89 @@
+// One generation of cellular coevolution in one cell (SPEC §3), with no
+// communication: the caller hands in the neighbours' centre individuals
+// and gets the cell's new state and a record of the generation.
+//
+// The steps, in order:
+//  1. gather   N_G = local generators + neighbour centres, N_D likewise
+//  2. fitness  every G against every D of the neighbourhood on
+//              fitness_samples real and generated samples (lower is better)
+//  3. select   tournament (tournament_size) population_size times on N_G
+//              and on N_D; winners are cloned with Adam state and lr
+//  4. train    batches_per_generation batches (0 = one epoch); each G steps
+//              against a random selected D; the Ds step every (skip+1)-th
+//              batch against a random selected G
+//  5. mutate   before each step, with probability p:
+//              lr <- max(0, lr + scale * N(-lr0/10, lr0)), written to Adam
+//  6. replace  trained copies are scored against the gathered
+//              neighbourhood; per replacement rule they replace the worst
+//              local individuals (if_better: only when strictly better).
+//              Copies with non-finite weights are discarded.
+//  7. mixture  (1+1)-ES on the weights of the mixture (local generators +
+//              neighbour centres): w' = normalise(clip(w + N(0, sigma), 0)),
+//              kept when its FID is lower.
+//
+// Determinism: at the start of a generation Torch's global generator and
+// the cell's SplitMix64 are seeded from (seed, cell, generation), so the
+// result depends on nothing but the inputs, wherever the cell runs.
+//
+// Thread-safety: one CellTrainer per training thread.
+#pragma once
+
+#include <torch/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+#include "common/nn/ensemble.h"
+#include "common/nn/scores.h"
+#include "worker/cell_state.h"
+
+namespace cellgan {
+
+// What one generation of one cell did: a line of metrics.jsonl.
+struct GenerationRecord {
+  int cell = 0;
+  std::int64_t generation = 0;  // 1-based: the generation just completed
+  double generator_loss = 0.0;       // best local G fitness
+  double discriminator_loss = 0.0;   // best local D fitness
+  std::map<std::string, double> scores;  // of the mixture (fid, tvd, ...)
+  std::vector<double> generator_lrs;
+  std::vector<double> discriminator_lrs;
+  std::vector<double> mixture_weights;
+  int generators_replaced = 0;
+  int discriminators_replaced = 0;
+  bool mixture_improved = false;
+  // Seconds per phase: gather, train, evaluate, mutate, idle.
+  std::map<std::string, double> seconds;
+};
+
+class CellTrainer {
+ public:
+  // `data` is [N, data_dim] float32 training data in the model's range.
+  // The scorer is used for the mixture score.
+  CellTrainer(const Config& config, torch::Tensor data, SampleScorer& scorer);
+
+  // A cell's initial state: fresh individuals seeded from (seed, cell),
+  // uniform mixture weights over `neighbour_count` + population slots.
+  CellState initial_state(int cell, int neighbour_count) const;
+
+  // Runs one generation. `neighbour_generators` / `neighbour_discriminators`
+  // are the centres of the other cells of the neighbourhood, in order.
+  GenerationRecord run_generation(CellState& state, std::vector<Individual> neighbour_generators,
+                                  std::vector<Individual> neighbour_discriminators);
+
+  // The cell's ensemble: its mixture generators and weights.
+  static Ensemble ensemble(const CellState& state);
+
+  // Mutates an individual's lr in place (step 5); exposed for tests.
+  void mutate_learning_rate(Individual& individual, SplitMix64& rng) const;
+
+ private:
+  const Config& config_;
+  torch::Tensor data_;
+  SampleScorer& scorer_;
+  std::int64_t batches_per_generation_;
+};
+
+}  // namespace cellgan

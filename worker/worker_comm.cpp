@@ -1,0 +1,156 @@
+// The worker's communication thread (see worker_comm.h).
+#include "worker/worker_comm.h"
+
+#include <thread>
+
+#include "common/log.h"
+
+namespace cellgan {
+
+namespace {
+constexpr int kToWorld = 0;
+constexpr int kToLocal = 1;
+constexpr int kMaster = 0;
+constexpr auto kIdleSleep = std::chrono::microseconds(500);
+}  // namespace
+
+WorkerComm::WorkerComm(std::unique_ptr<Communicator> world, std::unique_ptr<Communicator> global,
+                       std::unique_ptr<Communicator> local, HaloPlan plan,
+                       std::chrono::milliseconds heartbeat_interval)
+    : world_(std::move(world)),
+      global_(std::move(global)),
+      local_(std::move(local)),
+      plan_(std::move(plan)),
+      heartbeat_interval_(heartbeat_interval) {}
+
+void WorkerComm::publish_centres(std::int64_t generation, const std::map<int, std::pair<Bytes, Bytes>>& centres) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& out : plan_.sends) {
+    const auto& [g_bytes, d_bytes] = centres.at(out.cell);
+    const Bytes payload = encode(HaloMessage{generation, out.cell, g_bytes, d_bytes});
+    for (int dest : out.to_workers) {
+      outgoing_.push_back({kToLocal, {dest, payload}});
+      outgoing_tags_.push_back(kTagHalo);
+    }
+  }
+}
+
+std::map<int, HaloMessage> WorkerComm::wait_for_halos(std::int64_t generation) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  auto complete = [&] {
+    for (int cell : plan_.receives)
+      if (!halos_.count({generation, cell})) return false;
+    return true;
+  };
+  changed_.wait(lock, complete);
+  std::map<int, HaloMessage> result;
+  for (int cell : plan_.receives) {
+    auto it = halos_.find({generation, cell});
+    result.emplace(cell, std::move(it->second));
+    halos_.erase(it);
+  }
+  return result;
+}
+
+void WorkerComm::report(RecordsMessage records) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  outgoing_.push_back({kToWorld, {kMaster, encode(records)}});
+  outgoing_tags_.push_back(kTagRecords);
+}
+
+void WorkerComm::set_progress(WorkerState state, std::int64_t generation) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  state_ = state;
+  generation_ = generation;
+}
+
+void WorkerComm::gather_results(Bytes payload) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  gather_payload_ = std::move(payload);
+  gather_done_ = false;
+  changed_.wait(lock, [&] { return gather_done_; });
+}
+
+void WorkerComm::finish() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  finish_requested_ = true;
+}
+
+void WorkerComm::send_heartbeat() {
+  HeartbeatMessage hb;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    hb.state = state_;
+    hb.generation = generation_;
+  }
+  world_->send(kMaster, kTagHeartbeat, encode(hb));
+  last_heartbeat_ = std::chrono::steady_clock::now();
+}
+
+bool WorkerComm::run_once() {
+  bool did = false;
+  // 1. Sends queued by the training thread.
+  std::deque<std::pair<int, std::pair<int, Bytes>>> out;
+  std::deque<int> tags;
+  std::optional<Bytes> gather;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    out.swap(outgoing_);
+    tags.swap(outgoing_tags_);
+    if (gather_payload_ && !gather_done_) gather = gather_payload_;
+  }
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    Communicator& comm = out[i].first == kToWorld ? *world_ : *local_;
+    comm.send(out[i].second.first, tags[i], std::move(out[i].second.second));
+    did = true;
+  }
+  // 2. Halos from the neighbours.
+  if (local_) {
+    while (auto msg = local_->try_receive(kAnySource, kTagHalo)) {
+      HaloMessage halo = decode_halo(msg->payload);
+      std::lock_guard<std::mutex> lock(mutex_);
+      halos_[{halo.generation, halo.cell}] = std::move(halo);
+      did = true;
+    }
+  }
+  // 3. Heartbeat.
+  if (std::chrono::steady_clock::now() - last_heartbeat_ >= heartbeat_interval_) {
+    send_heartbeat();
+    did = true;
+  }
+  world_->pending_sends();
+  if (local_) local_->pending_sends();
+  // 4. The final gather (a collective of GLOBAL; the master takes part).
+  if (gather) {
+    flush_sends(*world_);
+    if (local_) flush_sends(*local_);
+    global_->gather(kMaster, *gather);
+    std::lock_guard<std::mutex> lock(mutex_);
+    gather_done_ = true;
+    gather_payload_.reset();
+    did = true;
+  }
+  if (did) changed_.notify_all();
+  return did;
+}
+
+void WorkerComm::run() {
+  log::set_thread_name("comm");
+  for (;;) {
+    const bool did = run_once();
+    bool finishing;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      finishing = finish_requested_ && outgoing_.empty();
+    }
+    if (finishing) {
+      send_heartbeat();
+      flush_sends(*world_);
+      if (local_) flush_sends(*local_);
+      return;
+    }
+    if (!did) std::this_thread::sleep_for(kIdleSleep);
+  }
+}
+
+}  // namespace cellgan
