@@ -37,6 +37,7 @@
 #include "common/config.h"
 #include "common/nn/ensemble.h"
 #include "common/nn/scores.h"
+#include "common/rng.h"
 #include "worker/cell_state.h"
 
 namespace cellgan {

@@ -4,6 +4,7 @@
 // real statistics and how a stale or corrupt cache is recomputed.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -70,11 +71,13 @@ TEST(ToyScorerTest, RejectsWrongSampleShape) {
 }
 
 // A synthetic IDX dataset and a classifier trained on it, shared by the
-// image scorer tests (built once; about a second).
+// image scorer tests (built once; about a second). The folder is per
+// process, as ctest may run these tests in parallel processes.
 class ImageScorerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    folder_ = new fs::path(fs::path(CELLGAN_BINARY_DIR) / "test-tmp" / "image-scorer");
+    folder_ = new fs::path(fs::path(CELLGAN_BINARY_DIR) / "test-tmp" /
+                           ("image-scorer-" + std::to_string(::getpid())));
     fs::remove_all(*folder_);
     fs::create_directories(*folder_);
     write_split("train", 1000, /*seed=*/11);
@@ -105,7 +108,7 @@ class ImageScorerTest : public ::testing::Test {
   static void train_classifier(std::uint64_t seed) {
     const auto c = config();
     cellgan::train_classifier(load_image_data(c.data, Split::kTrain), load_image_data(c.data, Split::kTest),
-                              /*epochs=*/2, seed, classifier_path());
+                              /*epochs=*/6, seed, classifier_path());
   }
 
   static torch::Tensor images(const ImageData& data) {
