@@ -18,8 +18,10 @@ PACKAGES=(
   libyaml-cpp-dev libfmt-dev libgtest-dev
   libpng-dev zlib1g-dev nlohmann-json3-dev
   dataset-fashion-mnist
-  nodejs npm
 )
+# npm only when the machine has none (a Node.js from elsewhere may already
+# provide it, and Debian's npm would conflict with it).
+if ! command -v npm >/dev/null 2>&1; then PACKAGES+=(nodejs npm); fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -1,0 +1,198 @@
+// Tests of common/comm/protocol.h: encode/decode round trips of every message and errors on truncated payloads.
+#include "common/comm/protocol.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+
+namespace cellgan {
+namespace {
+
+Bytes pattern(std::size_t n, std::uint8_t seed) {
+  Bytes b(n);
+  for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<std::uint8_t>(seed + i * 31);
+  return b;
+}
+
+// Every proper prefix of `full` (including the empty payload) must throw an
+// InputError that says it is truncated and names the message.
+void expect_prefixes_rejected(const Bytes& full, const std::function<void(const Bytes&)>& decode,
+                              const std::string& what) {
+  ASSERT_FALSE(full.empty());
+  for (std::size_t n = 0; n < full.size(); ++n) {
+    const Bytes prefix(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(n));
+    try {
+      decode(prefix);
+      ADD_FAILURE() << what << ": a prefix of " << n << " of " << full.size() << " bytes decoded without error";
+    } catch (const InputError& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("truncated"), std::string::npos) << message;
+      EXPECT_NE(message.find(what), std::string::npos) << message;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << what << ": prefix of " << n << " bytes threw a non-InputError: " << e.what();
+    }
+  }
+  EXPECT_NO_THROW(decode(full));
+}
+
+// ---------------------------------------------------------------- StartMessage
+
+TEST(Protocol, StartRoundTrip) {
+  StartMessage ok;
+  ok.ok = true;
+  ok.config_yaml = "seed: 1\ngrid:\n  rows: 2\n";
+  ok.config_source = "configs/mnist-2x2.yaml";
+  const StartMessage a = decode_start(encode(ok));
+  EXPECT_TRUE(a.ok);
+  EXPECT_EQ(a.error, "");
+  EXPECT_EQ(a.config_yaml, ok.config_yaml);
+  EXPECT_EQ(a.config_source, ok.config_source);
+
+  StartMessage bad;
+  bad.ok = false;
+  bad.error = "configs/x.yaml: training.loss: 'hinge' is not one of bce, heuristic, mse, mustangs";
+  bad.config_source = std::string("with\0nul", 8);
+  const StartMessage b = decode_start(encode(bad));
+  EXPECT_FALSE(b.ok);
+  EXPECT_EQ(b.error, bad.error);
+  EXPECT_EQ(b.config_yaml, "");
+  EXPECT_EQ(b.config_source, bad.config_source);
+  EXPECT_EQ(b.config_source.size(), 8u);
+}
+
+TEST(Protocol, StartTruncated) {
+  StartMessage m;
+  m.ok = false;
+  m.error = "err";
+  m.config_yaml = "a: 1";
+  m.config_source = "src";
+  expect_prefixes_rejected(encode(m), [](const Bytes& b) { decode_start(b); }, "start message");
+}
+
+// ---------------------------------------------------------------- HeartbeatMessage
+
+TEST(Protocol, HeartbeatRoundTrip) {
+  for (WorkerState state :
+       {WorkerState::kInactive, WorkerState::kProcessing, WorkerState::kFinished, WorkerState::kFailed}) {
+    for (std::int64_t generation : {std::int64_t{0}, std::int64_t{7}, std::numeric_limits<std::int64_t>::max()}) {
+      HeartbeatMessage m;
+      m.state = state;
+      m.generation = generation;
+      const HeartbeatMessage back = decode_heartbeat(encode(m));
+      EXPECT_EQ(back.state, state) << to_string(state);
+      EXPECT_EQ(back.generation, generation);
+    }
+  }
+}
+
+TEST(Protocol, HeartbeatTruncated) {
+  HeartbeatMessage m;
+  m.state = WorkerState::kProcessing;
+  m.generation = 12;
+  expect_prefixes_rejected(encode(m), [](const Bytes& b) { decode_heartbeat(b); }, "heartbeat");
+}
+
+TEST(Protocol, WorkerStateNames) {
+  EXPECT_STREQ(to_string(WorkerState::kInactive), "inactive");
+  EXPECT_STREQ(to_string(WorkerState::kProcessing), "processing");
+  EXPECT_STREQ(to_string(WorkerState::kFinished), "finished");
+  EXPECT_STREQ(to_string(WorkerState::kFailed), "failed");
+}
+
+// ---------------------------------------------------------------- HaloMessage
+
+TEST(Protocol, HaloRoundTrip) {
+  HaloMessage m;
+  m.generation = 41;
+  m.cell = 15;
+  m.generator = pattern(1000, 3);
+  m.discriminator = pattern(517, 200);
+  const HaloMessage back = decode_halo(encode(m));
+  EXPECT_EQ(back.generation, 41);
+  EXPECT_EQ(back.cell, 15);
+  EXPECT_EQ(back.generator, m.generator);
+  EXPECT_EQ(back.discriminator, m.discriminator);
+
+  HaloMessage empty;
+  empty.generation = -1;
+  empty.cell = std::numeric_limits<std::int32_t>::max();
+  const HaloMessage e = decode_halo(encode(empty));
+  EXPECT_EQ(e.generation, -1);
+  EXPECT_EQ(e.cell, std::numeric_limits<std::int32_t>::max());
+  EXPECT_TRUE(e.generator.empty());
+  EXPECT_TRUE(e.discriminator.empty());
+}
+
+TEST(Protocol, HaloTruncated) {
+  HaloMessage m;
+  m.generation = 2;
+  m.cell = 3;
+  m.generator = pattern(9, 1);
+  m.discriminator = pattern(5, 2);
+  expect_prefixes_rejected(encode(m), [](const Bytes& b) { decode_halo(b); }, "halo message");
+}
+
+// ---------------------------------------------------------------- RecordsMessage
+
+TEST(Protocol, RecordsRoundTrip) {
+  RecordsMessage m;
+  m.generation = 3;
+  m.cells = 2;
+  m.json_lines = "{\"generation\":3,\"cell\":0}\n{\"generation\":3,\"cell\":1}\n";
+  const RecordsMessage back = decode_records(encode(m));
+  EXPECT_EQ(back.generation, 3);
+  EXPECT_EQ(back.cells, 2);
+  EXPECT_EQ(back.json_lines, m.json_lines);
+
+  const RecordsMessage none = decode_records(encode(RecordsMessage{}));
+  EXPECT_EQ(none.generation, 0);
+  EXPECT_EQ(none.cells, 0);
+  EXPECT_EQ(none.json_lines, "");
+}
+
+TEST(Protocol, RecordsTruncated) {
+  RecordsMessage m;
+  m.generation = 1;
+  m.cells = 1;
+  m.json_lines = "{\"cell\":0}\n";
+  expect_prefixes_rejected(encode(m), [](const Bytes& b) { decode_records(b); }, "records message");
+}
+
+// ---------------------------------------------------------------- ResultMessage
+
+TEST(Protocol, ResultRoundTrip) {
+  ResultMessage m;
+  m.cells = {4, 5, 8, 9};
+  m.ensembles = {pattern(100, 1), Bytes{}, pattern(3, 7), pattern(2048, 9)};
+  const ResultMessage back = decode_result(encode(m));
+  EXPECT_EQ(back.cells, m.cells);
+  ASSERT_EQ(back.ensembles.size(), m.ensembles.size());
+  for (std::size_t i = 0; i < m.ensembles.size(); ++i) EXPECT_EQ(back.ensembles[i], m.ensembles[i]) << i;
+
+  const ResultMessage none = decode_result(encode(ResultMessage{}));
+  EXPECT_TRUE(none.cells.empty());
+  EXPECT_TRUE(none.ensembles.empty());
+}
+
+TEST(Protocol, ResultTruncated) {
+  ResultMessage m;
+  m.cells = {0, 1};
+  m.ensembles = {pattern(6, 1), pattern(4, 2)};
+  expect_prefixes_rejected(encode(m), [](const Bytes& b) { decode_result(b); }, "result message");
+}
+
+TEST(Protocol, ResultWithAHugeCellCountIsRejected) {
+  // A foreign payload whose vector length claims more cells than there are bytes.
+  Bytes b(8, 0xff);
+  b.push_back(1);
+  EXPECT_THROW(decode_result(b), InputError);
+}
+
+}  // namespace
+}  // namespace cellgan

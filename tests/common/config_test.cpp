@@ -1,0 +1,331 @@
+// Tests of common/config.h: the shipped configs, the defaults, the input errors and the to_yaml round trip.
+#include "common/config.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <initializer_list>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "tests/common/test_files.h"
+
+namespace cellgan {
+namespace {
+
+using test::input_error_of;
+using test::TempDir;
+using test::write_bytes;
+
+// The InputError message of parsing `yaml` as `source`.
+std::string parse_error(const std::string& yaml, const std::string& source = "configs/bad.yaml") {
+  return input_error_of([&] { parse_config(yaml, source); });
+}
+
+// Expects `message` to be one line holding every one of `parts`.
+void expect_mentions(const std::string& message, std::initializer_list<std::string> parts) {
+  EXPECT_EQ(message.find('\n'), std::string::npos) << "not one line: " << message;
+  for (const auto& part : parts) EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' missing in: " << message;
+}
+
+void expect_same(const Config& a, const Config& b) {
+  EXPECT_EQ(a.seed, b.seed);
+  EXPECT_EQ(a.output_dir, b.output_dir);
+
+  EXPECT_EQ(a.data.dataset, b.data.dataset);
+  EXPECT_EQ(a.data.path, b.data.path);
+  EXPECT_EQ(a.data.train_limit, b.data.train_limit);
+  EXPECT_EQ(a.data.toy_samples, b.data.toy_samples);
+
+  EXPECT_EQ(a.network.kind, b.network.kind);
+  EXPECT_EQ(a.network.latent_dim, b.network.latent_dim);
+  EXPECT_EQ(a.network.toy_hidden, b.network.toy_hidden);
+
+  EXPECT_EQ(a.grid.rows, b.grid.rows);
+  EXPECT_EQ(a.grid.cols, b.grid.cols);
+  EXPECT_EQ(a.grid.neighbourhood, b.grid.neighbourhood);
+
+  const TrainingConfig& s = a.training;
+  const TrainingConfig& t = b.training;
+  EXPECT_EQ(s.generations, t.generations);
+  EXPECT_EQ(s.population_size, t.population_size);
+  EXPECT_EQ(s.tournament_size, t.tournament_size);
+  EXPECT_EQ(s.batch_size, t.batch_size);
+  EXPECT_EQ(s.batches_per_generation, t.batches_per_generation);
+  EXPECT_DOUBLE_EQ(s.learning_rate, t.learning_rate);
+  EXPECT_DOUBLE_EQ(s.adam_beta1, t.adam_beta1);
+  EXPECT_DOUBLE_EQ(s.adam_beta2, t.adam_beta2);
+  EXPECT_EQ(s.loss, t.loss);
+  EXPECT_EQ(s.discriminator_skip, t.discriminator_skip);
+  EXPECT_DOUBLE_EQ(s.mutation_probability, t.mutation_probability);
+  EXPECT_DOUBLE_EQ(s.mutation_scale, t.mutation_scale);
+  EXPECT_EQ(s.replacement, t.replacement);
+  EXPECT_EQ(s.n_replacements, t.n_replacements);
+  EXPECT_DOUBLE_EQ(s.mixture_sigma, t.mixture_sigma);
+  EXPECT_EQ(s.fitness_samples, t.fitness_samples);
+  EXPECT_EQ(s.score_samples, t.score_samples);
+
+  EXPECT_EQ(a.evaluation.classifier, b.evaluation.classifier);
+  EXPECT_EQ(a.evaluation.final_samples, b.evaluation.final_samples);
+  EXPECT_EQ(a.evaluation.grid_images, b.evaluation.grid_images);
+
+  EXPECT_EQ(a.runtime.threads, b.runtime.threads);
+  EXPECT_EQ(a.runtime.heartbeat_interval_ms, b.runtime.heartbeat_interval_ms);
+  EXPECT_EQ(a.runtime.late_after_ms, b.runtime.late_after_ms);
+  EXPECT_EQ(a.runtime.dead_after_ms, b.runtime.dead_after_ms);
+  EXPECT_EQ(a.runtime.log_level, b.runtime.log_level);
+}
+
+// ---------------------------------------------------------------- shipped configs
+
+TEST(Config, EveryShippedConfigLoads) {
+  const std::filesystem::path dir = std::filesystem::path(CELLGAN_SOURCE_DIR) / "configs";
+  ASSERT_TRUE(std::filesystem::is_directory(dir)) << dir;
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    if (entry.is_regular_file() && entry.path().extension() == ".yaml") files.push_back(entry.path());
+  ASSERT_FALSE(files.empty()) << "no .yaml file in " << dir;
+
+  const std::regex grid_in_name(R"(-(\d+)x(\d+)$)");
+  for (const auto& file : files) {
+    SCOPED_TRACE(file.string());
+    Config c;
+    try {
+      c = load_config(file.string());
+    } catch (const InputError& e) {
+      ADD_FAILURE() << e.what();
+      continue;
+    }
+    EXPECT_EQ(c.source, file.string());
+    EXPECT_FALSE(c.output_dir.empty());
+    // A name such as mnist-3x3.yaml promises a 3 x 3 grid.
+    std::smatch m;
+    const std::string stem = file.stem().string();
+    if (std::regex_search(stem, m, grid_in_name)) {
+      EXPECT_EQ(c.grid.rows, std::stoll(m[1].str()));
+      EXPECT_EQ(c.grid.cols, std::stoll(m[2].str()));
+    }
+    // What the run directory will hold must load again.
+    Config again;
+    EXPECT_NO_THROW(again = parse_config(to_yaml(c), "resolved.yaml"));
+    expect_same(c, again);
+  }
+}
+
+// ---------------------------------------------------------------- defaults
+
+void expect_lipizzaner_mnist(const Config& c) {
+  EXPECT_EQ(c.data.dataset, DatasetKind::kMnist);
+  EXPECT_EQ(c.network.kind, NetworkKind::kMlp);
+  EXPECT_EQ(c.training.batch_size, 100);
+  EXPECT_EQ(c.training.population_size, 1);
+  EXPECT_EQ(c.training.tournament_size, 2);
+  EXPECT_DOUBLE_EQ(c.training.learning_rate, 2e-4);
+  EXPECT_DOUBLE_EQ(c.training.adam_beta1, 0.5);
+  EXPECT_DOUBLE_EQ(c.training.adam_beta2, 0.999);
+  EXPECT_DOUBLE_EQ(c.training.mutation_probability, 0.5);
+  EXPECT_DOUBLE_EQ(c.training.mutation_scale, 1e-4);
+  EXPECT_EQ(c.training.discriminator_skip, 1);
+  EXPECT_DOUBLE_EQ(c.training.mixture_sigma, 0.01);
+  EXPECT_EQ(c.training.fitness_samples, 1000);
+  EXPECT_EQ(c.training.score_samples, 1000);
+  EXPECT_EQ(c.training.loss, LossKind::kBce);
+}
+
+TEST(Config, DefaultsAreLipizzanersMnistSettings) { expect_lipizzaner_mnist(Config{}); }
+
+TEST(Config, KeysLeftOutKeepTheirDefaults) {
+  const Config c = parse_config("seed: 7\ndata:\ntraining:\n  generations: 3\n", "short.yaml");
+  EXPECT_EQ(c.seed, 7u);
+  EXPECT_EQ(c.training.generations, 3);
+  EXPECT_EQ(c.source, "short.yaml");
+  expect_lipizzaner_mnist(c);
+  EXPECT_EQ(c.output_dir, Config{}.output_dir);
+  EXPECT_EQ(c.grid.rows, GridConfig{}.rows);
+  EXPECT_EQ(c.runtime.dead_after_ms, RuntimeConfig{}.dead_after_ms);
+}
+
+TEST(Config, ValuesGivenAreRead) {
+  const Config c = parse_config(
+      "output_dir: runs/x\n"
+      "data: {dataset: ring, toy_samples: 500}\n"
+      "network: {kind: toy, latent_dim: 3}\n"
+      "grid: {rows: 2, cols: 5, neighbourhood: moore}\n"
+      "training: {loss: mustangs, learning_rate: 0.003, replacement: if_better}\n"
+      "runtime: {log_level: debug}\n",
+      "given.yaml");
+  EXPECT_EQ(c.output_dir, "runs/x");
+  EXPECT_EQ(c.data.dataset, DatasetKind::kRing);
+  EXPECT_EQ(c.data.toy_samples, 500);
+  EXPECT_EQ(c.network.kind, NetworkKind::kToy);
+  EXPECT_EQ(c.network.latent_dim, 3);
+  EXPECT_EQ(c.grid.rows, 2);
+  EXPECT_EQ(c.grid.cols, 5);
+  EXPECT_EQ(c.grid.neighbourhood, NeighbourhoodKind::kMoore);
+  EXPECT_EQ(c.training.loss, LossKind::kMustangs);
+  EXPECT_DOUBLE_EQ(c.training.learning_rate, 0.003);
+  EXPECT_EQ(c.training.replacement, ReplacementRule::kIfBetter);
+  EXPECT_EQ(c.runtime.log_level, "debug");
+}
+
+// ---------------------------------------------------------------- bad input
+
+TEST(ConfigErrors, UnknownTopLevelKey) {
+  expect_mentions(parse_error("seed: 1\nsede: 2\n"), {"configs/bad.yaml", "sede", "unknown key"});
+}
+
+TEST(ConfigErrors, UnknownKeyInsideASection) {
+  expect_mentions(parse_error("training:\n  generations: 3\n  lerning_rate: 0.1\n"),
+                  {"configs/bad.yaml", "training.lerning_rate", "unknown key"});
+  expect_mentions(parse_error("runtime:\n  thread: 2\n"), {"configs/bad.yaml", "runtime.thread"});
+}
+
+TEST(ConfigErrors, WrongType) {
+  expect_mentions(parse_error("training:\n  generations: \"ten\"\n"),
+                  {"configs/bad.yaml", "training.generations", "ten"});
+  expect_mentions(parse_error("training:\n  learning_rate: fast\n"), {"configs/bad.yaml", "training.learning_rate"});
+  expect_mentions(parse_error("grid:\n  rows: [1, 2]\n"), {"configs/bad.yaml", "grid.rows"});
+  expect_mentions(parse_error("training: 5\n"), {"configs/bad.yaml", "training"});
+}
+
+TEST(ConfigErrors, OutOfRange) {
+  expect_mentions(parse_error("grid:\n  rows: 0\n"), {"configs/bad.yaml", "grid.rows"});
+  expect_mentions(parse_error("grid:\n  cols: -3\n"), {"configs/bad.yaml", "grid.cols"});
+  expect_mentions(parse_error("training:\n  population_size: 2\n  n_replacements: 3\n"),
+                  {"configs/bad.yaml", "training.n_replacements"});
+  expect_mentions(parse_error("runtime:\n  late_after_ms: 1000\n  dead_after_ms: 1000\n"),
+                  {"configs/bad.yaml", "runtime.dead_after_ms"});
+}
+
+TEST(ConfigErrors, EnumValueNotInTheList) {
+  expect_mentions(parse_error("training:\n  loss: hinge\n"), {"configs/bad.yaml", "training.loss", "hinge"});
+  expect_mentions(parse_error("grid:\n  neighbourhood: hex\n"), {"configs/bad.yaml", "grid.neighbourhood", "hex"});
+  expect_mentions(parse_error("runtime:\n  log_level: loud\n"), {"configs/bad.yaml", "runtime.log_level", "loud"});
+}
+
+TEST(ConfigErrors, IdxDatasetNeedsAPath) {
+  expect_mentions(parse_error("data:\n  dataset: idx\n"), {"configs/bad.yaml", "data.path"});
+  const Config c = parse_config("data:\n  dataset: idx\n  path: /some/folder\n", "ok.yaml");
+  EXPECT_EQ(c.data.dataset, DatasetKind::kIdx);
+  EXPECT_EQ(c.data.path, "/some/folder");
+}
+
+TEST(ConfigErrors, ToyDataAndNetworkGoTogether) {
+  expect_mentions(parse_error("data:\n  dataset: ring\nnetwork:\n  kind: mlp\n"), {"configs/bad.yaml", "network.kind"});
+  expect_mentions(parse_error("data:\n  dataset: grid\n"), {"configs/bad.yaml", "network.kind"});
+  expect_mentions(parse_error("network:\n  kind: toy\n"), {"configs/bad.yaml", "network.kind"});
+}
+
+TEST(ConfigErrors, InvalidYamlNamesTheSourceAndALine) {
+  // The unclosed quote starts on line 3.
+  const std::string message = parse_error("seed: 1\noutput_dir: runs/a\ndata: {dataset: \"mnist\n", "broken.yaml");
+  expect_mentions(message, {"broken.yaml", "line "});
+  EXPECT_TRUE(std::regex_search(message, std::regex(R"(line [1-9][0-9]*)"))) << message;
+  const std::string nested = parse_error("training:\n  generations: 3\n    - x\n", "nested.yaml");
+  expect_mentions(nested, {"nested.yaml", "line "});
+}
+
+TEST(ConfigErrors, EmptyFile) {
+  expect_mentions(parse_error("", "empty.yaml"), {"empty.yaml"});
+  expect_mentions(parse_error("# only a comment\n\n", "comment.yaml"), {"comment.yaml"});
+}
+
+TEST(ConfigErrors, NotAMapping) {
+  expect_mentions(parse_error("just a string\n", "scalar.yaml"), {"scalar.yaml"});
+  expect_mentions(parse_error("- a\n- b\n", "list.yaml"), {"list.yaml"});
+}
+
+TEST(ConfigErrors, MissingFileNamesThePath) {
+  TempDir dir;
+  const std::string path = dir.file("no-such-config.yaml");
+  expect_mentions(input_error_of([&] { load_config(path); }), {path});
+}
+
+TEST(ConfigErrors, LoadConfigNamesTheFileInParseErrors) {
+  TempDir dir;
+  const std::string path = dir.file("typo.yaml");
+  write_bytes(path, "grid:\n  rows: 2\n  colls: 2\n");
+  expect_mentions(input_error_of([&] { load_config(path); }), {path, "grid.colls"});
+}
+
+// ---------------------------------------------------------------- to_yaml
+
+Config non_default_config() {
+  Config c;
+  c.seed = 123456789012345ULL;
+  c.output_dir = "runs/odd dir: #1";
+  c.data.dataset = DatasetKind::kIdx;
+  c.data.path = "/data/some idx";
+  c.data.train_limit = 2500;
+  c.data.toy_samples = 777;
+  c.network.kind = NetworkKind::kDcgan;
+  c.network.latent_dim = 100;
+  c.network.toy_hidden = 17;
+  c.grid.rows = 3;
+  c.grid.cols = 5;
+  c.grid.neighbourhood = NeighbourhoodKind::kMoore;
+  c.training.generations = 42;
+  c.training.population_size = 3;
+  c.training.tournament_size = 3;
+  c.training.batch_size = 64;
+  c.training.batches_per_generation = 12;
+  c.training.learning_rate = 3.3e-4;
+  c.training.adam_beta1 = 0.45;
+  c.training.adam_beta2 = 0.98765;
+  c.training.loss = LossKind::kHeuristic;
+  c.training.discriminator_skip = 0;
+  c.training.mutation_probability = 0.25;
+  c.training.mutation_scale = 1.0 / 3.0;
+  c.training.replacement = ReplacementRule::kIfBetter;
+  c.training.n_replacements = 2;
+  c.training.mixture_sigma = 0.07;
+  c.training.fitness_samples = 321;
+  c.training.score_samples = 654;
+  c.evaluation.classifier = "models/clf.pt";
+  c.evaluation.final_samples = 5000;
+  c.evaluation.grid_images = 64;
+  c.runtime.threads = 2;
+  c.runtime.heartbeat_interval_ms = 250;
+  c.runtime.late_after_ms = 3000;
+  c.runtime.dead_after_ms = 9000;
+  c.runtime.log_level = "warn";
+  return c;
+}
+
+TEST(ConfigYaml, RoundTripOfANonDefaultConfig) {
+  const Config c = non_default_config();
+  const Config back = parse_config(to_yaml(c), "round-trip.yaml");
+  expect_same(c, back);
+  EXPECT_EQ(back.source, "round-trip.yaml");
+}
+
+TEST(ConfigYaml, RoundTripOfAToyConfig) {
+  Config c;
+  c.data.dataset = DatasetKind::kGrid;
+  c.network.kind = NetworkKind::kToy;
+  c.training.loss = LossKind::kMse;
+  c.runtime.log_level = "error";
+  expect_same(c, parse_config(to_yaml(c), "toy.yaml"));
+}
+
+TEST(ConfigYaml, RoundTripOfTheDefaults) {
+  const Config c;
+  expect_same(c, parse_config(to_yaml(c), "defaults.yaml"));
+}
+
+TEST(ConfigYaml, WritesEveryKey) {
+  const std::string yaml = to_yaml(Config{});
+  for (const char* key : {"seed", "output_dir", "dataset", "path", "train_limit", "toy_samples", "kind", "latent_dim",
+                          "toy_hidden", "rows", "cols", "neighbourhood", "generations", "population_size",
+                          "tournament_size", "batch_size", "batches_per_generation", "learning_rate", "adam_beta1",
+                          "adam_beta2", "loss", "discriminator_skip", "mutation_probability", "mutation_scale",
+                          "replacement", "n_replacements", "mixture_sigma", "fitness_samples", "score_samples",
+                          "classifier", "final_samples", "grid_images", "threads", "heartbeat_interval_ms",
+                          "late_after_ms", "dead_after_ms", "log_level"})
+    EXPECT_NE(yaml.find(std::string(key) + ":"), std::string::npos) << key << " missing in:\n" << yaml;
+}
+
+}  // namespace
+}  // namespace cellgan

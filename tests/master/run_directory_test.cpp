@@ -1,0 +1,213 @@
+// Tests of master/run_directory.h: the output_dir checks, config.yaml, ordered metrics.jsonl and events.log.
+#include "master/run_directory.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+#include "common/error.h"
+#include "tests/common/test_files.h"
+
+namespace cellgan {
+namespace {
+
+using test::input_error_of;
+using test::read_bytes;
+using test::TempDir;
+using test::write_bytes;
+
+Config config_in(const std::string& output_dir) {
+  Config c;
+  c.source = "configs/test.yaml";
+  c.output_dir = output_dir;
+  return c;
+}
+
+// One metrics line, as a worker writes it.
+std::string record(std::int64_t generation, int cell) {
+  return "{\"generation\":" + std::to_string(generation) + ",\"cell\":" + std::to_string(cell) + ",\"loss\":0.5}";
+}
+
+// A worker's records for its cells, one line each ending in '\n'.
+std::string records(std::int64_t generation, const std::vector<int>& cells) {
+  std::string lines;
+  for (int cell : cells) lines += record(generation, cell) + "\n";
+  return lines;
+}
+
+std::vector<std::string> lines_of(const std::string& path) {
+  std::istringstream in(read_bytes(path));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// ---------------------------------------------------------------- check_run_directory
+
+TEST(CheckRunDirectory, PassesForANewDirectory) {
+  TempDir tmp;
+  EXPECT_NO_THROW(check_run_directory(config_in(tmp.file("new-run"))));
+  EXPECT_NO_THROW(check_run_directory(config_in(tmp.file("a/b/c"))));
+  EXPECT_FALSE(std::filesystem::exists(tmp.file("new-run"))) << "a check must not create anything";
+}
+
+TEST(CheckRunDirectory, PassesForAnUnfinishedRun) {
+  TempDir tmp;
+  std::filesystem::create_directories(tmp.file("run"));
+  write_bytes(tmp.file("run/metrics.jsonl"), record(1, 0) + "\n");
+  EXPECT_NO_THROW(check_run_directory(config_in(tmp.file("run"))));
+}
+
+TEST(CheckRunDirectory, RejectsAFinishedRun) {
+  TempDir tmp;
+  const std::string dir = tmp.file("done");
+  std::filesystem::create_directories(dir);
+  write_bytes(dir + "/result.json", "{}\n");
+  const std::string message = input_error_of([&] { check_run_directory(config_in(dir)); });
+  EXPECT_NE(message.find("output_dir"), std::string::npos) << message;
+  EXPECT_NE(message.find("configs/test.yaml"), std::string::npos) << message;
+  EXPECT_NE(message.find(dir), std::string::npos) << message;
+}
+
+TEST(CheckRunDirectory, RejectsARegularFile) {
+  TempDir tmp;
+  const std::string file = tmp.file("not-a-dir");
+  write_bytes(file, "hello\n");
+  const std::string message = input_error_of([&] { check_run_directory(config_in(file)); });
+  EXPECT_NE(message.find("output_dir"), std::string::npos) << message;
+  EXPECT_NE(message.find(file), std::string::npos) << message;
+}
+
+// ---------------------------------------------------------------- RunDirectory
+
+TEST(RunDirectory, WritesTheResolvedConfig) {
+  TempDir tmp;
+  Config c = config_in(tmp.file("runs/one"));
+  c.seed = 99;
+  c.grid.rows = 3;
+  c.grid.cols = 4;
+  c.training.generations = 17;
+  c.training.learning_rate = 7.5e-4;
+  c.training.loss = LossKind::kMustangs;
+  c.runtime.log_level = "debug";
+  RunDirectory run(c, 12);
+  EXPECT_EQ(run.path("config.yaml"), (std::filesystem::path(c.output_dir) / "config.yaml").string());
+  ASSERT_TRUE(std::filesystem::is_regular_file(run.path("config.yaml")));
+
+  const Config back = parse_config(read_bytes(run.path("config.yaml")), run.path("config.yaml"));
+  EXPECT_EQ(back.seed, 99u);
+  EXPECT_EQ(back.output_dir, c.output_dir);
+  EXPECT_EQ(back.grid.rows, 3);
+  EXPECT_EQ(back.grid.cols, 4);
+  EXPECT_EQ(back.training.generations, 17);
+  EXPECT_DOUBLE_EQ(back.training.learning_rate, 7.5e-4);
+  EXPECT_EQ(back.training.loss, LossKind::kMustangs);
+  EXPECT_EQ(back.runtime.log_level, "debug");
+  EXPECT_EQ(back.data.dataset, c.data.dataset);
+  EXPECT_EQ(back.training.batch_size, c.training.batch_size);
+
+  EXPECT_TRUE(std::filesystem::exists(run.path("metrics.jsonl")));
+  EXPECT_TRUE(std::filesystem::exists(run.path("events.log")));
+  EXPECT_TRUE(lines_of(run.path("metrics.jsonl")).empty());
+  EXPECT_EQ(run.generations_written(), 0);
+}
+
+TEST(RunDirectory, WritesAGenerationOnlyWhenComplete) {
+  TempDir tmp;
+  RunDirectory run(config_in(tmp.file("run")), 4);
+  // Worker A has cells 0 and 1, worker B cells 2 and 3.
+  EXPECT_TRUE(run.add_records(1, records(1, {0, 1})).empty());
+  EXPECT_TRUE(lines_of(run.path("metrics.jsonl")).empty());
+  EXPECT_EQ(run.generations_written(), 0);
+
+  EXPECT_EQ(run.add_records(1, records(1, {2, 3})), std::vector<std::int64_t>{1});
+  EXPECT_EQ(run.generations_written(), 1);
+  EXPECT_EQ(lines_of(run.path("metrics.jsonl")),
+            (std::vector<std::string>{record(1, 0), record(1, 1), record(1, 2), record(1, 3)}));
+
+  const auto& g1 = run.generation_lines(1);
+  ASSERT_EQ(g1.size(), 4u);
+  for (int cell = 0; cell < 4; ++cell) EXPECT_EQ(g1.at(cell), record(1, cell));
+}
+
+TEST(RunDirectory, OrdersRecordsThatArriveOutOfOrder) {
+  TempDir tmp;
+  RunDirectory run(config_in(tmp.file("run")), 4);
+  // Generation 2 of worker B before generation 1 of worker A; cells within a
+  // message in no particular order, the last line without its '\n'.
+  EXPECT_TRUE(run.add_records(1, records(1, {3, 2})).empty());
+  EXPECT_TRUE(run.add_records(2, records(2, {3, 2})).empty());
+  EXPECT_TRUE(lines_of(run.path("metrics.jsonl")).empty());
+  EXPECT_EQ(run.add_records(1, record(1, 1) + "\n" + record(1, 0)), std::vector<std::int64_t>{1});
+  EXPECT_EQ(run.add_records(2, records(2, {1, 0})), std::vector<std::int64_t>{2});
+
+  std::vector<std::string> expected;
+  for (int g = 1; g <= 2; ++g)
+    for (int cell = 0; cell < 4; ++cell) expected.push_back(record(g, cell));
+  EXPECT_EQ(lines_of(run.path("metrics.jsonl")), expected);
+  EXPECT_EQ(run.generations_written(), 2);
+}
+
+TEST(RunDirectory, ALateGenerationReleasesTheOnesWaitingBehindIt) {
+  TempDir tmp;
+  RunDirectory run(config_in(tmp.file("run")), 2);
+  // Worker B (cell 1) runs three generations ahead of worker A (cell 0).
+  for (int g = 1; g <= 3; ++g) EXPECT_TRUE(run.add_records(g, records(g, {1})).empty());
+  EXPECT_TRUE(run.add_records(3, records(3, {0})).empty());
+  EXPECT_TRUE(run.add_records(2, records(2, {0})).empty());
+  EXPECT_TRUE(lines_of(run.path("metrics.jsonl")).empty());
+  EXPECT_EQ(run.add_records(1, records(1, {0})), (std::vector<std::int64_t>{1, 2, 3}));
+  EXPECT_EQ(run.generations_written(), 3);
+
+  std::vector<std::string> expected;
+  for (int g = 1; g <= 3; ++g)
+    for (int cell = 0; cell < 2; ++cell) expected.push_back(record(g, cell));
+  EXPECT_EQ(lines_of(run.path("metrics.jsonl")), expected);
+
+  // Each generation's own lines, also when several were written at once.
+  for (int g = 1; g <= 3; ++g) {
+    SCOPED_TRACE("generation " + std::to_string(g));
+    const auto& lines = run.generation_lines(g);
+    ASSERT_EQ(lines.size(), 2u);
+    EXPECT_EQ(lines.at(0), record(g, 0));
+    EXPECT_EQ(lines.at(1), record(g, 1));
+  }
+}
+
+TEST(RunDirectory, EventsAreTimestampedLines) {
+  TempDir tmp;
+  RunDirectory run(config_in(tmp.file("run")), 1);
+  run.event("start: 2 workers");
+  run.event("worker rank 2 late: silent for 10.0 s");
+  const auto lines = lines_of(run.path("events.log"));
+  ASSERT_EQ(lines.size(), 2u);
+  const std::regex stamped(R"(^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2} (.*)$)");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(lines[0], m, stamped)) << lines[0];
+  EXPECT_EQ(m[1].str(), "start: 2 workers");
+  ASSERT_TRUE(std::regex_match(lines[1], m, stamped)) << lines[1];
+  EXPECT_EQ(m[1].str(), "worker rank 2 late: silent for 10.0 s");
+  run.event("gathered 1 ensembles");
+  EXPECT_EQ(lines_of(run.path("events.log")).size(), 3u);
+}
+
+TEST(RunDirectory, StartsFreshFilesInAnUnfinishedRun) {
+  TempDir tmp;
+  const std::string dir = tmp.file("run");
+  std::filesystem::create_directories(dir);
+  write_bytes(dir + "/metrics.jsonl", "stale line\n");
+  write_bytes(dir + "/events.log", "stale event\n");
+  RunDirectory run(config_in(dir), 1);
+  EXPECT_TRUE(lines_of(run.path("metrics.jsonl")).empty());
+  EXPECT_TRUE(lines_of(run.path("events.log")).empty());
+  EXPECT_EQ(run.add_records(1, records(1, {0})), std::vector<std::int64_t>{1});
+  EXPECT_EQ(lines_of(run.path("metrics.jsonl")), std::vector<std::string>{record(1, 0)});
+}
+
+}  // namespace
+}  // namespace cellgan

@@ -1,0 +1,170 @@
+// One generation of one cell (SPEC §3): the mutated learning rate reaches
+// Adam, generations are deterministic, replacement rules hold, mixture
+// weights stay a distribution, and non-finite individuals never enter.
+#include "worker/cell_trainer.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <numeric>
+
+#include "common/nn/training_data.h"
+
+namespace cellgan {
+namespace {
+
+Config toy_config() {
+  Config c = parse_config(R"(
+seed: 11
+data: {dataset: ring, toy_samples: 1000}
+network: {kind: toy, latent_dim: 4, toy_hidden: 16}
+grid: {rows: 3, cols: 3}
+training: {generations: 2, batches_per_generation: 5, batch_size: 50, fitness_samples: 100, score_samples: 100,
+           learning_rate: 1.0e-3}
+)",
+                          "test");
+  return c;
+}
+
+struct Fixture {
+  explicit Fixture(Config c) : config(std::move(c)), scorer(make_scorer(config)),
+        trainer(config, load_training_tensor(config), *scorer) {}
+  Config config;
+  std::unique_ptr<SampleScorer> scorer;
+  CellTrainer trainer;
+
+  // Centres of 4 other cells, as a 3x3 von Neumann neighbourhood has.
+  std::pair<std::vector<Individual>, std::vector<Individual>> neighbours() const {
+    std::vector<Individual> g, d;
+    for (int cell : {1, 3, 5, 7}) {
+      CellState s = trainer.initial_state(cell, 4);
+      g.push_back(s.generators[0].clone());
+      d.push_back(s.discriminators[0].clone());
+    }
+    return {std::move(g), std::move(d)};
+  }
+};
+
+TEST(CellTrainer, MutatedLearningRateReachesAdam) {
+  Config c = toy_config();
+  c.training.mutation_probability = 1.0;
+  c.training.mutation_scale = 1.0;  // large, so the change is unmistakable
+  Fixture f(c);
+  CellState s = f.trainer.initial_state(4, 4);
+  Individual& g = s.generators[0];
+  const double before = g.learning_rate();
+  SplitMix64 rng(5);
+  f.trainer.mutate_learning_rate(g, rng);
+  const double after = g.learning_rate();
+  ASSERT_GT(std::abs(after - before), 1e-5);
+  for (auto& group : g.optimizer().param_groups()) EXPECT_DOUBLE_EQ(group.options().get_lr(), after);
+  // Adam's first step moves each weight by about lr (m/sqrt(v) = +-1), so
+  // the size of the step shows which lr the optimizer really used.
+  const torch::Tensor w0 = g.module().parameters()[0].detach().clone();
+  g.optimizer().zero_grad();
+  g.generator()->forward(torch::randn({32, 4})).sum().backward();
+  g.optimizer().step();
+  const double moved = (g.module().parameters()[0].detach() - w0).abs().max().item<double>();
+  EXPECT_NEAR(moved, after, after * 0.01);
+  EXPECT_GT(std::abs(moved - before), before * 0.05);
+}
+
+TEST(CellTrainer, ZeroProbabilityNeverMutates) {
+  Config c = toy_config();
+  c.training.mutation_probability = 0.0;
+  Fixture f(c);
+  CellState s = f.trainer.initial_state(0, 4);
+  SplitMix64 rng(5);
+  for (int i = 0; i < 100; ++i) f.trainer.mutate_learning_rate(s.generators[0], rng);
+  EXPECT_DOUBLE_EQ(s.generators[0].learning_rate(), c.training.learning_rate);
+}
+
+TEST(CellTrainer, GenerationIsDeterministic) {
+  Fixture f(toy_config());
+  std::vector<std::vector<std::uint8_t>> results;
+  std::vector<double> losses;
+  for (int run = 0; run < 2; ++run) {
+    CellState s = f.trainer.initial_state(4, 4);
+    for (int gen = 0; gen < 2; ++gen) {
+      auto [g, d] = f.neighbours();
+      const GenerationRecord r = f.trainer.run_generation(s, std::move(g), std::move(d));
+      losses.push_back(r.generator_loss);
+    }
+    results.push_back(s.centre_generator().encode());
+    EXPECT_EQ(s.generation, 2);
+  }
+  EXPECT_EQ(results[0], results[1]);
+  EXPECT_EQ(losses[0], losses[2]);
+  EXPECT_EQ(losses[1], losses[3]);
+}
+
+TEST(CellTrainer, AlwaysRuleReplacesAndRecordsIt) {
+  Config c = toy_config();
+  c.training.replacement = ReplacementRule::kAlways;
+  Fixture f(c);
+  CellState s = f.trainer.initial_state(4, 4);
+  const auto before = s.generators[0].encode();
+  auto [g, d] = f.neighbours();
+  const GenerationRecord r = f.trainer.run_generation(s, std::move(g), std::move(d));
+  EXPECT_EQ(r.generators_replaced, 1);
+  EXPECT_EQ(r.discriminators_replaced, 1);
+  EXPECT_NE(s.generators[0].encode(), before);
+  EXPECT_EQ(s.generators[0].source_cell, 4);
+}
+
+TEST(CellTrainer, IfBetterRuleKeepsTheLocalIndividualUnlessBeaten) {
+  Config c = toy_config();
+  c.training.replacement = ReplacementRule::kIfBetter;
+  Fixture f(c);
+  CellState s = f.trainer.initial_state(4, 4);
+  for (int gen = 0; gen < 3; ++gen) {
+    const auto before = s.generators[0].encode();
+    auto [g, d] = f.neighbours();
+    const GenerationRecord r = f.trainer.run_generation(s, std::move(g), std::move(d));
+    ASSERT_TRUE(r.generators_replaced == 0 || r.generators_replaced == 1);
+    // Kept means byte-identical apart from the refreshed fitness.
+    Individual kept = Individual::decode(before, s.generators[0].shape(), {});
+    kept.fitness = s.generators[0].fitness;
+    if (r.generators_replaced == 0) EXPECT_EQ(kept.encode(), s.generators[0].encode());
+    else EXPECT_NE(kept.encode(), s.generators[0].encode());
+  }
+}
+
+TEST(CellTrainer, MixtureWeightsStayADistribution) {
+  Config c = toy_config();
+  c.training.mixture_sigma = 0.5;
+  Fixture f(c);
+  CellState s = f.trainer.initial_state(4, 4);
+  ASSERT_EQ(s.mixture_weights.size(), 5u);
+  bool moved = false;
+  for (int gen = 0; gen < 3; ++gen) {
+    auto [g, d] = f.neighbours();
+    const GenerationRecord r = f.trainer.run_generation(s, std::move(g), std::move(d));
+    moved = moved || r.mixture_improved;
+    EXPECT_NEAR(std::accumulate(s.mixture_weights.begin(), s.mixture_weights.end(), 0.0), 1.0, 1e-12);
+    for (double w : s.mixture_weights) EXPECT_GE(w, 0.0);
+    EXPECT_TRUE(std::isfinite(r.scores.at("fid")));
+    EXPECT_EQ(r.seconds.count("train"), 1u);
+  }
+  Ensemble e = CellTrainer::ensemble(s);
+  EXPECT_EQ(e.generators.size(), 5u);
+  EXPECT_EQ(e.weights, s.mixture_weights);
+  if (moved) EXPECT_NE(s.mixture_weights, std::vector<double>(5, 0.2));
+}
+
+TEST(CellTrainer, NonFiniteNeighboursNeverEnterThePopulation) {
+  Fixture f(toy_config());
+  CellState s = f.trainer.initial_state(4, 4);
+  auto [g, d] = f.neighbours();
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& ind : g)
+      for (auto& p : ind.module().parameters()) p.fill_(std::numeric_limits<float>::quiet_NaN());
+  }
+  f.trainer.run_generation(s, std::move(g), std::move(d));
+  EXPECT_TRUE(s.generators[0].is_finite());
+  EXPECT_TRUE(std::isfinite(s.generators[0].fitness));
+}
+
+}  // namespace
+}  // namespace cellgan
