@@ -31,11 +31,11 @@ class Section {
     if (!node_ || node_.IsNull()) return;
     const YAML::Node value = node_[key];
     if (!value) return;
-    if (!value.IsScalar()) fail(key, fmt::format("expected a {}", type_name<T>()));
+    if (!value.IsScalar()) fail(key, fmt::format("expected {}", type_name<T>()));
     try {
       out = value.as<T>();
     } catch (const YAML::Exception&) {
-      fail(key, fmt::format("expected a {}, got '{}'", type_name<T>(), value.Scalar()));
+      fail(key, fmt::format("expected {}, got '{}'", type_name<T>(), value.Scalar()));
     }
   }
 
@@ -62,8 +62,10 @@ class Section {
 
   void reject_unknown() const {
     if (!node_ || node_.IsNull()) return;
+    std::set<std::string> keys;
     for (const auto& kv : node_) {
       const std::string key = kv.first.as<std::string>();
+      if (!keys.insert(key).second) fail(key, "duplicate key");
       if (!seen_.count(key)) fail(key, "unknown key");
     }
   }
@@ -77,11 +79,11 @@ class Section {
  private:
   template <typename T>
   static const char* type_name() {
-    if constexpr (std::is_same_v<T, std::string>) return "string";
-    else if constexpr (std::is_same_v<T, bool>) return "boolean";
-    else if constexpr (std::is_floating_point_v<T>) return "number";
-    else if constexpr (std::is_unsigned_v<T>) return "non-negative integer";
-    else return "integer";
+    if constexpr (std::is_same_v<T, std::string>) return "a string";
+    else if constexpr (std::is_same_v<T, bool>) return "a boolean";
+    else if constexpr (std::is_floating_point_v<T>) return "a number";
+    else if constexpr (std::is_unsigned_v<T>) return "a non-negative integer";
+    else return "an integer";
   }
 
   YAML::Node node_;

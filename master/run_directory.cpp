@@ -55,14 +55,16 @@ std::vector<std::int64_t> RunDirectory::add_records(std::int64_t generation, con
     if (it == pending_.end() || static_cast<int>(it->second.size()) < cell_count_) break;
     for (const auto& [cell, line] : it->second) metrics_ << line << '\n';
     metrics_.flush();
-    last_written_ = std::move(it->second);
+    written_lines_[written_ + 1] = std::move(it->second);
     pending_.erase(it);
     completed.push_back(++written_);
   }
   return completed;
 }
 
-const std::map<int, std::string>& RunDirectory::generation_lines(std::int64_t) const { return last_written_; }
+const std::map<int, std::string>& RunDirectory::generation_lines(std::int64_t generation) const {
+  return written_lines_.at(generation);
+}
 
 void RunDirectory::event(const std::string& line) {
   const auto now = std::chrono::system_clock::now();

@@ -46,7 +46,7 @@ class RunDirectory {
   std::ofstream metrics_;
   std::ofstream events_;
   std::map<std::int64_t, std::map<int, std::string>> pending_;  // generation -> cell -> line
-  std::map<int, std::string> last_written_;
+  std::map<std::int64_t, std::map<int, std::string>> written_lines_;  // kept for progress lines
   std::int64_t written_ = 0;
 };
 

@@ -14,7 +14,8 @@
 //     halos of generation g it needs. Halos of later generations that
 //     arrive early are kept until asked for.
 //  4. Each generation, WORLD. The worker's training thread reports its
-//     cells' records: kTagRecords: RecordsMessage{g, JSON lines}.
+//     cells' records: kTagRecords: RecordsMessage{g + 1, JSON lines}
+//     (the number of generations completed, 1-based).
 //  5. Throughout, WORLD. The worker's communication thread sends
 //     kTagHeartbeat: HeartbeatMessage{state, generation} every
 //     heartbeat_interval_ms, whatever the training thread is doing.

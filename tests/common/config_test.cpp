@@ -188,6 +188,7 @@ TEST(ConfigErrors, WrongType) {
   expect_mentions(parse_error("training:\n  learning_rate: fast\n"), {"configs/bad.yaml", "training.learning_rate"});
   expect_mentions(parse_error("grid:\n  rows: [1, 2]\n"), {"configs/bad.yaml", "grid.rows"});
   expect_mentions(parse_error("training: 5\n"), {"configs/bad.yaml", "training"});
+  expect_mentions(parse_error("seed: -1\n"), {"configs/bad.yaml", "seed"});
 }
 
 TEST(ConfigErrors, OutOfRange) {
@@ -219,12 +220,14 @@ TEST(ConfigErrors, ToyDataAndNetworkGoTogether) {
 }
 
 TEST(ConfigErrors, InvalidYamlNamesTheSourceAndALine) {
-  // The unclosed quote starts on line 3.
-  const std::string message = parse_error("seed: 1\noutput_dir: runs/a\ndata: {dataset: \"mnist\n", "broken.yaml");
-  expect_mentions(message, {"broken.yaml", "line "});
+  // A second ':' in a plain value, on line 3.
+  expect_mentions(parse_error("seed: 1\ngrid:\n  rows: 2: 3\n", "colon.yaml"), {"colon.yaml", "line 3"});
+  // A tab used for indentation, on line 2.
+  expect_mentions(parse_error("seed: 1\n\tgrid: 2\n", "tab.yaml"), {"tab.yaml", "line 2"});
+  // An unclosed flow mapping: reported where the text ends.
+  const std::string message = parse_error("seed: 1\noutput_dir: runs/a\ndata: {dataset: \"mnist\n", "open.yaml");
+  expect_mentions(message, {"open.yaml"});
   EXPECT_TRUE(std::regex_search(message, std::regex(R"(line [1-9][0-9]*)"))) << message;
-  const std::string nested = parse_error("training:\n  generations: 3\n    - x\n", "nested.yaml");
-  expect_mentions(nested, {"nested.yaml", "line "});
 }
 
 TEST(ConfigErrors, EmptyFile) {
