@@ -11,6 +11,7 @@
 #include "common/bytes.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "common/process_stats.h"
 #include "common/nn/training_data.h"
 #include "worker/cell_block.h"
 #include "worker/worker_comm.h"
@@ -86,6 +87,7 @@ int run_worker(MpiSession& session) {
   }
   comm.finish();
   comm_thread.join();
+  log::info("worker {} done: peak RSS {:.1f} MB", me + 1, static_cast<double>(peak_rss_bytes()) / 1e6);
   return exit_code;
 }
 

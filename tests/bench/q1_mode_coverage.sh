@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Q1, mode coverage on the toy mixtures: configs/ring-3x3.yaml and
+# configs/grid-3x3.yaml against the same networks on a 1x1 grid with the same
+# total number of generator steps (9x the generations), over 5 seeds each.
+# Results are identical for any worker count, so every run uses one worker
+# and two runs go at a time. Output: runs/q1/ ; then q1_report.py.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+CELLGAN=${CELLGAN:-build/app/cellgan}
+SEEDS=${Q1_SEEDS:-"1 2 3 4 5"}
+export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE OMPI_MCA_mpi_yield_when_idle=1
+ROOT_FLAG=""; [ "$(id -u)" -eq 0 ] && ROOT_FLAG="--allow-run-as-root"
+mkdir -p runs/q1
+jobs=()
+for data in ring grid; do
+  gens=$(grep '^  generations:' "configs/$data-3x3.yaml" | awk '{print $2}')
+  for seed in $SEEDS; do
+    for grid in 3x3 1x1; do
+      name="$data-$grid-s$seed"
+      g=$gens; [ "$grid" = 1x1 ] && g=$((gens * 9))
+      sed -e "s|^output_dir: .*|output_dir: runs/q1/$name|" -e "s|^seed: .*|seed: $seed|" \
+          -e "s|^  generations: .*|  generations: $g|" -e "s|rows: 3|rows: ${grid%x*}|" -e "s|cols: 3|cols: ${grid#*x}|" \
+          "configs/$data-3x3.yaml" > "runs/q1/$name.yaml"
+      jobs+=("$name")
+    done
+  done
+done
+run_one() {
+  local name=$1
+  [ -f "runs/q1/$name/result.json" ] && return 0
+  rm -rf "runs/q1/$name"
+  mpirun $ROOT_FLAG --oversubscribe -np 2 "$CELLGAN" train "runs/q1/$name.yaml" > "runs/q1/$name.out" 2> "runs/q1/$name.log"
+  echo "q1: $name: $(head -1 "runs/q1/$name.out")"
+}
+export -f run_one; export CELLGAN ROOT_FLAG
+printf '%s\n' "${jobs[@]}" | xargs -P "${Q1_PARALLEL:-2}" -I{} bash -c 'run_one {}'
+python3 tests/bench/q1_report.py
