@@ -8,8 +8,6 @@
 namespace cellgan {
 
 namespace {
-constexpr int kToWorld = 0;
-constexpr int kToLocal = 1;
 constexpr int kMaster = 0;
 constexpr auto kIdleSleep = std::chrono::microseconds(500);
 }  // namespace
@@ -28,10 +26,7 @@ void WorkerComm::publish_centres(std::int64_t generation, const std::map<int, st
   for (const auto& out : plan_.sends) {
     const auto& [g_bytes, d_bytes] = centres.at(out.cell);
     const Bytes payload = encode(HaloMessage{generation, out.cell, g_bytes, d_bytes});
-    for (int dest : out.to_workers) {
-      outgoing_.push_back({kToLocal, {dest, payload}});
-      outgoing_tags_.push_back(kTagHalo);
-    }
+    for (int dest : out.to_workers) outgoing_.push_back({true, dest, kTagHalo, payload});
   }
 }
 
@@ -54,8 +49,7 @@ std::map<int, HaloMessage> WorkerComm::wait_for_halos(std::int64_t generation) {
 
 void WorkerComm::report(RecordsMessage records) {
   std::lock_guard<std::mutex> lock(mutex_);
-  outgoing_.push_back({kToWorld, {kMaster, encode(records)}});
-  outgoing_tags_.push_back(kTagRecords);
+  outgoing_.push_back({false, kMaster, kTagRecords, encode(records)});
 }
 
 void WorkerComm::set_progress(WorkerState state, std::int64_t generation) {
@@ -90,18 +84,16 @@ void WorkerComm::send_heartbeat() {
 bool WorkerComm::run_once() {
   bool did = false;
   // 1. Sends queued by the training thread.
-  std::deque<std::pair<int, std::pair<int, Bytes>>> out;
-  std::deque<int> tags;
+  std::deque<Outgoing> out;
   std::optional<Bytes> gather;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     out.swap(outgoing_);
-    tags.swap(outgoing_tags_);
     if (gather_payload_ && !gather_done_) gather = gather_payload_;
   }
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    Communicator& comm = out[i].first == kToWorld ? *world_ : *local_;
-    comm.send(out[i].second.first, tags[i], std::move(out[i].second.second));
+  for (Outgoing& o : out) {
+    Communicator& comm = o.to_local ? *local_ : *world_;
+    comm.send(o.dest, o.tag, std::move(o.payload));
     did = true;
   }
   // 2. Halos from the neighbours.

@@ -70,8 +70,13 @@ class WorkerComm {
   std::mutex mutex_;
   std::condition_variable changed_;
   // Guarded by mutex_:
-  std::deque<std::pair<int, std::pair<int, Bytes>>> outgoing_;  // (comm: 0 world, 1 local), (dest, bytes) with tag
-  std::deque<int> outgoing_tags_;
+  struct Outgoing {
+    bool to_local;  // LOCAL (halos) or WORLD (to the master)
+    int dest;
+    int tag;
+    Bytes payload;
+  };
+  std::deque<Outgoing> outgoing_;
   std::map<std::pair<std::int64_t, int>, HaloMessage> halos_;  // (generation, cell)
   WorkerState state_ = WorkerState::kInactive;
   std::int64_t generation_ = 0;

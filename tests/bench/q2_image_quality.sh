@@ -31,4 +31,6 @@ run_one() {
   echo "q2: $name done $(date +%T): $(head -1 "runs/q2/$name.out")"
 }
 export -f run_one; export CELLGAN ROOT_FLAG
+# Q2_JOBS="name ..." runs a subset, e.g. "always-2x2-g100 always-1x1-g100".
+[ -n "${Q2_JOBS:-}" ] && read -r -a jobs <<< "$Q2_JOBS"
 printf '%s\n' "${jobs[@]}" | xargs -P "${Q2_PARALLEL:-2}" -I{} bash -c 'run_one {}'
