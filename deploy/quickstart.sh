@@ -10,4 +10,4 @@ bash deploy/prepare-data.sh
 rm -rf runs/quickstart
 export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE OMPI_MCA_mpi_yield_when_idle=1
 ROOT_FLAG=""; [ "$(id -u)" -eq 0 ] && ROOT_FLAG="--allow-run-as-root"
-mpirun $ROOT_FLAG --oversubscribe -np 3 build/app/cellgan train configs/quickstart.yaml
+mpirun $ROOT_FLAG --oversubscribe --bind-to none -np 3 build/app/cellgan train configs/quickstart.yaml

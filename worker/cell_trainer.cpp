@@ -286,8 +286,11 @@ Ensemble CellTrainer::ensemble(const CellState& state) {
   Ensemble e;
   e.cell = state.cell;
   e.shape = state.generators.front().shape();
-  for (const auto& g : state.generators) e.generators.push_back(g.clone());
-  for (const auto& g : state.neighbour_generators) e.generators.push_back(g.clone());
+  const auto weights_only = [&](const Individual& g) {
+    return Individual::decode(g.encode(/*with_optimizer_state=*/false), e.shape, AdamSettings{});
+  };
+  for (const auto& g : state.generators) e.generators.push_back(weights_only(g));
+  for (const auto& g : state.neighbour_generators) e.generators.push_back(weights_only(g));
   e.weights = state.mixture_weights;
   if (e.generators.size() != e.weights.size()) e.weights.assign(e.generators.size(), 1.0 / e.generators.size());
   return e;

@@ -6,8 +6,8 @@
 // Each run_once() step: send what the training thread queued; receive any
 // halo (LOCAL) into the halo store; send a heartbeat when it is due; run a
 // requested final gather; wake waiting callers. run() loops run_once()
-// with a short sleep when there was nothing to do, so the thread never
-// spins on the cores the training thread needs.
+// and sleeps when there was nothing to do, backing off from 0.2 ms to 5 ms,
+// so the thread never spins on the cores the training thread needs.
 //
 // Thread-safety: publish_centres, wait_for_halos, report, set_progress,
 // gather_results and finish may be called from the training thread while

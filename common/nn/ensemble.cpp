@@ -73,7 +73,7 @@ std::vector<std::uint8_t> Ensemble::encode() const {
   w.put<std::int32_t>(cell);
   w.put_vector(weights);
   w.put<std::uint32_t>(static_cast<std::uint32_t>(generators.size()));
-  for (const auto& g : generators) w.put_bytes(g.encode());
+  for (const auto& g : generators) w.put_bytes(g.encode(/*with_optimizer_state=*/false));
   const std::uint64_t sum = fnv1a64(w.bytes().data(), w.bytes().size());
   w.put<std::uint64_t>(sum);
   return w.take();

@@ -75,7 +75,7 @@ void Individual::set_learning_rate(double lr) {
   for (auto& group : optimizer_->param_groups()) group.options().set_lr(lr);
 }
 
-std::vector<std::uint8_t> Individual::encode() const {
+std::vector<std::uint8_t> Individual::encode(bool with_optimizer_state) const {
   auto& self = const_cast<Individual&>(*this);
   ByteWriter w;
   w.put<std::uint32_t>(kMagic);
@@ -92,7 +92,7 @@ std::vector<std::uint8_t> Individual::encode() const {
   for (const auto& b : buffers) put_tensor(w, b);
   auto& state = self.optimizer_->state();
   for (const auto& p : params) {
-    auto it = state.find(state_key(p));
+    auto it = with_optimizer_state ? state.find(state_key(p)) : state.end();
     if (it == state.end()) {
       w.put<std::int64_t>(-1);
       continue;

@@ -63,8 +63,10 @@ class Individual {
   // The cell this individual was last trained in.
   int source_cell = -1;
 
-  // Flat bytes; decode() needs the same shape and Adam settings.
-  std::vector<std::uint8_t> encode() const;
+  // Flat bytes; decode() needs the same shape and Adam settings. Without
+  // the optimizer state (for ensembles, which only sample) the bytes are a
+  // third of the size and decode to a fresh Adam state.
+  std::vector<std::uint8_t> encode(bool with_optimizer_state = true) const;
   static Individual decode(const std::vector<std::uint8_t>& bytes, const NetworkShape& shape, AdamSettings adam);
 
   // True when every parameter and Adam moment is finite.

@@ -29,7 +29,7 @@ run_one() {
   local name=$1
   [ -f "runs/q1/$name/result.json" ] && return 0
   rm -rf "runs/q1/$name"
-  mpirun $ROOT_FLAG --oversubscribe -np 2 "$CELLGAN" train "runs/q1/$name.yaml" > "runs/q1/$name.out" 2> "runs/q1/$name.log"
+  mpirun $ROOT_FLAG --oversubscribe --bind-to none -np 2 "$CELLGAN" train "runs/q1/$name.yaml" > "runs/q1/$name.out" 2> "runs/q1/$name.log"
   echo "q1: $name: $(head -1 "runs/q1/$name.out")"
 }
 export -f run_one; export CELLGAN ROOT_FLAG

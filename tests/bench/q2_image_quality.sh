@@ -27,7 +27,7 @@ run_one() {
   [ -f "runs/q2/$name/result.json" ] && { echo "q2: $name already done"; return 0; }
   rm -rf "runs/q2/$name"
   echo "q2: $name started $(date +%T)"
-  mpirun $ROOT_FLAG --oversubscribe -np 2 "$CELLGAN" train "runs/q2/$name.yaml" > "runs/q2/$name.out" 2> "runs/q2/$name.log"
+  mpirun $ROOT_FLAG --oversubscribe --bind-to none -np 2 "$CELLGAN" train "runs/q2/$name.yaml" > "runs/q2/$name.out" 2> "runs/q2/$name.log"
   echo "q2: $name done $(date +%T): $(head -1 "runs/q2/$name.out")"
 }
 export -f run_one; export CELLGAN ROOT_FLAG
