@@ -23,7 +23,7 @@ struct CellState {
   std::vector<Individual> discriminators;
   // Neighbours' centre generators as last gathered (neighbourhood order,
   // the cell itself excluded): with the local generators they form the
-  // mixture whose weights are below.
+  // mixture whose weights are below. Stored without Adam state.
   std::vector<Individual> neighbour_generators;
   // One weight per mixture slot: local generators first, then neighbours.
   std::vector<double> mixture_weights;

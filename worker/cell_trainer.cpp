@@ -248,7 +248,12 @@ GenerationRecord CellTrainer::run_generation(CellState& state, std::vector<Indiv
 
   // 7. Mixture weights: (1+1)-ES on the FID of the weighted mixture.
   t0 = Clock::now();
-  state.neighbour_generators = std::move(neighbour_generators);
+  // Kept only to sample the mixture: weights without Adam state.
+  state.neighbour_generators.clear();
+  for (const Individual& g : neighbour_generators)
+    state.neighbour_generators.push_back(
+        Individual::decode(g.encode(/*with_optimizer_state=*/false), g.shape(), adam_of(config_)));
+  neighbour_generators.clear();
   std::vector<Individual*> mixture;
   for (auto& g : state.generators) mixture.push_back(&g);
   for (auto& g : state.neighbour_generators) mixture.push_back(&g);
