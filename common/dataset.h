@@ -54,11 +54,20 @@ std::vector<float> sample_toy(const ToyMixture& mixture, std::int64_t n, std::ui
 // least one high-quality sample; reverse KL is KL(q || uniform) where q is
 // the histogram of nearest modes of the high-quality samples (0 when
 // no sample is high quality is not defined: then it is +inf).
+// mode_tvd is the total variation distance between the samples' labels and
+// the mixture's: each high-quality sample is labelled with its nearest
+// mode, every other sample with an extra "off mode" label, and the mixture
+// puts 1/m on each mode and nothing off mode:
+//   mode_tvd = 1/2 (off-mode fraction + sum_k |hits_k / n - 1/m|)   in [0, 1]
+// It is 0 only when every sample is high quality and the modes are evenly
+// hit, so it rewards precision and coverage together (the toy data's
+// counterpart of the classifier TVD on images).
 struct ModeReport {
   std::int64_t modes_covered = 0;
   std::int64_t mode_count = 0;
   double high_quality_fraction = 0.0;  // in [0, 1]
   double reverse_kl = 0.0;
+  double mode_tvd = 1.0;
 };
 ModeReport score_modes(const ToyMixture& mixture, const std::vector<float>& points);
 

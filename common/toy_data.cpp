@@ -97,6 +97,12 @@ ModeReport score_modes(const ToyMixture& mixture, const std::vector<float>& poin
   ModeReport report;
   report.mode_count = m;
   report.high_quality_fraction = n == 0 ? 0.0 : static_cast<double>(high_quality) / static_cast<double>(n);
+  if (n > 0) {
+    double distance = 1.0 - report.high_quality_fraction;  // the off-mode label
+    for (const std::int64_t h : hits)
+      distance += std::abs(static_cast<double>(h) / static_cast<double>(n) - 1.0 / static_cast<double>(m));
+    report.mode_tvd = 0.5 * distance;
+  }
   if (high_quality == 0) {
     report.reverse_kl = std::numeric_limits<double>::infinity();
     return report;

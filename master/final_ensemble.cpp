@@ -25,17 +25,19 @@ std::vector<CellResult> score_ensembles(const Config& config, std::vector<Ensemb
     CellResult r;
     r.cell = e.cell;
     r.scores = scorer.report(samples);
-    log::info("cell {} ensemble ({} generators): fid {:.3f}", e.cell, e.generators.size(), r.scores.at("fid"));
+    const std::string objective = objective_name(config);
+    log::info("cell {} ensemble ({} generators): {} {:.4f}", e.cell, e.generators.size(), objective,
+              r.scores.at(objective));
     results.push_back(std::move(r));
   }
   return results;
 }
 
-std::size_t best_result(const std::vector<CellResult>& results) {
+std::size_t best_result(const std::vector<CellResult>& results, const std::string& objective) {
   std::size_t best = 0;
   for (std::size_t i = 1; i < results.size(); ++i) {
-    const double f = results[i].scores.at("fid");
-    const double b = results[best].scores.at("fid");
+    const double f = results[i].scores.at(objective);
+    const double b = results[best].scores.at(objective);
     if ((std::isfinite(f) && !std::isfinite(b)) || f < b) best = i;
   }
   return best;

@@ -1,6 +1,6 @@
 // Choosing and writing the run's result: every cell's ensemble is scored
 // on final_samples samples (same latent seed for all, so the comparison is
-// fair), the lowest FID wins; then ensemble.bin, samples.png, result.json
+// fair), the lowest objective (FID for images, mode TVD for toy data) wins; then ensemble.bin, samples.png, result.json
 // and summary.txt are written atomically into the run directory.
 //
 // Thread-safety: one thread.
@@ -25,8 +25,9 @@ struct CellResult {
 std::vector<CellResult> score_ensembles(const Config& config, std::vector<Ensemble>& ensembles,
                                         SampleScorer& scorer);
 
-// Index of the best result (lowest fid; ties to the lower cell).
-std::size_t best_result(const std::vector<CellResult>& results);
+// Index of the best result: the lowest score under `objective` (see
+// objective_name()); ties go to the lower cell, non-finite scores lose.
+std::size_t best_result(const std::vector<CellResult>& results, const std::string& objective);
 
 // Writes a PNG of samples: an image grid, or a scatter plot for 2-D data.
 void write_samples_png(const Config& config, const std::string& path, Ensemble& ensemble, std::int64_t count);

@@ -49,20 +49,20 @@ void tell_workers(Communicator& world, const StartMessage& message) {
 }
 
 std::string progress_line(std::int64_t generation, std::int64_t total, const std::map<int, std::string>& lines,
-                          double elapsed) {
+                          const std::string& objective, double elapsed) {
   double best = INFINITY;
   int best_cell = -1;
   for (const auto& [cell, line] : lines) {
     const auto j = nlohmann::json::parse(line);
-    const auto& fid = j.at("scores").at("fid");
-    if (fid.is_number() && fid.get<double>() < best) {
-      best = fid.get<double>();
+    const auto& score = j.at("scores").at(objective);
+    if (score.is_number() && score.get<double>() < best) {
+      best = score.get<double>();
       best_cell = cell;
     }
   }
   const double eta = elapsed / static_cast<double>(generation) * static_cast<double>(total - generation);
-  return fmt::format("generation {}/{}: best mixture fid {:.3f} (cell {}), {:.1f} s elapsed, ~{:.0f} s left",
-                     generation, total, best, best_cell, elapsed, eta);
+  return fmt::format("generation {}/{}: best mixture {} {:.4f} (cell {}), {:.1f} s elapsed, ~{:.0f} s left",
+                     generation, total, objective, best, best_cell, elapsed, eta);
 }
 
 }  // namespace
@@ -118,7 +118,7 @@ RunResult run_master(MpiSession& session, const std::string& config_path) {
         monitor.beat(msg->source, WorkerState::kProcessing, rec.generation, Clock::now());
         for (std::int64_t g : run.add_records(rec.generation, rec.json_lines)) {
           const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
-          log::info("{}", progress_line(g, total, run.generation_lines(g), elapsed));
+          log::info("{}", progress_line(g, total, run.generation_lines(g), objective_name(config), elapsed));
         }
       }
     }
@@ -160,7 +160,7 @@ RunResult run_master(MpiSession& session, const std::string& config_path) {
 
   // 5. Score, choose, write.
   const std::vector<CellResult> results = score_ensembles(config, ensembles, *scorer);
-  const std::size_t best = best_result(results);
+  const std::size_t best = best_result(results, objective_name(config));
   const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
   write_result_files(config, config.output_dir, ensembles[best], results, best, seconds);
   run.event(fmt::format("finished: best cell {}", results[best].cell));

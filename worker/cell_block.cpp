@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/process_stats.h"
 #include "grid/topology.h"
 
 namespace cellgan {
@@ -47,6 +48,7 @@ std::vector<GenerationRecord> CellBlock::run_generation(const std::map<int, std:
     GenerationRecord record = trainer_.run_generation(state, std::move(gens), std::move(discs));
     record.seconds["gather"] += decode_seconds;
     records.push_back(std::move(record));
+    release_free_memory();  // keeps the resident set from creeping up
   }
   return records;
 }

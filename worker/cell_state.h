@@ -27,7 +27,8 @@ struct CellState {
   std::vector<Individual> neighbour_generators;
   // One weight per mixture slot: local generators first, then neighbours.
   std::vector<double> mixture_weights;
-  double mixture_fid = std::numeric_limits<double>::quiet_NaN();
+  // The mixture's objective (FID, or mode TVD for toy data) at the last ES step.
+  double mixture_objective = std::numeric_limits<double>::quiet_NaN();
 
   // The best (lowest fitness) local individuals, sent to the neighbours.
   const Individual& centre_generator() const;

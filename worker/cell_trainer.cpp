@@ -104,7 +104,7 @@ std::vector<double> normalised(std::vector<double> w) {
 }  // namespace
 
 CellTrainer::CellTrainer(const Config& config, torch::Tensor data, SampleScorer& scorer)
-    : config_(config), data_(std::move(data)), scorer_(scorer) {
+    : config_(config), data_(std::move(data)), scorer_(scorer), objective_(objective_name(config)) {
   const std::int64_t epoch = std::max<std::int64_t>(1, data_.size(0) / config_.training.batch_size);
   batches_per_generation_ =
       config_.training.batches_per_generation > 0 ? config_.training.batches_per_generation : epoch;
@@ -218,8 +218,14 @@ GenerationRecord CellTrainer::run_generation(CellState& state, std::vector<Indiv
       d.optimizer().step();
     }
   }
-  for (Individual& g : sel_g) g.source_cell = state.cell;
-  for (Individual& d : sel_d) d.source_cell = state.cell;
+  for (Individual& g : sel_g) {
+    g.source_cell = state.cell;
+    g.release_gradients();  // not state; the next step recreates them
+  }
+  for (Individual& d : sel_d) {
+    d.source_cell = state.cell;
+    d.release_gradients();
+  }
   record.seconds["train"] = seconds_since(t0) - mutation_in_training;
   mutate_seconds += mutation_in_training;
 
@@ -246,7 +252,8 @@ GenerationRecord CellTrainer::run_generation(CellState& state, std::vector<Indiv
   record.discriminators_replaced = replace(state.discriminators, sel_d, t.n_replacements, t.replacement);
   mutate_seconds += seconds_since(t0);
 
-  // 7. Mixture weights: (1+1)-ES on the FID of the weighted mixture.
+  // 7. Mixture weights: (1+1)-ES on the objective of the weighted mixture.
+  // Each sample is scored once; the report carries the objective.
   t0 = Clock::now();
   // Kept only to sample the mixture: weights without Adam state.
   state.neighbour_generators.clear();
@@ -263,15 +270,15 @@ GenerationRecord CellTrainer::run_generation(CellState& state, std::vector<Indiv
   torch::Generator gen = at::detail::createCPUGenerator(rng.next());
   const std::uint64_t sample_seed = rng.next();
   gen.set_current_seed(sample_seed);
-  const torch::Tensor current_samples = sample_mixture(mixture, state.mixture_weights, t.score_samples, gen);
-  const double current_fid = scorer_.fid(current_samples);
+  auto current = scorer_.report(sample_mixture(mixture, state.mixture_weights, t.score_samples, gen));
   gen.set_current_seed(sample_seed);  // common random numbers for a fair comparison
-  const torch::Tensor candidate_samples = sample_mixture(mixture, candidate, t.score_samples, gen);
-  const double candidate_fid = scorer_.fid(candidate_samples);
-  record.mixture_improved = candidate_fid < current_fid;
+  auto challenger = scorer_.report(sample_mixture(mixture, candidate, t.score_samples, gen));
+  const double current_score = current.at(objective_);
+  const double candidate_score = challenger.at(objective_);
+  record.mixture_improved = candidate_score < current_score;
   if (record.mixture_improved) state.mixture_weights = candidate;
-  record.scores = scorer_.report(record.mixture_improved ? candidate_samples : current_samples);
-  state.mixture_fid = std::min(candidate_fid, finite_or_inf(current_fid));
+  record.scores = record.mixture_improved ? std::move(challenger) : std::move(current);
+  state.mixture_objective = std::min(candidate_score, finite_or_inf(current_score));
   evaluate_seconds += seconds_since(t0);
 
   // 8. Record.

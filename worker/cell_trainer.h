@@ -19,7 +19,8 @@
 //              Copies with non-finite weights are discarded.
 //  7. mixture  (1+1)-ES on the weights of the mixture (local generators +
 //              neighbour centres): w' = normalise(clip(w + N(0, sigma), 0)),
-//              kept when its FID is lower.
+//              kept when its objective is lower (objective_name(): FID for
+//              images, mode TVD for toy data).
 //
 // Determinism: at the start of a generation Torch's global generator and
 // the cell's SplitMix64 are seeded from (seed, cell, generation), so the
@@ -85,6 +86,7 @@ class CellTrainer {
   torch::Tensor data_;
   SampleScorer& scorer_;
   std::int64_t batches_per_generation_;
+  std::string objective_;  // the key of the ES objective in scorer_.report()
 };
 
 }  // namespace cellgan

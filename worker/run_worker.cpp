@@ -17,6 +17,16 @@
 #include "worker/worker_comm.h"
 
 namespace cellgan {
+namespace {
+
+void log_memory(const char* when) {
+  const ResidentSet rss = current_rss();
+  log::debug("memory {}: anonymous {:.1f} MB, files {:.1f} MB, shared {:.1f} MB", when,
+             static_cast<double>(rss.anonymous) / 1e6, static_cast<double>(rss.file) / 1e6,
+             static_cast<double>(rss.shared) / 1e6);
+}
+
+}  // namespace
 
 int run_worker(MpiSession& session) {
   const int rank = session.world_rank();
@@ -29,6 +39,7 @@ int run_worker(MpiSession& session) {
   const Config config = parse_config(start.config_yaml, start.config_source);
   log::set_level(log::parse_level(config.runtime.log_level));
   torch::set_num_threads(static_cast<int>(config.runtime.threads));
+  log_memory("at start");
 
   // 2. Communicators.
   const GridShape grid(static_cast<int>(config.grid.rows), static_cast<int>(config.grid.cols));
@@ -44,8 +55,11 @@ int run_worker(MpiSession& session) {
 
   // 3. Data, scorer and cells; then the communication thread takes MPI.
   torch::Tensor data = load_training_tensor(config);
+  log_memory("with the training data");
   std::unique_ptr<SampleScorer> scorer = make_scorer(config);
+  log_memory("with the scorer");
   CellBlock block(config, grid, partition.cells_of[me], data, *scorer);
+  log_memory("with the cells");
   log::info("worker {} of {}: cells {} ({} to send, {} to receive per generation)", me + 1, workers,
             fmt::format("{}", fmt::join(block.cells(), ",")), plan.sends.size(), plan.receives.size());
   WorkerComm comm(std::move(world), std::move(global), std::move(local), plan,
@@ -72,6 +86,7 @@ int run_worker(MpiSession& session) {
       }
       comm.report(std::move(message));
       comm.set_progress(WorkerState::kProcessing, g + 1);
+      log_memory(fmt::format("after generation {}", g + 1).c_str());
     }
     ResultMessage result;
     for (const Ensemble& e : block.ensembles()) {

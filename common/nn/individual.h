@@ -69,6 +69,10 @@ class Individual {
   std::vector<std::uint8_t> encode(bool with_optimizer_state = true) const;
   static Individual decode(const std::vector<std::uint8_t>& bytes, const NetworkShape& shape, AdamSettings adam);
 
+  // Frees the gradient tensors. They are not part of the state (encode()
+  // leaves them out) and the next backward pass recreates them.
+  void release_gradients();
+
   // True when every parameter and Adam moment is finite.
   bool is_finite() const;
 

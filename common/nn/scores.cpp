@@ -36,7 +36,7 @@ namespace {
 
 constexpr std::int64_t kClasses = 10;
 constexpr std::int64_t kImageDim = 28 * 28;
-constexpr std::int64_t kScoreBatch = 1000;
+constexpr std::int64_t kScoreBatch = 250;
 constexpr std::int64_t kToyRealSamples = 20000;
 constexpr std::uint64_t kToyRealIndex = 999999;
 constexpr double kProbabilityFloor = 1e-30;
@@ -251,7 +251,7 @@ class ImageScorer final : public SampleScorer {
   ImageScorer(ScoreClassifier classifier, RealImageStats real)
       : classifier_(std::move(classifier)), real_(std::move(real)) {}
 
-  double fid(const torch::Tensor& samples) override {
+  double objective(const torch::Tensor& samples) override {
     return frechet_distance(fit_gaussian(logits(samples)), real_.gaussian);
   }
 
@@ -283,15 +283,13 @@ class ToyScorer final : public SampleScorer {
     real_ = fit_gaussian(torch::from_blob(points.data(), {kToyRealSamples, 2}, torch::kFloat32));
   }
 
-  double fid(const torch::Tensor& samples) override {
-    return frechet_distance(fit_gaussian(checked_samples(samples, 2, "ToyScorer")), real_);
-  }
+  double objective(const torch::Tensor& samples) override { return modes(samples).mode_tvd; }
 
   std::map<std::string, double> report(const torch::Tensor& samples) override {
     const auto points = checked_samples(samples, 2, "ToyScorer");
-    const std::vector<float> flat(points.data_ptr<float>(), points.data_ptr<float>() + points.numel());
-    const ModeReport modes = score_modes(mixture_, flat);
+    const ModeReport modes = this->modes(points);
     return {{"fid", frechet_distance(fit_gaussian(points), real_)},
+            {"mode_tvd", modes.mode_tvd},
             {"modes_covered", static_cast<double>(modes.modes_covered)},
             {"mode_count", static_cast<double>(modes.mode_count)},
             {"high_quality", modes.high_quality_fraction},
@@ -299,6 +297,12 @@ class ToyScorer final : public SampleScorer {
   }
 
  private:
+  ModeReport modes(const torch::Tensor& samples) const {
+    const auto points = checked_samples(samples, 2, "ToyScorer");
+    const std::vector<float> flat(points.data_ptr<float>(), points.data_ptr<float>() + points.numel());
+    return score_modes(mixture_, flat);
+  }
+
   ToyMixture mixture_;
   GaussianStats real_;
 };
@@ -333,6 +337,8 @@ double frechet_distance(const GaussianStats& a, const GaussianStats& b) {
                           cov_b.trace().item<double>() - 2.0 * inner_values.sqrt().sum().item<double>();
   return std::max(distance, 0.0);
 }
+
+std::string objective_name(const Config& config) { return is_toy(config.data.dataset) ? "mode_tvd" : "fid"; }
 
 std::unique_ptr<SampleScorer> make_scorer(const Config& config) {
   if (is_toy(config.data.dataset)) return std::make_unique<ToyScorer>(config);

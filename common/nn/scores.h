@@ -8,7 +8,14 @@
 //   data they are the 2-D points themselves.
 // - TVD: 1/2 sum_c |p_real(c) - p_gen(c)| over the classifier's argmax labels.
 // - IS:  exp(E_x KL(p(y|x) || p(y))) over the classifier's softmax.
-// - Toy data: the mode metrics of common/dataset.h.
+// - Toy data: the mode metrics of common/dataset.h, and the Frechet
+//   distance of the raw points as "fid" (a 2-D Gaussian fit, so it cannot
+//   see modes: blobs score well).
+//
+// The objective is the one score that the mixture-weight ES and the
+// master's choice of the best ensemble minimise: "fid" for images, and
+// "mode_tvd" (common/dataset.h) for the toy data, which rewards samples
+// that are both on a mode and spread evenly over the modes.
 //
 // A SampleScorer computes the real statistics once, at construction, and
 // keeps them. It is made once per process and passed by reference.
@@ -36,12 +43,16 @@ double frechet_distance(const GaussianStats& a, const GaussianStats& b);
 class SampleScorer {
  public:
   virtual ~SampleScorer() = default;
-  // The score the mixture ES minimises (FID). samples: [N, data_dim].
-  virtual double fid(const torch::Tensor& samples) = 0;
+  // The objective (lower is better); report() holds the same value under
+  // objective_name(). samples: [N, data_dim].
+  virtual double objective(const torch::Tensor& samples) = 0;
   // Every metric, by name: images {"fid","tvd","is"}; toy {"fid",
-  // "modes_covered","mode_count","high_quality","reverse_kl"}.
+  // "mode_tvd","modes_covered","mode_count","high_quality","reverse_kl"}.
   virtual std::map<std::string, double> report(const torch::Tensor& samples) = 0;
 };
+
+// The key of the objective in SampleScorer::report(): "fid" or "mode_tvd".
+std::string objective_name(const Config& config);
 
 // Loads what the configuration's dataset needs (the classifier and the
 // real training data for images; the mixture for toy data). Throws

@@ -1,5 +1,6 @@
 // Tests of score_modes (common/dataset.h): samples of the mixture itself,
-// collapsed samples, far-away samples and the 3-sigma boundary.
+// collapsed samples, far-away samples, the 3-sigma boundary and the mode
+// TVD (the toy objective).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -23,6 +24,9 @@ TEST(ScoreModes, SamplesOfTheMixtureCoverEveryMode) {
     EXPECT_NEAR(report.high_quality_fraction, within_three_sigma, 0.005);
     EXPECT_GE(report.reverse_kl, 0.0);
     EXPECT_LT(report.reverse_kl, 0.01);
+    // Only sampling noise and the 1.1% beyond 3 sigma are left.
+    EXPECT_LT(report.mode_tvd, 0.05);
+    EXPECT_GT(report.mode_tvd, 0.5 * (1.0 - within_three_sigma));
   }
 }
 
@@ -38,7 +42,28 @@ TEST(ScoreModes, CollapsedSamplesCoverOneMode) {
     EXPECT_EQ(report.modes_covered, 1);
     EXPECT_DOUBLE_EQ(report.high_quality_fraction, 1.0);
     EXPECT_NEAR(report.reverse_kl, std::log(static_cast<double>(mixture.mode_count())), 1e-12);
+    const double m = static_cast<double>(mixture.mode_count());
+    EXPECT_NEAR(report.mode_tvd, (m - 1.0) / m, 1e-12);
   }
+}
+
+TEST(ScoreModes, ModeTvdCountsOffModeSamplesAndUnevenModes) {
+  const ToyMixture ring = toy_mixture(DatasetKind::kRing);
+  // One sample on each of the 8 modes: perfect.
+  std::vector<float> even(ring.modes.begin(), ring.modes.end());
+  EXPECT_NEAR(score_modes(ring, even).mode_tvd, 0.0, 1e-12);
+  // The same plus 8 samples off every mode: half the mass is off mode.
+  std::vector<float> half_off = even;
+  for (int i = 0; i < 8; ++i) half_off.insert(half_off.end(), {0.0f, 0.0f});
+  EXPECT_NEAR(score_modes(ring, half_off).mode_tvd, 0.5, 1e-12);
+  // 4 modes hit twice each: 1/2 (0 + 4 * |2/8 - 1/8| + 4 * 1/8) = 1/2.
+  std::vector<float> four_modes;
+  for (int k = 0; k < 4; ++k)
+    for (int twice = 0; twice < 2; ++twice) four_modes.insert(four_modes.end(), {ring.modes[2 * k], ring.modes[2 * k + 1]});
+  EXPECT_NEAR(score_modes(ring, four_modes).mode_tvd, 0.5, 1e-12);
+  // Nothing on a mode, and no samples at all: the maximum.
+  EXPECT_DOUBLE_EQ(score_modes(ring, {0.0f, 0.0f}).mode_tvd, 1.0);
+  EXPECT_DOUBLE_EQ(score_modes(ring, {}).mode_tvd, 1.0);
 }
 
 TEST(ScoreModes, UnevenHistogramGivesItsKl) {

@@ -48,6 +48,21 @@ TEST(Individual, EncodeDecodeIsBitExactIncludingAdamState) {
   EXPECT_EQ(a.encode(), b.encode());
 }
 
+TEST(Individual, ReleasedGradientsAreFreedAndChangeNoLaterStep) {
+  torch::manual_seed(1);
+  Individual a(Role::kGenerator, toy_shape(), 2e-4, {}, LossKind::kBce);
+  step(a);
+  Individual b = a.clone();
+  step(b);  // b keeps its gradient tensors
+  step(a);
+  a.release_gradients();
+  for (const auto& p : a.module().parameters()) EXPECT_FALSE(p.grad().defined());
+  for (const auto& p : b.module().parameters()) EXPECT_TRUE(p.grad().defined());
+  step(a);
+  step(b);
+  EXPECT_EQ(a.encode(), b.encode());
+}
+
 TEST(Individual, CloneIsIndependent) {
   torch::manual_seed(1);
   Individual a(Role::kGenerator, toy_shape(), 2e-4, {}, LossKind::kBce);

@@ -46,7 +46,9 @@ void check_toy_scorer(DatasetKind dataset, double max_fid) {
   EXPECT_GT(good_report.at("high_quality"), 0.95);
   EXPECT_LT(good_report.at("reverse_kl"), 0.05);
   EXPECT_LT(good_report.at("fid"), max_fid);
-  EXPECT_DOUBLE_EQ(scorer->fid(good), good_report.at("fid"));
+  EXPECT_LT(good_report.at("mode_tvd"), 0.1);
+  EXPECT_EQ(objective_name(config), "mode_tvd");
+  EXPECT_DOUBLE_EQ(scorer->objective(good), good_report.at("mode_tvd"));
 
   // Every sample at the first mode: one mode covered, a far larger FID.
   const auto collapsed = torch::tensor({mixture.modes[0], mixture.modes[1]}).repeat({kSamples, 1});
@@ -54,9 +56,20 @@ void check_toy_scorer(DatasetKind dataset, double max_fid) {
   EXPECT_EQ(collapsed_report.at("modes_covered"), 1.0);
   EXPECT_GT(collapsed_report.at("fid"), 1.0);
   EXPECT_GT(collapsed_report.at("fid"), 50.0 * good_report.at("fid"));
+  const double m = static_cast<double>(mixture.mode_count());
+  EXPECT_NEAR(collapsed_report.at("mode_tvd"), (m - 1.0) / m, 1e-12);
+
+  // A Gaussian blob with the mixture's mean and spread (both mixtures are
+  // symmetric, so their covariance is diagonal): the 2-D Frechet distance
+  // barely tells it from the mixture, the objective does.
+  torch::manual_seed(5);
+  const auto blob = good.mean(/*dim=*/0) + good.std(/*dim=*/0) * torch::randn({kSamples, 2});
+  const auto blob_report = scorer->report(blob);
+  EXPECT_LT(blob_report.at("fid"), max_fid);
+  EXPECT_GT(blob_report.at("mode_tvd"), 0.8);
 
   // The real sample is fixed by the seed: a second scorer agrees exactly.
-  EXPECT_EQ(make_scorer(config)->fid(good), scorer->fid(good));
+  EXPECT_EQ(make_scorer(config)->objective(good), scorer->objective(good));
 }
 
 TEST(ToyScorerTest, RingMixtureSamplesScoreWellCollapseDoesNot) { check_toy_scorer(DatasetKind::kRing, 0.05); }
@@ -66,8 +79,8 @@ TEST(ToyScorerTest, RejectsWrongSampleShape) {
   Config config;
   config.data.dataset = DatasetKind::kRing;
   const auto scorer = make_scorer(config);
-  EXPECT_THROW(scorer->fid(torch::zeros({10, 3})), std::invalid_argument);
-  EXPECT_THROW(scorer->fid(torch::zeros({1, 2})), std::invalid_argument);
+  EXPECT_THROW(scorer->objective(torch::zeros({10, 3})), std::invalid_argument);
+  EXPECT_THROW(scorer->objective(torch::zeros({1, 2})), std::invalid_argument);
 }
 
 // A synthetic IDX dataset and a classifier trained on it, shared by the
@@ -148,45 +161,46 @@ TEST_F(ImageScorerTest, RealImagesScoreBetterThanCollapsedOrNoise) {
   EXPECT_NEAR(one_class.at("tvd"), 0.9, 0.02);
   EXPECT_LT(one_class.at("is"), 1.5);
   EXPECT_GT(noise.at("tvd"), 0.3);
-  EXPECT_DOUBLE_EQ(scorer->fid(test_images(false)), real.at("fid"));
+  EXPECT_EQ(objective_name(config()), "fid");
+  EXPECT_DOUBLE_EQ(scorer->objective(test_images(false)), real.at("fid"));
 }
 
 TEST_F(ImageScorerTest, RealStatisticsAreCachedBesideTheClassifier) {
   fs::remove(cache_path());
   const auto samples = test_images(/*only_class_zero=*/false);
-  const double fresh = make_scorer(config())->fid(samples);
+  const double fresh = make_scorer(config())->objective(samples);
   ASSERT_TRUE(fs::exists(cache_path()));
   const auto written = fs::last_write_time(cache_path());
 
   // A second scorer reads the cache (not rewritten) and agrees exactly.
-  EXPECT_EQ(make_scorer(config())->fid(samples), fresh);
+  EXPECT_EQ(make_scorer(config())->objective(samples), fresh);
   EXPECT_EQ(fs::last_write_time(cache_path()), written);
 
   // A corrupt cache is recomputed, with the same result.
   std::ofstream(cache_path(), std::ios::trunc) << "garbage";
-  EXPECT_EQ(make_scorer(config())->fid(samples), fresh);
+  EXPECT_EQ(make_scorer(config())->objective(samples), fresh);
   EXPECT_GT(fs::file_size(cache_path()), 100u);
 }
 
 TEST_F(ImageScorerTest, StaleCacheIsRecomputed) {
   const auto samples = test_images(/*only_class_zero=*/false);
-  const double full = make_scorer(config())->fid(samples);
+  const double full = make_scorer(config())->objective(samples);
   ASSERT_TRUE(fs::exists(cache_path()));
 
   // Other training data (fewer images): other statistics.
   auto limited = config();
   limited.data.train_limit = 200;
-  const double from_limited = make_scorer(limited)->fid(samples);
+  const double from_limited = make_scorer(limited)->objective(samples);
   EXPECT_NE(from_limited, full);
   // ... and back: the cache now holds the limited statistics, so the full
   // configuration must notice and recompute what it had before.
-  EXPECT_EQ(make_scorer(config())->fid(samples), full);
+  EXPECT_EQ(make_scorer(config())->objective(samples), full);
 
   // Another classifier: other logits, so other statistics.
   train_classifier(/*seed=*/2);
-  const double retrained = make_scorer(config())->fid(samples);
+  const double retrained = make_scorer(config())->objective(samples);
   EXPECT_NE(retrained, full);
-  EXPECT_EQ(make_scorer(config())->fid(samples), retrained);
+  EXPECT_EQ(make_scorer(config())->objective(samples), retrained);
 }
 
 TEST_F(ImageScorerTest, ExplicitClassifierPathIsUsedAndMissingOneNamed) {
@@ -200,7 +214,7 @@ TEST_F(ImageScorerTest, ExplicitClassifierPathIsUsedAndMissingOneNamed) {
   }
   fs::copy_file(classifier_path(), c.evaluation.classifier, fs::copy_options::overwrite_existing);
   const auto samples = test_images(/*only_class_zero=*/false);
-  EXPECT_EQ(make_scorer(c)->fid(samples), make_scorer(config())->fid(samples));
+  EXPECT_EQ(make_scorer(c)->objective(samples), make_scorer(config())->objective(samples));
   EXPECT_TRUE(fs::exists(c.evaluation.classifier + ".stats.pt"));
 }
 

@@ -149,7 +149,9 @@ TEST(CellTrainer, MixtureWeightsStayADistribution) {
   Ensemble e = CellTrainer::ensemble(s);
   EXPECT_EQ(e.generators.size(), 5u);
   EXPECT_EQ(e.weights, s.mixture_weights);
-  if (moved) EXPECT_NE(s.mixture_weights, std::vector<double>(5, 0.2));
+  if (moved) {
+    EXPECT_NE(s.mixture_weights, std::vector<double>(5, 0.2));
+  }
 }
 
 TEST(CellTrainer, NonFiniteNeighboursNeverEnterThePopulation) {
