@@ -63,7 +63,7 @@ std::string dataset_folder(const DataConfig& data) {
   return data.path;
 }
 
-ImageData load_image_data(const DataConfig& data, Split split) {
+ImageBytes load_image_bytes(const DataConfig& data, Split split) {
   if (is_toy(data.dataset)) {
     throw InputError(std::string("data.dataset: ") + kind_name(data.dataset) +
                      " is a toy mixture and has no image files");
@@ -91,20 +91,32 @@ ImageData load_image_data(const DataConfig& data, Split split) {
     }
   }
 
-  ImageData out;
+  ImageBytes out;
   out.count = images.count;
   if (split == Split::kTrain && data.train_limit > 0 && data.train_limit < out.count) out.count = data.train_limit;
   out.rows = images.rows;
   out.cols = images.cols;
-  std::array<float, 256> scale{};
-  for (int p = 0; p < 256; ++p) scale[p] = static_cast<float>(p) / 127.5f - 1.0f;
-  const std::size_t n = static_cast<std::size_t>(out.count * out.dim());
-  out.pixels.resize(n);
-  for (std::size_t i = 0; i < n; ++i) out.pixels[i] = scale[images.pixels[i]];
+  out.pixels = std::move(images.pixels);
+  out.pixels.resize(static_cast<std::size_t>(out.count * out.dim()));
+  out.pixels.shrink_to_fit();
   labels.resize(static_cast<std::size_t>(out.count));
   out.labels = std::move(labels);
   log::info("loaded {} {} images of {}x{} from {}{}", out.count, prefix, out.rows, out.cols, folder,
             out.count < images.count ? " (limited by data.train_limit)" : "");
+  return out;
+}
+
+ImageData load_image_data(const DataConfig& data, Split split) {
+  ImageBytes bytes = load_image_bytes(data, split);
+  ImageData out;
+  out.count = bytes.count;
+  out.rows = bytes.rows;
+  out.cols = bytes.cols;
+  std::array<float, 256> scale{};
+  for (int p = 0; p < 256; ++p) scale[p] = pixel_value(static_cast<std::uint8_t>(p));
+  out.pixels.resize(bytes.pixels.size());
+  for (std::size_t i = 0; i < bytes.pixels.size(); ++i) out.pixels[i] = scale[bytes.pixels[i]];
+  out.labels = std::move(bytes.labels);
   return out;
 }
 

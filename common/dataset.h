@@ -25,6 +25,20 @@ struct ImageData {
   std::int64_t dim() const { return rows * cols; }
 };
 
+// A split as the IDX files hold it: one byte per pixel, a quarter of the
+// memory of ImageData. pixel_value() is the one scaling to [-1, 1].
+struct ImageBytes {
+  std::int64_t count = 0;
+  std::int64_t rows = 28;
+  std::int64_t cols = 28;
+  std::vector<std::uint8_t> pixels;   // count * rows * cols, 0..255
+  std::vector<std::uint8_t> labels;   // count
+  std::int64_t dim() const { return rows * cols; }
+};
+
+// A pixel byte as the networks see it: p / 127.5 - 1, in [-1, 1].
+inline float pixel_value(std::uint8_t p) { return static_cast<float>(p) / 127.5f - 1.0f; }
+
 // The IDX folder a configuration uses (DataConfig::path or the default).
 std::string dataset_folder(const DataConfig& data);
 
@@ -33,6 +47,8 @@ std::string dataset_folder(const DataConfig& data);
 // without ".gz". Applies train_limit to the training split. Throws
 // InputError naming the folder or file when data is missing or malformed.
 ImageData load_image_data(const DataConfig& data, Split split);
+// The same split, unscaled (same checks and errors).
+ImageBytes load_image_bytes(const DataConfig& data, Split split);
 
 // A Gaussian mixture on the plane.
 struct ToyMixture {

@@ -10,9 +10,9 @@
 
 namespace cellgan {
 
-CellBlock::CellBlock(const Config& config, const GridShape& grid, std::vector<int> cells, torch::Tensor data,
+CellBlock::CellBlock(const Config& config, const GridShape& grid, std::vector<int> cells, const TrainingData& data,
                      SampleScorer& scorer)
-    : config_(config), grid_(grid), cells_(std::move(cells)), trainer_(config, std::move(data), scorer) {
+    : config_(config), grid_(grid), cells_(std::move(cells)), trainer_(config, data, scorer) {
   for (int cell : cells_) {
     const auto hood = neighbourhood(grid_, cell, config_.grid.neighbourhood);
     states_.push_back(trainer_.initial_state(cell, static_cast<int>(hood.size()) - 1));

@@ -19,7 +19,8 @@ namespace cellgan {
 
 class CellBlock {
  public:
-  CellBlock(const Config& config, const GridShape& grid, std::vector<int> cells, torch::Tensor data,
+  // `data` and `scorer` must outlive the block.
+  CellBlock(const Config& config, const GridShape& grid, std::vector<int> cells, const TrainingData& data,
             SampleScorer& scorer);
 
   const std::vector<int>& cells() const { return cells_; }

@@ -103,9 +103,9 @@ std::vector<double> normalised(std::vector<double> w) {
 
 }  // namespace
 
-CellTrainer::CellTrainer(const Config& config, torch::Tensor data, SampleScorer& scorer)
-    : config_(config), data_(std::move(data)), scorer_(scorer), objective_(objective_name(config)) {
-  const std::int64_t epoch = std::max<std::int64_t>(1, data_.size(0) / config_.training.batch_size);
+CellTrainer::CellTrainer(const Config& config, const TrainingData& data, SampleScorer& scorer)
+    : config_(config), data_(data), scorer_(scorer), objective_(objective_name(config)) {
+  const std::int64_t epoch = std::max<std::int64_t>(1, data_.size() / config_.training.batch_size);
   batches_per_generation_ =
       config_.training.batches_per_generation > 0 ? config_.training.batches_per_generation : epoch;
 }
@@ -167,9 +167,9 @@ GenerationRecord CellTrainer::run_generation(CellState& state, std::vector<Indiv
 
   // 2. Fitness.
   t0 = Clock::now();
-  const std::int64_t n = data_.size(0);
+  const std::int64_t n = data_.size();
   const torch::Tensor fit_index = torch::randint(n, {t.fitness_samples}, torch::kLong);
-  const torch::Tensor real_fit = data_.index_select(0, fit_index);
+  const torch::Tensor real_fit = data_.rows(fit_index);
   const torch::Tensor z_fit = torch::randn({t.fitness_samples, network_shape(config_).latent_dim});
   evaluate_fitness(n_g, n_d, real_fit, z_fit);
   double evaluate_seconds = seconds_since(t0);
@@ -187,7 +187,7 @@ GenerationRecord CellTrainer::run_generation(CellState& state, std::vector<Indiv
   const std::int64_t latent = network_shape(config_).latent_dim;
   for (std::int64_t b = 0; b < batches_per_generation_; ++b) {
     const std::int64_t start = (b * t.batch_size) % std::max<std::int64_t>(1, n - t.batch_size + 1);
-    const torch::Tensor real = data_.index_select(0, order.narrow(0, start, std::min(t.batch_size, n)));
+    const torch::Tensor real = data_.rows(order.narrow(0, start, std::min(t.batch_size, n)));
     const std::int64_t bs = real.size(0);
     for (Individual& g : sel_g) {
       auto tm = Clock::now();

@@ -38,6 +38,7 @@
 #include "common/config.h"
 #include "common/nn/ensemble.h"
 #include "common/nn/scores.h"
+#include "common/nn/training_data.h"
 #include "common/rng.h"
 #include "worker/cell_state.h"
 
@@ -62,9 +63,9 @@ struct GenerationRecord {
 
 class CellTrainer {
  public:
-  // `data` is [N, data_dim] float32 training data in the model's range.
-  // The scorer is used for the mixture score.
-  CellTrainer(const Config& config, torch::Tensor data, SampleScorer& scorer);
+  // `data` (the run's training data) and `scorer` (for the mixture
+  // objective) must outlive the trainer.
+  CellTrainer(const Config& config, const TrainingData& data, SampleScorer& scorer);
 
   // A cell's initial state: fresh individuals seeded from (seed, cell),
   // uniform mixture weights over `neighbour_count` + population slots.
@@ -83,7 +84,7 @@ class CellTrainer {
 
  private:
   const Config& config_;
-  torch::Tensor data_;
+  const TrainingData& data_;
   SampleScorer& scorer_;
   std::int64_t batches_per_generation_;
   std::string objective_;  // the key of the ES objective in scorer_.report()

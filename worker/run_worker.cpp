@@ -54,7 +54,7 @@ int run_worker(MpiSession& session) {
   const HaloPlan plan = halo_plan(grid, partition, config.grid.neighbourhood, me);
 
   // 3. Data, scorer and cells; then the communication thread takes MPI.
-  torch::Tensor data = load_training_tensor(config);
+  const TrainingData data(config);
   log_memory("with the training data");
   std::unique_ptr<SampleScorer> scorer = make_scorer(config);
   log_memory("with the scorer");

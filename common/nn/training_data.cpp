@@ -1,25 +1,37 @@
-// Loading a run's training data into a tensor (see training_data.h).
+// The training data of a run (see training_data.h).
 #include "common/nn/training_data.h"
 
 #include <torch/torch.h>
+
+#include <memory>
 
 #include "common/dataset.h"
 #include "common/rng.h"
 
 namespace cellgan {
 
-torch::Tensor load_training_tensor(const Config& config) {
+TrainingData::TrainingData(const Config& config) {
   if (is_toy(config.data.dataset)) {
     const ToyMixture mixture = toy_mixture(config.data.dataset);
     std::vector<float> points =
         sample_toy(mixture, config.data.toy_samples, derive_seed(config.seed, Stream::kToyData, 0));
-    return torch::from_blob(points.data(), {config.data.toy_samples, 2}, torch::kFloat32).clone();
+    stored_ = torch::from_blob(points.data(), {config.data.toy_samples, 2}, torch::kFloat32).clone();
+    return;
   }
   // The tensor takes over the pixel buffer instead of copying it.
-  auto data = std::make_shared<ImageData>(load_image_data(config.data, Split::kTrain));
-  return torch::from_blob(
-      data->pixels.data(), {data->count, data->dim()}, [data](void*) mutable { data.reset(); },
-      torch::TensorOptions().dtype(torch::kFloat32));
+  auto bytes = std::make_shared<ImageBytes>(load_image_bytes(config.data, Split::kTrain));
+  stored_ = torch::from_blob(
+      bytes->pixels.data(), {bytes->count, bytes->dim()}, [bytes](void*) mutable { bytes.reset(); },
+      torch::TensorOptions().dtype(torch::kUInt8));
+  values_ = torch::empty({256}, torch::kFloat32);
+  float* v = values_.data_ptr<float>();
+  for (int p = 0; p < 256; ++p) v[p] = pixel_value(static_cast<std::uint8_t>(p));
+}
+
+torch::Tensor TrainingData::rows(const torch::Tensor& index) const {
+  const torch::Tensor selected = stored_.index_select(0, index);
+  if (!values_.defined()) return selected;
+  return values_.index_select(0, selected.flatten().to(torch::kLong)).view(selected.sizes());
 }
 
 }  // namespace cellgan

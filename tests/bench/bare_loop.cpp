@@ -145,12 +145,12 @@ int run(int argc, char** argv) {
   torch::manual_seed(config.seed);
   SplitMix64 rng(derive_seed(config.seed, Stream::kCellTraining, 0xBE7C4));
 
-  const torch::Tensor data = load_training_tensor(config);
+  const TrainingData data(config);
   std::unique_ptr<SampleScorer> scorer = make_scorer(config);
   const std::string objective = objective_name(config);
   std::int64_t mixture_improvements = 0;
   const NetworkShape shape = network_shape(config);
-  const std::int64_t n = data.size(0);
+  const std::int64_t n = data.size();
   const std::int64_t latent = shape.latent_dim;
   const std::int64_t epoch = std::max<std::int64_t>(1, n / t.batch_size);
   const std::int64_t batches = t.batches_per_generation > 0 ? t.batches_per_generation : epoch;
@@ -212,7 +212,7 @@ int run(int argc, char** argv) {
 
       // Fitness.
       const torch::Tensor fit_index = torch::randint(n, {t.fitness_samples}, torch::kLong);
-      const torch::Tensor real_fit = data.index_select(0, fit_index);
+      const torch::Tensor real_fit = data.rows(fit_index);
       const torch::Tensor z_fit = torch::randn({t.fitness_samples, latent});
       evaluate(hood_g, hood_loss, hood_d, real_fit, z_fit);
 
@@ -221,7 +221,7 @@ int run(int argc, char** argv) {
       const auto pop = static_cast<std::uint64_t>(cell.local.size());
       for (std::int64_t b = 0; b < batches; ++b) {
         const std::int64_t start = (b * t.batch_size) % std::max<std::int64_t>(1, n - t.batch_size + 1);
-        const torch::Tensor real = data.index_select(0, order.narrow(0, start, std::min(t.batch_size, n)));
+        const torch::Tensor real = data.rows(order.narrow(0, start, std::min(t.batch_size, n)));
         const std::int64_t bs = real.size(0);
         for (Player& p : cell.local) {
           Discriminator& d = cell.local[rng.below(pop)].d;

@@ -27,9 +27,10 @@ training: {generations: 2, batches_per_generation: 5, batch_size: 50, fitness_sa
 }
 
 struct Fixture {
-  explicit Fixture(Config c) : config(std::move(c)), scorer(make_scorer(config)),
-        trainer(config, load_training_tensor(config), *scorer) {}
+  explicit Fixture(Config c) : config(std::move(c)), data(config), scorer(make_scorer(config)),
+        trainer(config, data, *scorer) {}
   Config config;
+  TrainingData data;
   std::unique_ptr<SampleScorer> scorer;
   CellTrainer trainer;
 
