@@ -1,7 +1,8 @@
 // Choosing and writing the run's result: every cell's ensemble is scored
 // on final_samples samples (same latent seed for all, so the comparison is
-// fair), the lowest objective (FID for images, mode TVD for toy data) wins; then ensemble.bin, samples.png, result.json
-// and summary.txt are written atomically into the run directory.
+// fair), the lowest objective (FID for images, mode TVD for toy data)
+// wins; then ensemble.bin, samples.png, result.json and summary.txt are
+// written atomically into the run directory.
 //
 // Thread-safety: one thread.
 #pragma once
