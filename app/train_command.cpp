@@ -36,7 +36,7 @@ int train_command(int argc, char** argv, const Args& args) {
   }
   if (session.world_rank() != 0) return run_worker(session);
   const RunResult result = run_master(session, vm["config"].as<std::string>());
-  std::string line = fmt::format("best ensemble: cell {}", result.best_cell);
+  std::string line = fmt::format("best ensemble: {} ({} generators)", result.best, result.best_generators);
   for (const auto& [name, value] : result.scores) line += fmt::format("  {} {:.4f}", name, value);
   std::cout << line << "\n"
             << "samples: " << result.output_dir << "/samples.png  ensemble: " << result.output_dir

@@ -192,6 +192,7 @@ void parse_evaluation(Section s, EvaluationConfig& e) {
   s.read("classifier", e.classifier);
   s.read("final_samples", e.final_samples);
   s.read("grid_images", e.grid_images);
+  s.read("grid_ensemble", e.grid_ensemble);
   s.reject_unknown();
   require(e.final_samples >= 2, s, "final_samples", e.final_samples, ">= 2");
   require(e.grid_images >= 1 && e.grid_images <= 400, s, "grid_images", e.grid_images, "1..400");
@@ -304,6 +305,7 @@ std::string to_yaml(const Config& c) {
   out << YAML::Key << "classifier" << YAML::Value << c.evaluation.classifier;
   out << YAML::Key << "final_samples" << YAML::Value << c.evaluation.final_samples;
   out << YAML::Key << "grid_images" << YAML::Value << c.evaluation.grid_images;
+  out << YAML::Key << "grid_ensemble" << YAML::Value << c.evaluation.grid_ensemble;
   out << YAML::EndMap;
   out << YAML::Key << "runtime" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "threads" << YAML::Value << c.runtime.threads;

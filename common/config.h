@@ -88,6 +88,9 @@ struct EvaluationConfig {
   std::int64_t final_samples = 10000;
   // Images in the PNG sample grid written at the end.
   std::int64_t grid_images = 100;
+  // Also score the grid-wide ensemble (every cell's own generators, equal
+  // weights) against the cell ensembles; the best of all is the result.
+  bool grid_ensemble = true;
 };
 
 struct RuntimeConfig {

@@ -5,8 +5,10 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 
 #include "common/dataset.h"
@@ -26,11 +28,28 @@ std::vector<CellResult> score_ensembles(const Config& config, std::vector<Ensemb
     r.cell = e.cell;
     r.scores = scorer.report(samples);
     const std::string objective = objective_name(config);
-    log::info("cell {} ensemble ({} generators): {} {:.4f}", e.cell, e.generators.size(), objective,
+    log::info("{} ensemble ({} generators): {} {:.4f}", ensemble_label(e.cell), e.generators.size(), objective,
               r.scores.at(objective));
     results.push_back(std::move(r));
   }
   return results;
+}
+
+std::string ensemble_label(int cell) { return cell == kGridEnsemble ? "grid" : fmt::format("cell {}", cell); }
+
+Ensemble grid_ensemble(const std::vector<Ensemble>& cells, std::int64_t population_size) {
+  if (cells.empty()) throw std::invalid_argument("grid_ensemble: no cell ensembles");
+  Ensemble grid;
+  grid.cell = kGridEnsemble;
+  grid.shape = cells.front().shape;
+  for (const Ensemble& e : cells) {
+    const auto own = std::min<std::size_t>(static_cast<std::size_t>(population_size), e.generators.size());
+    for (std::size_t i = 0; i < own; ++i)
+      grid.generators.push_back(
+          Individual::decode(e.generators[i].encode(/*with_optimizer_state=*/false), grid.shape, AdamSettings{}));
+  }
+  grid.weights.assign(grid.generators.size(), 1.0 / static_cast<double>(grid.generators.size()));
+  return grid;
 }
 
 std::size_t best_result(const std::vector<CellResult>& results, const std::string& objective) {
@@ -66,18 +85,27 @@ void write_result_files(const Config& config, const std::string& dir, Ensemble& 
   write_samples_png(config, at("samples.png"), best, config.evaluation.grid_images);
 
   nlohmann::json cells = nlohmann::json::array();
-  for (const auto& r : results) cells.push_back({{"cell", r.cell}, {"scores", r.scores}});
-  nlohmann::json result = {{"best_cell", results[best_index].cell},
+  nlohmann::json grid = nullptr;
+  for (const auto& r : results) {
+    if (r.cell == kGridEnsemble) {
+      grid = {{"scores", r.scores}};
+    } else {
+      cells.push_back({{"cell", r.cell}, {"scores", r.scores}});
+    }
+  }
+  nlohmann::json result = {{"best", ensemble_label(results[best_index].cell)},
+                           {"best_cell", results[best_index].cell},
                            {"scores", results[best_index].scores},
                            {"mixture_weights", best.weights},
                            {"final_samples", config.evaluation.final_samples},
                            {"cells", cells},
+                           {"grid_ensemble", grid},
                            {"seconds", seconds}};
 
   std::string summary = fmt::format(
-      "cellgan run summary\n  dataset      {}\n  grid         {}x{} ({}), {} generations\n  best cell    {}\n",
+      "cellgan run summary\n  dataset      {}\n  grid         {}x{} ({}), {} generations\n  best         {}\n",
       to_string(config.data.dataset), config.grid.rows, config.grid.cols, to_string(config.grid.neighbourhood),
-      config.training.generations, results[best_index].cell);
+      config.training.generations, ensemble_label(results[best_index].cell));
   for (const auto& [name, value] : results[best_index].scores) summary += fmt::format("  {:<12} {:.4f}\n", name, value);
   summary += fmt::format("  wall time    {:.1f} s\n  files        ensemble.bin samples.png metrics.jsonl events.log\n",
                          seconds);

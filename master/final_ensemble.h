@@ -1,6 +1,7 @@
-// Choosing and writing the run's result: every cell's ensemble is scored
-// on final_samples samples (same latent seed for all, so the comparison is
-// fair), the lowest objective (FID for images, mode TVD for toy data)
+// Choosing and writing the run's result: every cell's ensemble, and the
+// grid-wide ensemble when evaluation.grid_ensemble is on, is scored on
+// final_samples samples (same latent seed for all, so the comparison is
+// fair); the lowest objective (FID for images, mode TVD for toy data)
 // wins; then ensemble.bin, samples.png, result.json and summary.txt are
 // written atomically into the run directory.
 //
@@ -17,10 +18,21 @@
 
 namespace cellgan {
 
+// The `cell` of the grid-wide ensemble, which belongs to no single cell.
+constexpr int kGridEnsemble = -1;
+
 struct CellResult {
-  int cell = -1;
+  int cell = -1;  // kGridEnsemble for the grid-wide ensemble
   std::map<std::string, double> scores;
 };
+
+// "cell 3", or "grid" for the grid-wide ensemble.
+std::string ensemble_label(int cell);
+
+// The grid-wide ensemble: the first `population_size` generators of every
+// cell ensemble (a cell's own, latest ones; CellTrainer::ensemble puts
+// them first), copied, with equal weights. Needs at least one ensemble.
+Ensemble grid_ensemble(const std::vector<Ensemble>& cells, std::int64_t population_size);
 
 // Scores every ensemble; returns results in input order.
 std::vector<CellResult> score_ensembles(const Config& config, std::vector<Ensemble>& ensembles,

@@ -157,13 +157,15 @@ RunResult run_master(MpiSession& session, const std::string& config_path) {
   }
   std::sort(ensembles.begin(), ensembles.end(), [](const Ensemble& a, const Ensemble& b) { return a.cell < b.cell; });
   run.event(fmt::format("gathered {} ensembles", ensembles.size()));
+  if (config.evaluation.grid_ensemble && ensembles.size() > 1)
+    ensembles.push_back(grid_ensemble(ensembles, config.training.population_size));
 
   // 5. Score, choose, write.
   const std::vector<CellResult> results = score_ensembles(config, ensembles, *scorer);
   const std::size_t best = best_result(results, objective_name(config));
   const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
   write_result_files(config, config.output_dir, ensembles[best], results, best, seconds);
-  run.event(fmt::format("finished: best cell {}", results[best].cell));
+  run.event(fmt::format("finished: best ensemble {}", ensemble_label(results[best].cell)));
 
   // 6. Drain the workers' last heartbeats (bounded), so they end cleanly.
   const auto drain_until = Clock::now() + std::chrono::seconds(10);
@@ -180,7 +182,8 @@ RunResult run_master(MpiSession& session, const std::string& config_path) {
 
   RunResult out;
   out.output_dir = config.output_dir;
-  out.best_cell = results[best].cell;
+  out.best = ensemble_label(results[best].cell);
+  out.best_generators = ensembles[best].generators.size();
   out.scores = results[best].scores;
   out.seconds = seconds;
   return out;

@@ -23,7 +23,8 @@ namespace cellgan {
 
 struct RunResult {
   std::string output_dir;
-  int best_cell = -1;
+  std::string best;                       // "cell 3", or "grid" (the grid-wide ensemble)
+  std::size_t best_generators = 0;        // generators in the best ensemble
   std::map<std::string, double> scores;  // of the best ensemble
   double seconds = 0.0;
 };

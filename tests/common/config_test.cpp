@@ -70,6 +70,7 @@ void expect_same(const Config& a, const Config& b) {
   EXPECT_EQ(a.evaluation.classifier, b.evaluation.classifier);
   EXPECT_EQ(a.evaluation.final_samples, b.evaluation.final_samples);
   EXPECT_EQ(a.evaluation.grid_images, b.evaluation.grid_images);
+  EXPECT_EQ(a.evaluation.grid_ensemble, b.evaluation.grid_ensemble);
 
   EXPECT_EQ(a.runtime.threads, b.runtime.threads);
   EXPECT_EQ(a.runtime.heartbeat_interval_ms, b.runtime.heartbeat_interval_ms);
@@ -154,6 +155,7 @@ TEST(Config, ValuesGivenAreRead) {
       "network: {kind: toy, latent_dim: 3}\n"
       "grid: {rows: 2, cols: 5, neighbourhood: moore}\n"
       "training: {loss: mustangs, learning_rate: 0.003, replacement: if_better}\n"
+      "evaluation: {grid_ensemble: false}\n"
       "runtime: {log_level: debug}\n",
       "given.yaml");
   EXPECT_EQ(c.output_dir, "runs/x");
@@ -167,6 +169,8 @@ TEST(Config, ValuesGivenAreRead) {
   EXPECT_EQ(c.training.loss, LossKind::kMustangs);
   EXPECT_DOUBLE_EQ(c.training.learning_rate, 0.003);
   EXPECT_EQ(c.training.replacement, ReplacementRule::kIfBetter);
+  EXPECT_FALSE(c.evaluation.grid_ensemble);
+  EXPECT_TRUE(Config{}.evaluation.grid_ensemble);
   EXPECT_EQ(c.runtime.log_level, "debug");
 }
 
@@ -189,6 +193,8 @@ TEST(ConfigErrors, WrongType) {
   expect_mentions(parse_error("grid:\n  rows: [1, 2]\n"), {"configs/bad.yaml", "grid.rows"});
   expect_mentions(parse_error("training: 5\n"), {"configs/bad.yaml", "training"});
   expect_mentions(parse_error("seed: -1\n"), {"configs/bad.yaml", "seed"});
+  expect_mentions(parse_error("evaluation:\n  grid_ensemble: maybe\n"),
+                  {"configs/bad.yaml", "evaluation.grid_ensemble", "a boolean"});
 }
 
 TEST(ConfigErrors, OutOfRange) {
@@ -289,6 +295,7 @@ Config non_default_config() {
   c.evaluation.classifier = "models/clf.pt";
   c.evaluation.final_samples = 5000;
   c.evaluation.grid_images = 64;
+  c.evaluation.grid_ensemble = false;
   c.runtime.threads = 2;
   c.runtime.heartbeat_interval_ms = 250;
   c.runtime.late_after_ms = 3000;
@@ -325,7 +332,7 @@ TEST(ConfigYaml, WritesEveryKey) {
                           "tournament_size", "batch_size", "batches_per_generation", "learning_rate", "adam_beta1",
                           "adam_beta2", "loss", "discriminator_skip", "mutation_probability", "mutation_scale",
                           "replacement", "n_replacements", "mixture_sigma", "fitness_samples", "score_samples",
-                          "classifier", "final_samples", "grid_images", "threads", "heartbeat_interval_ms",
+                          "classifier", "final_samples", "grid_images", "grid_ensemble", "threads", "heartbeat_interval_ms",
                           "late_after_ms", "dead_after_ms", "log_level"})
     EXPECT_NE(yaml.find(std::string(key) + ":"), std::string::npos) << key << " missing in:\n" << yaml;
 }

@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
-# A 3x3 run with W = 2 (uneven blocks) finishes with a scored ensemble and
-# one metrics line per cell per generation.
+# A 3x3 run with W = 2 (uneven blocks) finishes with a scored ensemble, one
+# metrics line per cell per generation, and the grid-wide ensemble scored
+# beside the 9 cell ensembles.
 source "$(dirname "$0")/mpi_test_lib.sh"
 cfg=$(make_config "$(dirname "$0")/toy-2x2.yaml" "$WORK/run" 's/rows: 2, cols: 2/rows: 3, cols: 3/' 's/generations: 4/generations: 2/')
 run_cellgan 3 "$cfg" || { cat "$WORK/stderr" >&2; fail "the 3x3 run exited non-zero"; }
 [ "$(wc -l < "$WORK/run/metrics.jsonl")" -eq 18 ] || fail "expected 18 metric lines (9 cells x 2 generations)"
 grep -q '"best_cell"' "$WORK/run/result.json" || fail "result.json has no best_cell"
-grep -q 'best ensemble: cell' "$WORK/stdout" || fail "no score line on stdout"
+grep -Eq 'best ensemble: (cell [0-8]|grid) \(' "$WORK/stdout" || fail "no score line on stdout"
+# The grid-wide ensemble (9 cells' own generators) was scored beside the cells.
+[ "$(grep -c '"cell": ' "$WORK/run/result.json")" -eq 9 ] || fail "result.json: expected 9 cell results"
+grep -A12 '"grid_ensemble": {' "$WORK/run/result.json" | grep -q '"mode_tvd"' \
+  || fail "result.json: no scores of the grid-wide ensemble"
+grep -Eq '"best": "(cell [0-8]|grid)"' "$WORK/run/result.json" || fail "result.json: no best ensemble"
+grep -q 'grid ensemble (9 generators)' "$WORK/stderr" || fail "the master did not log the grid ensemble's score"
 for c in 0 1 2 3 4 5 6 7 8; do grep -q "\"cell\":$c," "$WORK/run/metrics.jsonl" || fail "no metrics for cell $c"; done
 echo "PASS: 3x3 with 2 workers"

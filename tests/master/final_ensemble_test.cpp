@@ -1,0 +1,84 @@
+// Tests of the master's choice of the result (master/final_ensemble.h):
+// the grid-wide ensemble is built from every cell's own generators with
+// equal weights, and the best result follows the named objective.
+#include "master/final_ensemble.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+namespace cellgan {
+namespace {
+
+NetworkShape toy_shape() {
+  NetworkShape s;
+  s.kind = NetworkKind::kToy;
+  s.latent_dim = 4;
+  s.data_dim = 2;
+  s.toy_hidden = 8;
+  return s;
+}
+
+// A cell ensemble as CellTrainer::ensemble makes it: `own` local
+// generators first, then `neighbours` neighbour centres.
+Ensemble cell_ensemble(int cell, int own, int neighbours) {
+  Ensemble e;
+  e.cell = cell;
+  e.shape = toy_shape();
+  for (int i = 0; i < own + neighbours; ++i) {
+    torch::manual_seed(static_cast<std::uint64_t>(100 * cell + i));
+    e.generators.emplace_back(Role::kGenerator, e.shape, 1e-3, AdamSettings{}, LossKind::kBce);
+  }
+  e.weights.assign(e.generators.size(), 1.0 / static_cast<double>(e.generators.size()));
+  return e;
+}
+
+TEST(GridEnsemble, TakesEachCellsOwnGeneratorsWithEqualWeights) {
+  std::vector<Ensemble> cells;
+  for (int c = 0; c < 3; ++c) cells.push_back(cell_ensemble(c, /*own=*/2, /*neighbours=*/3));
+  const Ensemble grid = grid_ensemble(cells, /*population_size=*/2);
+  EXPECT_EQ(grid.cell, kGridEnsemble);
+  ASSERT_EQ(grid.generators.size(), 6u);
+  ASSERT_EQ(grid.weights.size(), 6u);
+  for (double w : grid.weights) EXPECT_DOUBLE_EQ(w, 1.0 / 6.0);
+  for (int c = 0; c < 3; ++c) {
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_EQ(grid.generators[static_cast<std::size_t>(2 * c + i)].encode(false),
+                cells[static_cast<std::size_t>(c)].generators[static_cast<std::size_t>(i)].encode(false))
+          << "cell " << c << " generator " << i;
+    }
+  }
+  // A copy: the grid ensemble does not share weights with the cells.
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : cells[0].generators[0].module().parameters()) p.add_(1.0);
+  }
+  EXPECT_NE(grid.generators[0].encode(false), cells[0].generators[0].encode(false));
+  EXPECT_THROW(grid_ensemble({}, 1), std::invalid_argument);
+}
+
+TEST(GridEnsemble, SamplesEveryCellsGenerator) {
+  std::vector<Ensemble> cells;
+  for (int c = 0; c < 4; ++c) cells.push_back(cell_ensemble(c, 1, 2));
+  Ensemble grid = grid_ensemble(cells, 1);
+  EXPECT_EQ(Ensemble::sample_counts(grid.weights, 100), (std::vector<std::int64_t>{25, 25, 25, 25}));
+  EXPECT_EQ(grid.sample(100, 7).sizes(), (std::vector<std::int64_t>{100, 2}));
+}
+
+TEST(BestResult, FollowsTheNamedObjectiveAndLabelsTheGrid) {
+  std::vector<CellResult> results = {
+      {0, {{"fid", 5.0}, {"mode_tvd", 0.2}}},
+      {1, {{"fid", 3.0}, {"mode_tvd", 0.4}}},
+      {kGridEnsemble, {{"fid", NAN}, {"mode_tvd", 0.1}}},
+  };
+  EXPECT_EQ(best_result(results, "fid"), 1u);       // a NaN score never wins
+  EXPECT_EQ(best_result(results, "mode_tvd"), 2u);
+  EXPECT_EQ(ensemble_label(results[2].cell), "grid");
+  EXPECT_EQ(ensemble_label(3), "cell 3");
+}
+
+}  // namespace
+}  // namespace cellgan
