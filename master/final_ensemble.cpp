@@ -21,13 +21,13 @@ namespace cellgan {
 std::vector<CellResult> score_ensembles(const Config& config, std::vector<Ensemble>& ensembles,
                                         SampleScorer& scorer) {
   const std::uint64_t seed = derive_seed(config.seed, Stream::kEvaluation, 0);
+  const std::string objective = objective_name(config);
   std::vector<CellResult> results;
   for (Ensemble& e : ensembles) {
     const torch::Tensor samples = e.sample(config.evaluation.final_samples, seed);
     CellResult r;
     r.cell = e.cell;
     r.scores = scorer.report(samples);
-    const std::string objective = objective_name(config);
     log::info("{} ensemble ({} generators): {} {:.4f}", ensemble_label(e.cell), e.generators.size(), objective,
               r.scores.at(objective));
     results.push_back(std::move(r));
@@ -44,9 +44,7 @@ Ensemble grid_ensemble(const std::vector<Ensemble>& cells, std::int64_t populati
   grid.shape = cells.front().shape;
   for (const Ensemble& e : cells) {
     const auto own = std::min<std::size_t>(static_cast<std::size_t>(population_size), e.generators.size());
-    for (std::size_t i = 0; i < own; ++i)
-      grid.generators.push_back(
-          Individual::decode(e.generators[i].encode(/*with_optimizer_state=*/false), grid.shape, AdamSettings{}));
+    for (std::size_t i = 0; i < own; ++i) grid.generators.push_back(e.generators[i].clone_weights());
   }
   grid.weights.assign(grid.generators.size(), 1.0 / static_cast<double>(grid.generators.size()));
   return grid;

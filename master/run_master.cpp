@@ -85,6 +85,7 @@ RunResult run_master(MpiSession& session, const std::string& config_path) {
     throw;
   }
   tell_workers(*world, StartMessage{true, "", to_yaml(config), config.source});
+  const std::string objective = objective_name(config);  // "fid" or "mode_tvd"
 
   // 2. GLOBAL = the master and every worker (all are active here).
   std::vector<int> all;
@@ -118,7 +119,7 @@ RunResult run_master(MpiSession& session, const std::string& config_path) {
         monitor.beat(msg->source, WorkerState::kProcessing, rec.generation, Clock::now());
         for (std::int64_t g : run.add_records(rec.generation, rec.json_lines)) {
           const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
-          log::info("{}", progress_line(g, total, run.generation_lines(g), objective_name(config), elapsed));
+          log::info("{}", progress_line(g, total, run.generation_lines(g), objective, elapsed));
         }
       }
     }
@@ -162,7 +163,7 @@ RunResult run_master(MpiSession& session, const std::string& config_path) {
 
   // 5. Score, choose, write.
   const std::vector<CellResult> results = score_ensembles(config, ensembles, *scorer);
-  const std::size_t best = best_result(results, objective_name(config));
+  const std::size_t best = best_result(results, objective);
   const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
   write_result_files(config, config.output_dir, ensembles[best], results, best, seconds);
   run.event(fmt::format("finished: best ensemble {}", ensemble_label(results[best].cell)));

@@ -257,9 +257,7 @@ GenerationRecord CellTrainer::run_generation(CellState& state, std::vector<Indiv
   t0 = Clock::now();
   // Kept only to sample the mixture: weights without Adam state.
   state.neighbour_generators.clear();
-  for (const Individual& g : neighbour_generators)
-    state.neighbour_generators.push_back(
-        Individual::decode(g.encode(/*with_optimizer_state=*/false), g.shape(), adam_of(config_)));
+  for (const Individual& g : neighbour_generators) state.neighbour_generators.push_back(g.clone_weights());
   neighbour_generators.clear();
   std::vector<Individual*> mixture;
   for (auto& g : state.generators) mixture.push_back(&g);
@@ -298,11 +296,8 @@ Ensemble CellTrainer::ensemble(const CellState& state) {
   Ensemble e;
   e.cell = state.cell;
   e.shape = state.generators.front().shape();
-  const auto weights_only = [&](const Individual& g) {
-    return Individual::decode(g.encode(/*with_optimizer_state=*/false), e.shape, AdamSettings{});
-  };
-  for (const auto& g : state.generators) e.generators.push_back(weights_only(g));
-  for (const auto& g : state.neighbour_generators) e.generators.push_back(weights_only(g));
+  for (const auto& g : state.generators) e.generators.push_back(g.clone_weights());
+  for (const auto& g : state.neighbour_generators) e.generators.push_back(g.clone_weights());
   e.weights = state.mixture_weights;
   if (e.generators.size() != e.weights.size()) e.weights.assign(e.generators.size(), 1.0 / e.generators.size());
   return e;

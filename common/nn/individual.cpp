@@ -142,6 +142,10 @@ Individual Individual::decode(const std::vector<std::uint8_t>& bytes, const Netw
 
 Individual Individual::clone() const { return decode(encode(), shape_, adam_); }
 
+Individual Individual::clone_weights() const {
+  return decode(encode(/*with_optimizer_state=*/false), shape_, adam_);
+}
+
 void Individual::release_gradients() {
   for (auto& p : module().parameters()) p.mutable_grad() = torch::Tensor();
 }

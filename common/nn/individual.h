@@ -44,6 +44,9 @@ class Individual {
 
   // Deep copy: weights, buffers, Adam state, lr and bookkeeping.
   Individual clone() const;
+  // The same without the Adam state (a fresh one): for ensembles and
+  // mixtures, which only sample.
+  Individual clone_weights() const;
 
   Role role() const { return role_; }
   const NetworkShape& shape() const { return shape_; }

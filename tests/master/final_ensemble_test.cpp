@@ -10,24 +10,18 @@
 #include <stdexcept>
 #include <vector>
 
+#include "tests/nn/small_networks.h"
+
 namespace cellgan {
 namespace {
 
-NetworkShape toy_shape() {
-  NetworkShape s;
-  s.kind = NetworkKind::kToy;
-  s.latent_dim = 4;
-  s.data_dim = 2;
-  s.toy_hidden = 8;
-  return s;
-}
 
 // A cell ensemble as CellTrainer::ensemble makes it: `own` local
 // generators first, then `neighbours` neighbour centres.
 Ensemble cell_ensemble(int cell, int own, int neighbours) {
   Ensemble e;
   e.cell = cell;
-  e.shape = toy_shape();
+  e.shape = test::small_toy_shape();
   for (int i = 0; i < own + neighbours; ++i) {
     torch::manual_seed(static_cast<std::uint64_t>(100 * cell + i));
     e.generators.emplace_back(Role::kGenerator, e.shape, 1e-3, AdamSettings{}, LossKind::kBce);

@@ -9,16 +9,13 @@
 #include <numeric>
 
 #include "common/error.h"
+#include "tests/nn/small_networks.h"
 
 namespace cellgan {
 namespace {
 
 Ensemble make_ensemble(int generators) {
-  NetworkShape s;
-  s.kind = NetworkKind::kToy;
-  s.latent_dim = 4;
-  s.data_dim = 2;
-  s.toy_hidden = 8;
+  const NetworkShape s = test::small_toy_shape();
   Ensemble e;
   e.shape = s;
   e.cell = 2;

@@ -6,18 +6,11 @@
 #include <torch/torch.h>
 
 #include "common/error.h"
+#include "tests/nn/small_networks.h"
 
 namespace cellgan {
 namespace {
 
-NetworkShape toy_shape() {
-  NetworkShape s;
-  s.kind = NetworkKind::kToy;
-  s.latent_dim = 4;
-  s.data_dim = 2;
-  s.toy_hidden = 8;
-  return s;
-}
 
 // One Adam step on a simple loss, so the optimizer has state.
 void step(Individual& ind) {
@@ -29,13 +22,13 @@ void step(Individual& ind) {
 
 TEST(Individual, EncodeDecodeIsBitExactIncludingAdamState) {
   torch::manual_seed(1);
-  Individual a(Role::kGenerator, toy_shape(), 2e-4, {}, LossKind::kMse);
+  Individual a(Role::kGenerator, test::small_toy_shape(), 2e-4, {}, LossKind::kMse);
   step(a);
   a.fitness = 0.25;
   a.source_cell = 3;
   a.set_learning_rate(3.5e-4);
   const auto bytes = a.encode();
-  Individual b = Individual::decode(bytes, toy_shape(), {});
+  Individual b = Individual::decode(bytes, test::small_toy_shape(), {});
   EXPECT_EQ(b.encode(), bytes);
   EXPECT_EQ(b.loss, LossKind::kMse);
   EXPECT_EQ(b.source_cell, 3);
@@ -50,7 +43,7 @@ TEST(Individual, EncodeDecodeIsBitExactIncludingAdamState) {
 
 TEST(Individual, ReleasedGradientsAreFreedAndChangeNoLaterStep) {
   torch::manual_seed(1);
-  Individual a(Role::kGenerator, toy_shape(), 2e-4, {}, LossKind::kBce);
+  Individual a(Role::kGenerator, test::small_toy_shape(), 2e-4, {}, LossKind::kBce);
   step(a);
   Individual b = a.clone();
   step(b);  // b keeps its gradient tensors
@@ -63,9 +56,20 @@ TEST(Individual, ReleasedGradientsAreFreedAndChangeNoLaterStep) {
   EXPECT_EQ(a.encode(), b.encode());
 }
 
+TEST(Individual, CloneWeightsDropsOnlyTheAdamState) {
+  torch::manual_seed(1);
+  Individual a(Role::kGenerator, test::small_toy_shape(), 2e-4, {}, LossKind::kMse);
+  step(a);
+  a.source_cell = 2;
+  const Individual w = a.clone_weights();
+  EXPECT_EQ(w.encode(), a.encode(/*with_optimizer_state=*/false));
+  EXPECT_NE(w.encode(), a.encode());
+  EXPECT_EQ(w.learning_rate(), a.learning_rate());
+}
+
 TEST(Individual, CloneIsIndependent) {
   torch::manual_seed(1);
-  Individual a(Role::kGenerator, toy_shape(), 2e-4, {}, LossKind::kBce);
+  Individual a(Role::kGenerator, test::small_toy_shape(), 2e-4, {}, LossKind::kBce);
   Individual b = a.clone();
   step(b);
   EXPECT_NE(a.encode(), b.encode());
@@ -76,7 +80,7 @@ TEST(Individual, CloneIsIndependent) {
 
 TEST(Individual, RestoredAdamStateKeepsTheMutatedLearningRate) {
   torch::manual_seed(1);
-  Individual a(Role::kGenerator, toy_shape(), 2e-4, {}, LossKind::kBce);
+  Individual a(Role::kGenerator, test::small_toy_shape(), 2e-4, {}, LossKind::kBce);
   step(a);
   a.set_learning_rate(7e-4);
   Individual b = a.clone();
@@ -86,20 +90,20 @@ TEST(Individual, RestoredAdamStateKeepsTheMutatedLearningRate) {
 
 TEST(Individual, DecodeRejectsForeignAndTruncatedBytes) {
   torch::manual_seed(1);
-  Individual a(Role::kGenerator, toy_shape(), 2e-4, {}, LossKind::kBce);
+  Individual a(Role::kGenerator, test::small_toy_shape(), 2e-4, {}, LossKind::kBce);
   auto bytes = a.encode();
   bytes.resize(bytes.size() / 2);
-  EXPECT_THROW(Individual::decode(bytes, toy_shape(), {}), InputError);
+  EXPECT_THROW(Individual::decode(bytes, test::small_toy_shape(), {}), InputError);
   std::vector<std::uint8_t> foreign(64, 7);
-  EXPECT_THROW(Individual::decode(foreign, toy_shape(), {}), InputError);
-  NetworkShape wider = toy_shape();
+  EXPECT_THROW(Individual::decode(foreign, test::small_toy_shape(), {}), InputError);
+  NetworkShape wider = test::small_toy_shape();
   wider.toy_hidden = 16;
   EXPECT_THROW(Individual::decode(a.encode(), wider, {}), InputError);
 }
 
 TEST(Individual, NonFiniteWeightsAreDetected) {
   torch::manual_seed(1);
-  Individual a(Role::kDiscriminator, toy_shape(), 2e-4, {}, LossKind::kBce);
+  Individual a(Role::kDiscriminator, test::small_toy_shape(), 2e-4, {}, LossKind::kBce);
   EXPECT_TRUE(a.is_finite());
   {
     torch::NoGradGuard no_grad;
