@@ -41,6 +41,8 @@ ResidentSet current_rss() {
     read_kib_field(line, "RssAnon", rss.anonymous) || read_kib_field(line, "RssFile", rss.file) ||
         read_kib_field(line, "RssShmem", rss.shared);
   }
+  const struct mallinfo2 heap = mallinfo2();
+  rss.heap_in_use = static_cast<std::int64_t>(heap.uordblks + heap.hblkhd);
   return rss;
 }
 

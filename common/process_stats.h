@@ -18,6 +18,7 @@ struct ResidentSet {
   std::int64_t anonymous = 0;  // RssAnon: heap, tensors, stacks
   std::int64_t file = 0;       // RssFile: mapped libraries and files
   std::int64_t shared = 0;     // RssShmem: shared memory (MPI segments)
+  std::int64_t heap_in_use = 0;  // bytes malloc has handed out and not got back
 };
 ResidentSet current_rss();
 

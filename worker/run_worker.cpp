@@ -21,9 +21,9 @@ namespace {
 
 void log_memory(const char* when) {
   const ResidentSet rss = current_rss();
-  log::debug("memory {}: anonymous {:.1f} MB, files {:.1f} MB, shared {:.1f} MB", when,
-             static_cast<double>(rss.anonymous) / 1e6, static_cast<double>(rss.file) / 1e6,
-             static_cast<double>(rss.shared) / 1e6);
+  log::debug("memory {}: anonymous {:.1f} MB (heap in use {:.1f} MB), files {:.1f} MB, shared {:.1f} MB",
+             when, static_cast<double>(rss.anonymous) / 1e6, static_cast<double>(rss.heap_in_use) / 1e6,
+             static_cast<double>(rss.file) / 1e6, static_cast<double>(rss.shared) / 1e6);
 }
 
 }  // namespace

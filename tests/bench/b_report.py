@@ -30,6 +30,7 @@ RUN_LINE = re.compile(r"run .*?: (?P<rows>\d+)x(?P<cols>\d+) grid, (?P<workers>\
 RSS_LINE = re.compile(r"worker (?P<w>\d+) done: peak RSS (?P<mb>[0-9.]+) MB")
 BARE_LINE = re.compile(r"^seconds per generation per cell after warm-up: (?P<s>[0-9.]+)", re.M)
 BARE_RSS = re.compile(r"^peak RSS: (?P<mb>[0-9.]+) MB", re.M)
+BARE_START_RSS = re.compile(r"^RSS at start: (?P<mb>[0-9.]+) MB", re.M)
 
 PHASES = ["gather", "train", "evaluate", "mutate", "idle"]
 TARGET_RATIO = 1.10
@@ -150,6 +151,8 @@ def main(argv):
     bare = float(m["s"]) if m else None
     m = BARE_RSS.search(bare_text)
     bare_rss = float(m["mb"]) if m else None
+    m = BARE_START_RSS.search(bare_text)
+    floor_rss = float(m["mb"]) if m else None
     env = read(os.path.join(directory, "env.txt")) or ""
 
     out = []
@@ -192,7 +195,8 @@ def main(argv):
     rss_list = ", ".join(f"worker {w}: {mb:.1f} MB" for w, mb in sorted(w1.rss.items())) or "n/a"
     rss2 = ", ".join(f"{mb:.1f}" for _, mb in sorted(w2.rss.items())) or "n/a"
     out.append(f"| B4 memory | peak RSS per worker process, W=1 | {rss_list} "
-               f"| bare loop {fmt(bare_rss, '.1f', ' MB')}; W=2 workers: {rss2} MB "
+               f"| bare loop {fmt(bare_rss, '.1f', ' MB')} (at start, before any tensor: "
+               f"{fmt(floor_rss, '.1f', ' MB')}); W=2 workers: {rss2} MB "
                f"| {fmt(rss, '.1f', ' MB')} (max) | <= {TARGET_RSS:.0f} MB | "
                f"{verdict(None if rss is None else rss <= TARGET_RSS)} |")
     out.append("")

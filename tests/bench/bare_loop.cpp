@@ -34,6 +34,7 @@
 //   seconds per generation per cell: X (generations 1-G)
 //   seconds per generation per cell after warm-up: Y (generations 2-G)
 //   peak RSS: M MB
+//   RSS at start: S MB   (before any tensor: what linking LibTorch costs)
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -114,6 +115,7 @@ torch::Tensor sample_uniform_mixture(std::vector<Generator>& gens, std::int64_t 
 }
 
 int run(int argc, char** argv) {
+  const double start_rss_mb = static_cast<double>(peak_rss_bytes()) / 1e6;
   std::string config_path;
   std::int64_t generations = -1;
   for (int i = 1; i < argc; ++i) {
@@ -287,6 +289,7 @@ int run(int argc, char** argv) {
   }
   std::printf("mixture candidates kept: %lld\n", static_cast<long long>(mixture_improvements));
   std::printf("peak RSS: %.1f MB\n", static_cast<double>(peak_rss_bytes()) / 1e6);
+  std::printf("RSS at start: %.1f MB\n", start_rss_mb);
   return 0;
 }
 
