@@ -1,5 +1,6 @@
 // Tests of common/process_stats.h: the resident set read from /proc adds
-// up, never exceeds the peak, and sees memory this process touches.
+// up, never exceeds the peak, and sees memory this process touches; the
+// heap in use follows allocations.
 #include "common/process_stats.h"
 
 #include <gtest/gtest.h>
@@ -29,6 +30,19 @@ TEST(ProcessStats, TouchedMemoryShowsAsAnonymous) {
   block.reset();
   release_free_memory();
   EXPECT_LT(current_rss().anonymous, during - static_cast<std::int64_t>(kBytes) / 2);
+}
+
+TEST(ProcessStats, HeapInUseCountsLiveAllocationsOnly) {
+  constexpr std::size_t kBytes = 8u << 20;
+  const std::int64_t before = current_rss().heap_in_use;
+  EXPECT_GT(before, 0);
+  auto block = std::make_unique<char[]>(kBytes);
+  block[0] = 1;  // in use even if never touched: counted by malloc, not by pages
+  const std::int64_t during = current_rss().heap_in_use;
+  EXPECT_GE(during - before, static_cast<std::int64_t>(kBytes));
+  EXPECT_EQ(block[0], 1);
+  block.reset();
+  EXPECT_LT(current_rss().heap_in_use, during - static_cast<std::int64_t>(kBytes) / 2);
 }
 
 }  // namespace
