@@ -53,9 +53,12 @@ std::vector<GenerationRecord> CellBlock::run_generation(const std::map<int, std:
   return records;
 }
 
-std::vector<Ensemble> CellBlock::ensembles() const {
-  std::vector<Ensemble> out;
-  for (const auto& s : states_) out.push_back(CellTrainer::ensemble(s));
+ResultMessage CellBlock::results() const {
+  ResultMessage out;
+  for (const auto& s : states_) {
+    out.cells.push_back(s.cell);
+    out.ensembles.push_back(CellTrainer::ensemble(s).encode());
+  }
   return out;
 }
 

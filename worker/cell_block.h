@@ -34,7 +34,10 @@ class CellBlock {
   std::vector<GenerationRecord> run_generation(const std::map<int, std::pair<Bytes, Bytes>>& own,
                                                const std::map<int, HaloMessage>& halos);
 
-  std::vector<Ensemble> ensembles() const;
+  // Every cell's final ensemble, encoded (the worker's answer to the
+  // master's gather). Built one cell at a time, so at most one decoded
+  // ensemble is alive beside the bytes.
+  ResultMessage results() const;
 
  private:
   const Config& config_;

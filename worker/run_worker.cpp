@@ -88,12 +88,7 @@ int run_worker(MpiSession& session) {
       comm.set_progress(WorkerState::kProcessing, g + 1);
       log_memory(fmt::format("after generation {}", g + 1).c_str());
     }
-    ResultMessage result;
-    for (const Ensemble& e : block.ensembles()) {
-      result.cells.push_back(e.cell);
-      result.ensembles.push_back(e.encode());
-    }
-    comm.gather_results(encode(result));
+    comm.gather_results(encode(block.results()));
     comm.set_progress(WorkerState::kFinished, config.training.generations);
   } catch (const std::exception& e) {
     log::error("worker {}: {}", rank, e.what());
