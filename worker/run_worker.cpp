@@ -20,6 +20,7 @@ namespace cellgan {
 namespace {
 
 void log_memory(const char* when) {
+  if (!log::enabled(log::Level::kDebug)) return;  // reading /proc and the heap's books is not free
   const ResidentSet rss = current_rss();
   log::debug("memory {}: anonymous {:.1f} MB (heap in use {:.1f} MB), files {:.1f} MB, shared {:.1f} MB",
              when, static_cast<double>(rss.anonymous) / 1e6, static_cast<double>(rss.heap_in_use) / 1e6,

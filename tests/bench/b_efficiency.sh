@@ -63,6 +63,19 @@ write_config w2
 } > "$DIR/env.txt"
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }
+# Host check: the same CPU-bound loop alone, then two at once. On a fair
+# 2-core host the pair takes about as long as the one; on a shared host
+# that cannot give two cores' worth of work, B2 measures the host.
+spin() { python3 -c 'import time
+t = time.perf_counter(); s = 0
+for i in range(20_000_000): s += i
+print(f"{time.perf_counter() - t:.2f}")'; }
+host_check() {  # when
+  local alone pair
+  alone=$(spin); pair=$( (spin & spin; wait) | sort -n | tr '\n' ' ')
+  echo "host check $1: one loop alone $alone s; two at once ${pair% } s" >> "$DIR/env.txt"
+}
+host_check before
 run_cellgan() {  # name ranks
   echo "b_efficiency: $1 (mpirun -np $2) started $(date +%T), load $(load)"
   echo "load before $1: $(load)" >> "$DIR/env.txt"
@@ -76,6 +89,7 @@ echo "load before bare: $(load)" >> "$DIR/env.txt"
 "$BARE" "$DIR/w1.yaml" --generations "$GENERATIONS" > "$DIR/bare.out" 2> "$DIR/bare.log" \
   || { echo "b_efficiency: the bare loop failed; see $DIR/bare.log" >&2; exit 1; }
 run_cellgan w2 3
+host_check after
 echo "b_efficiency: done $(date +%T); logs in $DIR"
 echo
 

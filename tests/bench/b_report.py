@@ -7,7 +7,7 @@ DIR holds (as b_efficiency.sh writes them):
   w1.log, w2.log     cellgan's stderr with W = 1 and W = 2 workers
   w1/, w2/           their run directories (metrics.jsonl)
   bare.out           bench_bare_loop's stdout
-  env.txt            date, host, commit, configuration, load averages
+  env.txt            date, host, commit, configuration, load averages, host checks
 
 Timing rule, the same on both sides of every comparison: generation 1 is
 warm-up and is left out. cellgan's time is the master's wall clock at its
@@ -139,6 +139,19 @@ def verdict(ok):
     return "n/a" if ok is None else ("PASS" if ok else "FAIL")
 
 
+HOST_LINE = re.compile(r"^host check \w+: one loop alone (?P<alone>[0-9.]+) s; two at once (?P<pair>[0-9. ]+) s$")
+
+
+def _host_unfair(line):
+    """True for a host-check line whose slower parallel loop took > 1.25x the lone one."""
+    m = HOST_LINE.match(line)
+    if not m:
+        return False
+    alone = float(m["alone"])
+    slowest = max(float(x) for x in m["pair"].split())
+    return alone > 0 and slowest / alone > 1.25
+
+
 def main(argv):
     if len(argv) != 2:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
@@ -230,6 +243,12 @@ def main(argv):
         out.append("")
         out.append("**Warning: the cores were busy when a run started (" + "; ".join(busy) +
                    "); the times above do not measure cellgan.**")
+    slow = [line for line in env.splitlines() if _host_unfair(line)]
+    if slow:
+        out.append("")
+        out.append("**Warning: this host did not give two cores' worth of work (" + "; ".join(slow) +
+                   "): two identical loops at once ran more than 25% slower than one alone, so B2 and B3 "
+                   "measure the host, not cellgan.**")
     print("\n".join(out))
     return 0
 
