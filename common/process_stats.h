@@ -1,9 +1,10 @@
 // What the operating system says about this process, for logs and
-// benchmarks: peak resident set size (VmHWM in /proc/self/status) and the
-// current resident set split into anonymous and file-backed pages; and a
-// way to hand freed heap memory back.
+// benchmarks: peak resident set size (VmHWM in /proc/self/status), the
+// current resident set split into anonymous and file-backed pages, and the
+// heap in use by malloc's own count (mallinfo2); and a way to hand freed
+// heap memory back.
 //
-// Thread-safety: free function, reads /proc.
+// Thread-safety: free functions; they read /proc and malloc's statistics.
 #pragma once
 
 #include <cstdint>

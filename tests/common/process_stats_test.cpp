@@ -37,7 +37,7 @@ TEST(ProcessStats, HeapInUseCountsLiveAllocationsOnly) {
   const std::int64_t before = current_rss().heap_in_use;
   EXPECT_GT(before, 0);
   auto block = std::make_unique<char[]>(kBytes);
-  block[0] = 1;  // in use even if never touched: counted by malloc, not by pages
+  block[0] = 1;
   const std::int64_t during = current_rss().heap_in_use;
   EXPECT_GE(during - before, static_cast<std::int64_t>(kBytes));
   EXPECT_EQ(block[0], 1);
