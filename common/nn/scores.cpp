@@ -283,7 +283,9 @@ class ToyScorer final : public SampleScorer {
     real_ = fit_gaussian(torch::from_blob(points.data(), {kToyRealSamples, 2}, torch::kFloat32));
   }
 
-  double objective(const torch::Tensor& samples) override { return modes(samples).mode_tvd; }
+  double objective(const torch::Tensor& samples) override {
+    return modes(checked_samples(samples, 2, "ToyScorer")).mode_tvd;
+  }
 
   std::map<std::string, double> report(const torch::Tensor& samples) override {
     const auto points = checked_samples(samples, 2, "ToyScorer");
@@ -297,8 +299,8 @@ class ToyScorer final : public SampleScorer {
   }
 
  private:
-  ModeReport modes(const torch::Tensor& samples) const {
-    const auto points = checked_samples(samples, 2, "ToyScorer");
+  // `points` as checked_samples() returns them.
+  ModeReport modes(const torch::Tensor& points) const {
     const std::vector<float> flat(points.data_ptr<float>(), points.data_ptr<float>() + points.numel());
     return score_modes(mixture_, flat);
   }
