@@ -13,6 +13,7 @@
 
 #include "common/comm/protocol.h"
 #include "common/error.h"
+#include "common/idle_backoff.h"
 #include "common/log.h"
 #include "grid/partition.h"
 #include "master/final_ensemble.h"
@@ -23,8 +24,6 @@ namespace cellgan {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr auto kMinIdleSleep = std::chrono::milliseconds(1);
-constexpr auto kMaxIdleSleep = std::chrono::milliseconds(20);
 
 // Validates everything a run needs before any work or output. Throws
 // InputError with the one line the user sees.
@@ -106,7 +105,9 @@ RunResult run_master(MpiSession& session, const std::string& config_path) {
   HeartbeatMonitor monitor(workers, std::chrono::milliseconds(config.runtime.late_after_ms),
                            std::chrono::milliseconds(config.runtime.dead_after_ms), Clock::now());
   const std::int64_t total = config.training.generations;
-  auto idle_sleep = kMinIdleSleep;
+  // Idle back-off (1 ms doubling to 20 ms): the master shares the cores
+  // with the workers, and nothing it waits for needs a faster answer.
+  IdleBackoff backoff(std::chrono::milliseconds(1), std::chrono::milliseconds(20));
   while (run.generations_written() < total) {
     bool did = false;
     while (auto msg = world->try_receive()) {
@@ -138,14 +139,7 @@ RunResult run_master(MpiSession& session, const std::string& config_path) {
       log::error("worker rank {} reported a failure (see its log line above); ending the run", failed);
       session.abort(kExitFailure);
     }
-    // Idle back-off (1 ms doubling to 20 ms): the master shares the cores
-    // with the workers, and nothing it waits for needs a faster answer.
-    if (did) {
-      idle_sleep = kMinIdleSleep;
-    } else {
-      std::this_thread::sleep_for(idle_sleep);
-      idle_sleep = std::min(idle_sleep * 2, kMaxIdleSleep);
-    }
+    backoff.after_round(did);
   }
 
   // 4. Gather every cell's ensemble over GLOBAL.

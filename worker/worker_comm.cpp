@@ -1,20 +1,13 @@
 // The worker's communication thread (see worker_comm.h).
 #include "worker/worker_comm.h"
 
-#include <algorithm>
-#include <thread>
-
+#include "common/idle_backoff.h"
 #include "common/log.h"
 
 namespace cellgan {
 
 namespace {
 constexpr int kMaster = 0;
-// Idle back-off: the sleep doubles from kMinSleep to kMaxSleep while nothing
-// happens and drops back at the first message, so an idle thread wakes at
-// most 200 times a second and a busy one answers within a fraction of a ms.
-constexpr auto kMinSleep = std::chrono::microseconds(200);
-constexpr auto kMaxSleep = std::chrono::microseconds(5000);
 }  // namespace
 
 WorkerComm::WorkerComm(std::unique_ptr<Communicator> world, std::unique_ptr<Communicator> global,
@@ -133,7 +126,9 @@ bool WorkerComm::run_once() {
 
 void WorkerComm::run() {
   log::set_thread_name("comm");
-  auto sleep = kMinSleep;
+  // Idle back-off, 0.2 ms doubling to 5 ms: an idle thread wakes at most
+  // 200 times a second and a busy one answers within a fraction of a ms.
+  IdleBackoff backoff(std::chrono::microseconds(200), std::chrono::microseconds(5000));
   for (;;) {
     const bool did = run_once();
     bool finishing;
@@ -147,12 +142,7 @@ void WorkerComm::run() {
       if (local_) flush_sends(*local_);
       return;
     }
-    if (did) {
-      sleep = kMinSleep;
-      continue;
-    }
-    std::this_thread::sleep_for(sleep);
-    sleep = std::min(sleep * 2, kMaxSleep);
+    backoff.after_round(did);
   }
 }
 
