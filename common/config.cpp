@@ -135,9 +135,11 @@ void parse_network(Section s, NetworkConfig& n) {
   s.read_enum("kind", n.kind, kNetworks);
   s.read("latent_dim", n.latent_dim);
   s.read("toy_hidden", n.toy_hidden);
+  s.read("toy_layers", n.toy_layers);
   s.reject_unknown();
   require(n.latent_dim >= 1, s, "latent_dim", n.latent_dim, ">= 1");
   require(n.toy_hidden >= 1, s, "toy_hidden", n.toy_hidden, ">= 1");
+  require(n.toy_layers >= 1 && n.toy_layers <= 16, s, "toy_layers", n.toy_layers, "1..16");
 }
 
 void parse_grid(Section s, GridConfig& g) {
@@ -275,6 +277,7 @@ std::string to_yaml(const Config& c) {
   out << YAML::Key << "kind" << YAML::Value << to_string(c.network.kind);
   out << YAML::Key << "latent_dim" << YAML::Value << c.network.latent_dim;
   out << YAML::Key << "toy_hidden" << YAML::Value << c.network.toy_hidden;
+  out << YAML::Key << "toy_layers" << YAML::Value << c.network.toy_layers;
   out << YAML::EndMap;
   out << YAML::Key << "grid" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "rows" << YAML::Value << c.grid.rows;

@@ -41,6 +41,8 @@ struct NetworkConfig {
   std::int64_t latent_dim = 64;
   // Hidden width of the toy MLPs.
   std::int64_t toy_hidden = 64;
+  // Hidden layers of the toy MLPs (both G and D).
+  std::int64_t toy_layers = 2;
 };
 
 struct GridConfig {

@@ -3,6 +3,8 @@
 
 #include <torch/torch.h>
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -16,7 +18,8 @@ namespace cellgan {
 namespace {
 
 constexpr std::uint32_t kMagic = 0x45434731;  // "ECG1"
-constexpr std::uint32_t kVersion = 1;
+// Version 2 added toy_layers.
+constexpr std::uint32_t kVersion = 2;
 
 }  // namespace
 
@@ -70,6 +73,7 @@ std::vector<std::uint8_t> Ensemble::encode() const {
   w.put<std::int64_t>(shape.latent_dim);
   w.put<std::int64_t>(shape.data_dim);
   w.put<std::int64_t>(shape.toy_hidden);
+  w.put<std::int64_t>(shape.toy_layers);
   w.put<std::int32_t>(cell);
   w.put_vector(weights);
   w.put<std::uint32_t>(static_cast<std::uint32_t>(generators.size()));
@@ -87,12 +91,16 @@ Ensemble Ensemble::decode(const std::vector<std::uint8_t>& bytes, const std::str
   if (r.get<std::uint32_t>() != kMagic) throw InputError(what + ": not a cellgan ensemble (bad magic number)");
   if (fnv1a64(bytes.data(), bytes.size() - 8) != stored)
     throw InputError(what + ": checksum mismatch: the file is truncated or corrupt");
-  if (r.get<std::uint32_t>() != kVersion) throw InputError(what + ": unsupported ensemble version");
+  const auto version = r.get<std::uint32_t>();
+  if (version != kVersion) {
+    throw InputError(fmt::format("{}: ensemble format version {}, this build reads version {}", what, version, kVersion));
+  }
   Ensemble e;
   e.shape.kind = static_cast<NetworkKind>(r.get<std::int32_t>());
   e.shape.latent_dim = r.get<std::int64_t>();
   e.shape.data_dim = r.get<std::int64_t>();
   e.shape.toy_hidden = r.get<std::int64_t>();
+  e.shape.toy_layers = r.get<std::int64_t>();
   e.cell = r.get<std::int32_t>();
   e.weights = r.get_vector<double>();
   const auto count = r.get<std::uint32_t>();

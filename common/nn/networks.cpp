@@ -40,9 +40,10 @@ torch::nn::Upsample upsample_twice() {
 }
 
 void check_shape(const NetworkShape& shape) {
-  if (shape.latent_dim < 1 || shape.data_dim < 1 || shape.toy_hidden < 1) {
-    throw InputError(fmt::format("network: latent_dim, data_dim and toy_hidden must be >= 1 (got {}, {}, {})",
-                                 shape.latent_dim, shape.data_dim, shape.toy_hidden));
+  if (shape.latent_dim < 1 || shape.data_dim < 1 || shape.toy_hidden < 1 || shape.toy_layers < 1) {
+    throw InputError(
+        fmt::format("network: latent_dim, data_dim, toy_hidden and toy_layers must be >= 1 (got {}, {}, {}, {})",
+                    shape.latent_dim, shape.data_dim, shape.toy_hidden, shape.toy_layers));
   }
   if (shape.kind == NetworkKind::kDcgan && shape.data_dim != kImageDim) {
     throw InputError(fmt::format("network.kind: dcgan expects 28x28 images (data_dim {}), got data_dim {}",
@@ -50,10 +51,15 @@ void check_shape(const NetworkShape& shape) {
   }
 }
 
-// Two hidden layers of width `hidden` with LeakyReLU 0.2, then `out`.
-torch::nn::Sequential two_hidden_mlp(std::int64_t in, std::int64_t hidden, std::int64_t out) {
-  return torch::nn::Sequential(torch::nn::Linear(in, hidden), leaky(), torch::nn::Linear(hidden, hidden), leaky(),
-                               torch::nn::Linear(hidden, out));
+// `layers` hidden layers of width `hidden` with LeakyReLU 0.2, then `out`.
+torch::nn::Sequential hidden_mlp(std::int64_t in, std::int64_t hidden, std::int64_t layers, std::int64_t out) {
+  torch::nn::Sequential body;
+  for (std::int64_t i = 0; i < layers; ++i) {
+    body->push_back(torch::nn::Linear(i == 0 ? in : hidden, hidden));
+    body->push_back(leaky());
+  }
+  body->push_back(torch::nn::Linear(hidden, out));
+  return body;
 }
 
 torch::nn::Sequential dcgan_generator(const NetworkShape& shape) {
@@ -95,6 +101,7 @@ NetworkShape network_shape(const Config& config) {
   shape.kind = config.network.kind;
   shape.latent_dim = config.network.latent_dim;
   shape.toy_hidden = config.network.toy_hidden;
+  shape.toy_layers = config.network.toy_layers;
   shape.data_dim = is_toy(config.data.dataset) ? 2 : kImageDim;
   return shape;
 }
@@ -107,14 +114,14 @@ GeneratorImpl::GeneratorImpl(NetworkShape shape) : shape_(shape) {
 void GeneratorImpl::reset() {
   switch (shape_.kind) {
     case NetworkKind::kMlp:
-      body_ = two_hidden_mlp(shape_.latent_dim, kMlpHidden, shape_.data_dim);
+      body_ = hidden_mlp(shape_.latent_dim, kMlpHidden, 2, shape_.data_dim);
       body_->push_back(torch::nn::Tanh());
       break;
     case NetworkKind::kDcgan:
       body_ = dcgan_generator(shape_);
       break;
     case NetworkKind::kToy:
-      body_ = two_hidden_mlp(shape_.latent_dim, shape_.toy_hidden, shape_.data_dim);
+      body_ = hidden_mlp(shape_.latent_dim, shape_.toy_hidden, shape_.toy_layers, shape_.data_dim);
       break;
   }
   register_module("body", body_);
@@ -133,13 +140,13 @@ DiscriminatorImpl::DiscriminatorImpl(NetworkShape shape) : shape_(shape) {
 void DiscriminatorImpl::reset() {
   switch (shape_.kind) {
     case NetworkKind::kMlp:
-      body_ = two_hidden_mlp(shape_.data_dim, kMlpHidden, 1);
+      body_ = hidden_mlp(shape_.data_dim, kMlpHidden, 2, 1);
       break;
     case NetworkKind::kDcgan:
       body_ = dcgan_discriminator();
       break;
     case NetworkKind::kToy:
-      body_ = two_hidden_mlp(shape_.data_dim, shape_.toy_hidden, 1);
+      body_ = hidden_mlp(shape_.data_dim, shape_.toy_hidden, shape_.toy_layers, 1);
       break;
   }
   body_->push_back(torch::nn::Sigmoid());

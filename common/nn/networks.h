@@ -11,8 +11,9 @@
 //          D  unflatten 1x28x28 -> Conv 1->32 k4 s2 -> LReLU .2 -> Dropout .3
 //             -> Conv 32->64 k4 s2 -> BN -> LReLU .2 -> Dropout .3 -> flatten
 //             -> Linear -> Sigmoid
-// - toy:  G  z -> h -> LReLU .2 -> h -> LReLU .2 -> 2 (linear output)
-//         D  2 -> h -> LReLU .2 -> h -> LReLU .2 -> 1 -> Sigmoid
+// - toy:  G  z -> [h -> LReLU .2] x L -> 2 (linear output)
+//         D  2 -> [h -> LReLU .2] x L -> 1 -> Sigmoid
+//         (h = toy_hidden, L = toy_layers, 2 by default)
 // G outputs [N, data_dim]; D takes [N, data_dim] and outputs [N, 1]
 // probabilities in (0, 1).
 //
@@ -30,6 +31,7 @@ struct NetworkShape {
   std::int64_t latent_dim = 64;
   std::int64_t data_dim = 784;
   std::int64_t toy_hidden = 64;
+  std::int64_t toy_layers = 2;
 };
 
 // The shape a configuration implies (data_dim from the dataset kind).

@@ -42,6 +42,7 @@ void expect_same(const Config& a, const Config& b) {
   EXPECT_EQ(a.network.kind, b.network.kind);
   EXPECT_EQ(a.network.latent_dim, b.network.latent_dim);
   EXPECT_EQ(a.network.toy_hidden, b.network.toy_hidden);
+  EXPECT_EQ(a.network.toy_layers, b.network.toy_layers);
 
   EXPECT_EQ(a.grid.rows, b.grid.rows);
   EXPECT_EQ(a.grid.cols, b.grid.cols);
@@ -272,6 +273,7 @@ Config non_default_config() {
   c.network.kind = NetworkKind::kDcgan;
   c.network.latent_dim = 100;
   c.network.toy_hidden = 17;
+  c.network.toy_layers = 5;
   c.grid.rows = 3;
   c.grid.cols = 5;
   c.grid.neighbourhood = NeighbourhoodKind::kMoore;
@@ -328,7 +330,7 @@ TEST(ConfigYaml, RoundTripOfTheDefaults) {
 TEST(ConfigYaml, WritesEveryKey) {
   const std::string yaml = to_yaml(Config{});
   for (const char* key : {"seed", "output_dir", "dataset", "path", "train_limit", "toy_samples", "kind", "latent_dim",
-                          "toy_hidden", "rows", "cols", "neighbourhood", "generations", "population_size",
+                          "toy_hidden", "toy_layers", "rows", "cols", "neighbourhood", "generations", "population_size",
                           "tournament_size", "batch_size", "batches_per_generation", "learning_rate", "adam_beta1",
                           "adam_beta2", "loss", "discriminator_skip", "mutation_probability", "mutation_scale",
                           "replacement", "n_replacements", "mixture_sigma", "fitness_samples", "score_samples",

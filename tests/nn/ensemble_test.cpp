@@ -14,8 +14,9 @@
 namespace cellgan {
 namespace {
 
-Ensemble make_ensemble(int generators) {
-  const NetworkShape s = test::small_toy_shape();
+Ensemble make_ensemble(int generators, std::int64_t toy_layers = 2) {
+  NetworkShape s = test::small_toy_shape();
+  s.toy_layers = toy_layers;
   Ensemble e;
   e.shape = s;
   e.cell = 2;
@@ -56,6 +57,14 @@ TEST(Ensemble, SaveLoadRoundTripAndCorruptionIsDetected) {
   EXPECT_EQ(loaded.cell, 2);
   EXPECT_EQ(loaded.weights, e.weights);
   EXPECT_TRUE(torch::equal(loaded.sample(50, 3), e.sample(50, 3)));
+
+  // The network depth is part of the file.
+  Ensemble deep = make_ensemble(1, /*toy_layers=*/4);
+  deep.save(path);
+  Ensemble deep_loaded = Ensemble::load(path);
+  EXPECT_EQ(deep_loaded.shape.toy_layers, 4);
+  EXPECT_TRUE(torch::equal(deep_loaded.sample(50, 3), deep.sample(50, 3)));
+  e.save(path);
 
   // Flip one byte in the middle: the checksum catches it.
   std::vector<char> bytes;

@@ -29,16 +29,34 @@ TEST(NetworksTest, MlpPairHasLipizzanersParameterCounts) {
   EXPECT_EQ(parameter_count(*d), 267009);
 }
 
+// Toy MLPs: h = toy_hidden, L = toy_layers hidden layers of width h.
+// G: (latent+1)h + (L-1)(h+1)h + (h+1)2;  D: 3h + (L-1)(h+1)h + (h+1).
+TEST(NetworksTest, ToyDepthFollowsToyLayers) {
+  auto shape = shape_of(NetworkKind::kToy, 2);
+  shape.latent_dim = 2;
+  shape.toy_hidden = 10;
+  for (const std::int64_t layers : {1, 2, 4}) {
+    SCOPED_TRACE(layers);
+    shape.toy_layers = layers;
+    Generator g(shape);
+    Discriminator d(shape);
+    EXPECT_EQ(parameter_count(*g), 30 + (layers - 1) * 110 + 22);
+    EXPECT_EQ(parameter_count(*d), 30 + (layers - 1) * 110 + 11);
+  }
+}
+
 TEST(NetworksTest, ShapeFollowsTheDataset) {
   Config config;
   config.network.kind = NetworkKind::kToy;
   config.network.latent_dim = 8;
   config.network.toy_hidden = 16;
+  config.network.toy_layers = 3;
   config.data.dataset = DatasetKind::kRing;
   auto shape = network_shape(config);
   EXPECT_EQ(shape.kind, NetworkKind::kToy);
   EXPECT_EQ(shape.latent_dim, 8);
   EXPECT_EQ(shape.toy_hidden, 16);
+  EXPECT_EQ(shape.toy_layers, 3);
   EXPECT_EQ(shape.data_dim, 2);
   config.data.dataset = DatasetKind::kGrid;
   EXPECT_EQ(network_shape(config).data_dim, 2);
