@@ -4,6 +4,8 @@
 # total number of generator steps (9x the generations), over 5 seeds each.
 # Results are identical for any worker count, so every run uses one worker
 # and two runs go at a time. Output: runs/q1/ ; then q1_report.py.
+# Each run takes about 9 minutes on 2 cores, so 5 seeds take about 95 minutes;
+# Q1_SEEDS="1 2 3" runs fewer. Finished runs (result.json present) are kept.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CELLGAN=${CELLGAN:-build/app/cellgan}
