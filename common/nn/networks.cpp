@@ -19,6 +19,7 @@ namespace cellgan {
 namespace {
 
 constexpr std::int64_t kMlpHidden = 256;
+constexpr std::int64_t kMlpHiddenLayers = 2;
 constexpr double kLeakySlope = 0.2;
 constexpr double kDropout = 0.3;
 // DCGAN geometry for 28x28 images.
@@ -114,7 +115,7 @@ GeneratorImpl::GeneratorImpl(NetworkShape shape) : shape_(shape) {
 void GeneratorImpl::reset() {
   switch (shape_.kind) {
     case NetworkKind::kMlp:
-      body_ = hidden_mlp(shape_.latent_dim, kMlpHidden, 2, shape_.data_dim);
+      body_ = hidden_mlp(shape_.latent_dim, kMlpHidden, kMlpHiddenLayers, shape_.data_dim);
       body_->push_back(torch::nn::Tanh());
       break;
     case NetworkKind::kDcgan:
@@ -140,7 +141,7 @@ DiscriminatorImpl::DiscriminatorImpl(NetworkShape shape) : shape_(shape) {
 void DiscriminatorImpl::reset() {
   switch (shape_.kind) {
     case NetworkKind::kMlp:
-      body_ = hidden_mlp(shape_.data_dim, kMlpHidden, 2, 1);
+      body_ = hidden_mlp(shape_.data_dim, kMlpHidden, kMlpHiddenLayers, 1);
       break;
     case NetworkKind::kDcgan:
       body_ = dcgan_discriminator();
