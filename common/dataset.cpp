@@ -4,7 +4,7 @@
 // common/toy_data.cpp.
 //
 // Thread-safety: free functions; results are independent values.
-#include <array>
+#include <algorithm>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -112,10 +112,8 @@ ImageData load_image_data(const DataConfig& data, Split split) {
   out.count = bytes.count;
   out.rows = bytes.rows;
   out.cols = bytes.cols;
-  std::array<float, 256> scale{};
-  for (int p = 0; p < 256; ++p) scale[p] = pixel_value(static_cast<std::uint8_t>(p));
   out.pixels.resize(bytes.pixels.size());
-  for (std::size_t i = 0; i < bytes.pixels.size(); ++i) out.pixels[i] = scale[bytes.pixels[i]];
+  std::transform(bytes.pixels.begin(), bytes.pixels.end(), out.pixels.begin(), pixel_value);
   out.labels = std::move(bytes.labels);
   return out;
 }
