@@ -73,6 +73,7 @@ class ByteReader {
     return value;
   }
   void get_raw(void* out, std::size_t size) { std::memcpy(out, take(size), size); }
+  void skip(std::size_t size) { take(size); }
   std::string get_string() {
     const auto n = get<std::uint64_t>();
     const auto* p = take(n);

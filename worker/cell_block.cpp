@@ -1,8 +1,6 @@
 // A worker's block of cells (see cell_block.h).
 #include "worker/cell_block.h"
 
-#include <torch/torch.h>
-
 #include <nlohmann/json.hpp>
 
 #include "common/process_stats.h"
@@ -29,25 +27,21 @@ std::map<int, std::pair<Bytes, Bytes>> CellBlock::centres() const {
 
 std::vector<GenerationRecord> CellBlock::run_generation(const std::map<int, std::pair<Bytes, Bytes>>& own,
                                                         const std::map<int, HaloMessage>& halos) {
-  const NetworkShape shape = network_shape(config_);
-  const AdamSettings adam{config_.training.adam_beta1, config_.training.adam_beta2};
   std::vector<GenerationRecord> records;
   for (auto& state : states_) {
-    const auto t0 = std::chrono::steady_clock::now();
     const auto hood = neighbourhood(grid_, state.cell, config_.grid.neighbourhood);
-    std::vector<Individual> gens, discs;
+    std::vector<NeighbourCentre> neighbours;
     for (std::size_t k = 1; k < hood.size(); ++k) {
       const int other = hood[k];
       auto mine = own.find(other);
-      const Bytes& g = mine != own.end() ? mine->second.first : halos.at(other).generator;
-      const Bytes& d = mine != own.end() ? mine->second.second : halos.at(other).discriminator;
-      gens.push_back(Individual::decode(g, shape, adam));
-      discs.push_back(Individual::decode(d, shape, adam));
+      if (mine != own.end()) {
+        neighbours.push_back({&mine->second.first, &mine->second.second});
+      } else {
+        const HaloMessage& halo = halos.at(other);
+        neighbours.push_back({&halo.generator, &halo.discriminator});
+      }
     }
-    const double decode_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    GenerationRecord record = trainer_.run_generation(state, std::move(gens), std::move(discs));
-    record.seconds["gather"] += decode_seconds;
-    records.push_back(std::move(record));
+    records.push_back(trainer_.run_generation(state, neighbours));
     release_free_memory();  // keeps the resident set from creeping up
   }
   return records;

@@ -49,17 +49,27 @@ void evaluate_fitness(const std::vector<Individual*>& gens, const std::vector<In
   for (Individual* d : discs) d->discriminator()->train();
 }
 
-// Step 3: tournament selection with replacement; winners are deep copies.
-std::vector<Individual> select(const std::vector<Individual*>& pool, std::int64_t count, std::int64_t tournament,
-                               SplitMix64& rng) {
+// Step 3: tournament selection with replacement. Winners are deep copies:
+// a local individual is cloned; a neighbour, held without its Adam state,
+// is decoded whole from its bytes (`origin`, null for local ones) and
+// keeps the fitness just evaluated.
+std::vector<Individual> select(const std::vector<Individual*>& pool,
+                               const std::vector<const std::vector<std::uint8_t>*>& origin, std::int64_t count,
+                               std::int64_t tournament, SplitMix64& rng) {
   std::vector<Individual> winners;
   for (std::int64_t k = 0; k < count; ++k) {
-    Individual* best = nullptr;
+    std::size_t best = pool.size();
     for (std::int64_t t = 0; t < tournament; ++t) {
-      Individual* candidate = pool[rng.below(pool.size())];
-      if (!best || finite_or_inf(candidate->fitness) < finite_or_inf(best->fitness)) best = candidate;
+      const std::size_t candidate = rng.below(pool.size());
+      if (best == pool.size() || finite_or_inf(pool[candidate]->fitness) < finite_or_inf(pool[best]->fitness))
+        best = candidate;
     }
-    winners.push_back(best->clone());
+    if (origin[best] == nullptr) {
+      winners.push_back(pool[best]->clone());
+    } else {
+      winners.push_back(Individual::decode(*origin[best], pool[best]->shape(), pool[best]->adam_settings()));
+      winners.back().fitness = pool[best]->fitness;
+    }
   }
   return winners;
 }
@@ -138,12 +148,41 @@ void CellTrainer::mutate_learning_rate(Individual& individual, SplitMix64& rng) 
   individual.set_learning_rate(std::max(0.0, individual.learning_rate() + delta));
 }
 
-GenerationRecord CellTrainer::run_generation(CellState& state, std::vector<Individual> neighbour_generators,
-                                             std::vector<Individual> neighbour_discriminators) {
+GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector<NeighbourCentre>& neighbours) {
   const TrainingConfig& t = config_.training;
   GenerationRecord record;
   record.cell = state.cell;
   record.generation = state.generation + 1;
+
+  // 1. Gather: the neighbours' centres, weights only.
+  auto t0 = Clock::now();
+  const NetworkShape shape = network_shape(config_);
+  const AdamSettings adam = adam_of(config_);
+  std::vector<Individual> hood_g, hood_d;
+  for (const NeighbourCentre& n : neighbours) {
+    hood_g.push_back(Individual::decode(*n.generator, shape, adam, /*with_optimizer_state=*/false));
+    hood_d.push_back(Individual::decode(*n.discriminator, shape, adam, /*with_optimizer_state=*/false));
+  }
+  std::vector<Individual*> n_g, n_d;
+  std::vector<const std::vector<std::uint8_t>*> origin_g, origin_d;  // null: local
+  for (auto& g : state.generators) {
+    n_g.push_back(&g);
+    origin_g.push_back(nullptr);
+  }
+  for (auto& d : state.discriminators) {
+    n_d.push_back(&d);
+    origin_d.push_back(nullptr);
+  }
+  for (std::size_t k = 0; k < neighbours.size(); ++k) {
+    n_g.push_back(&hood_g[k]);
+    origin_g.push_back(neighbours[k].generator);
+    n_d.push_back(&hood_d[k]);
+    origin_d.push_back(neighbours[k].discriminator);
+  }
+  record.seconds["gather"] = seconds_since(t0);
+
+  // Seeded after the gather: building a network draws from Torch's
+  // generator, and those draws stay out of the generation's stream.
   const std::uint64_t stream = (static_cast<std::uint64_t>(state.cell) << 32) ^
                                static_cast<std::uint64_t>(state.generation);
   torch::manual_seed(derive_seed(config_.seed, Stream::kCellTraining, stream));
@@ -156,15 +195,6 @@ GenerationRecord CellTrainer::run_generation(CellState& state, std::vector<Indiv
     }
   }
 
-  // 1. Gather.
-  auto t0 = Clock::now();
-  std::vector<Individual*> n_g, n_d;
-  for (auto& g : state.generators) n_g.push_back(&g);
-  for (auto& g : neighbour_generators) n_g.push_back(&g);
-  for (auto& d : state.discriminators) n_d.push_back(&d);
-  for (auto& d : neighbour_discriminators) n_d.push_back(&d);
-  record.seconds["gather"] = seconds_since(t0);
-
   // 2. Fitness.
   t0 = Clock::now();
   const std::int64_t n = data_.size();
@@ -176,8 +206,8 @@ GenerationRecord CellTrainer::run_generation(CellState& state, std::vector<Indiv
 
   // 3. Selection.
   t0 = Clock::now();
-  std::vector<Individual> sel_g = select(n_g, t.population_size, t.tournament_size, rng);
-  std::vector<Individual> sel_d = select(n_d, t.population_size, t.tournament_size, rng);
+  std::vector<Individual> sel_g = select(n_g, origin_g, t.population_size, t.tournament_size, rng);
+  std::vector<Individual> sel_d = select(n_d, origin_d, t.population_size, t.tournament_size, rng);
   double mutate_seconds = seconds_since(t0);
 
   // 4 + 5. Training with learning-rate mutation before each step.
@@ -257,8 +287,10 @@ GenerationRecord CellTrainer::run_generation(CellState& state, std::vector<Indiv
   t0 = Clock::now();
   // Kept only to sample the mixture: weights without Adam state.
   state.neighbour_generators.clear();
-  for (const Individual& g : neighbour_generators) state.neighbour_generators.push_back(g.clone_weights());
-  neighbour_generators.clear();
+  for (std::size_t k = state.generators.size(); k < n_g.size(); ++k)
+    state.neighbour_generators.push_back(n_g[k]->clone_weights());
+  hood_g.clear();
+  hood_d.clear();
   std::vector<Individual*> mixture;
   for (auto& g : state.generators) mixture.push_back(&g);
   for (auto& g : state.neighbour_generators) mixture.push_back(&g);

@@ -1,9 +1,11 @@
 // One generation of cellular coevolution in one cell (SPEC §3), with no
-// communication: the caller hands in the neighbours' centre individuals
-// and gets the cell's new state and a record of the generation.
+// communication: the caller hands in the neighbours' encoded centre
+// individuals and gets the cell's new state and a record of the generation.
 //
 // The steps, in order:
-//  1. gather   N_G = local generators + neighbour centres, N_D likewise
+//  1. gather   N_G = local generators + neighbour centres, N_D likewise.
+//              Neighbours are decoded without their Adam state; one that
+//              wins a tournament is decoded again, whole.
 //  2. fitness  every G against every D of the neighbourhood on
 //              fitness_samples real and generated samples (lower is better)
 //  3. select   tournament (tournament_size) population_size times on N_G
@@ -22,8 +24,8 @@
 //              kept when its objective is lower (objective_name(): FID for
 //              images, mode TVD for toy data).
 //
-// Determinism: at the start of a generation Torch's global generator and
-// the cell's SplitMix64 are seeded from (seed, cell, generation), so the
+// Determinism: right after the gather, Torch's global generator and the
+// cell's SplitMix64 are seeded from (seed, cell, generation), so the
 // result depends on nothing but the inputs, wherever the cell runs.
 //
 // Thread-safety: one CellTrainer per training thread.
@@ -31,6 +33,7 @@
 
 #include <torch/types.h>
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -43,6 +46,14 @@
 #include "worker/cell_state.h"
 
 namespace cellgan {
+
+// A neighbour cell's centre pair as the halo exchange carries it, encoded
+// with Adam state (Individual::encode()). Non-owning: the bytes must
+// outlive the run_generation() call they are passed to.
+struct NeighbourCentre {
+  const std::vector<std::uint8_t>* generator = nullptr;
+  const std::vector<std::uint8_t>* discriminator = nullptr;
+};
 
 // What one generation of one cell did: a line of metrics.jsonl.
 struct GenerationRecord {
@@ -71,10 +82,9 @@ class CellTrainer {
   // uniform mixture weights over `neighbour_count` + population slots.
   CellState initial_state(int cell, int neighbour_count) const;
 
-  // Runs one generation. `neighbour_generators` / `neighbour_discriminators`
-  // are the centres of the other cells of the neighbourhood, in order.
-  GenerationRecord run_generation(CellState& state, std::vector<Individual> neighbour_generators,
-                                  std::vector<Individual> neighbour_discriminators);
+  // Runs one generation. `neighbours` are the centres of the other cells
+  // of the neighbourhood, in neighbourhood order.
+  GenerationRecord run_generation(CellState& state, const std::vector<NeighbourCentre>& neighbours);
 
   // The cell's ensemble: its mixture generators and weights.
   static Ensemble ensemble(const CellState& state);

@@ -20,17 +20,27 @@ void put_tensor(ByteWriter& w, const torch::Tensor& t) {
   w.put_raw(c.data_ptr<float>(), static_cast<std::size_t>(c.numel()) * sizeof(float));
 }
 
+// Reads the value count of a tensor written by put_tensor and checks it
+// against the tensor it stands for.
+std::uint64_t get_tensor_size(ByteReader& r, const torch::Tensor& like) {
+  const auto n = r.get<std::uint64_t>();
+  if (n != static_cast<std::uint64_t>(like.numel()))
+    throw InputError(r.what() + ": a tensor has " + std::to_string(n) + " values, expected " +
+                     std::to_string(like.numel()) + " (network shapes differ)");
+  return n;
+}
+
 // Reads into an existing tensor of the expected size.
 void get_tensor(ByteReader& r, torch::Tensor& into) {
-  const auto n = r.get<std::uint64_t>();
-  if (n != static_cast<std::uint64_t>(into.numel()))
-    throw InputError(r.what() + ": a tensor has " + std::to_string(n) + " values, expected " +
-                     std::to_string(into.numel()) + " (network shapes differ)");
+  const std::uint64_t n = get_tensor_size(r, into);
   torch::Tensor buf = torch::empty({static_cast<std::int64_t>(n)}, torch::kFloat32);
   r.get_raw(buf.data_ptr<float>(), n * sizeof(float));
   torch::NoGradGuard no_grad;
   into.copy_(buf.view(into.sizes()));
 }
+
+// Passes over a tensor written by put_tensor.
+void skip_tensor(ByteReader& r, const torch::Tensor& like) { r.skip(get_tensor_size(r, like) * sizeof(float)); }
 
 }  // namespace
 
@@ -105,7 +115,8 @@ std::vector<std::uint8_t> Individual::encode(bool with_optimizer_state) const {
   return w.take();
 }
 
-Individual Individual::decode(const std::vector<std::uint8_t>& bytes, const NetworkShape& shape, AdamSettings adam) {
+Individual Individual::decode(const std::vector<std::uint8_t>& bytes, const NetworkShape& shape, AdamSettings adam,
+                              bool with_optimizer_state) {
   ByteReader r(bytes, "individual");
   if (r.get<std::uint32_t>() != kMagic) throw InputError("individual: bad magic number: not an encoded individual");
   const auto role = static_cast<Role>(r.get<std::uint8_t>());
@@ -126,6 +137,11 @@ Individual Individual::decode(const std::vector<std::uint8_t>& bytes, const Netw
   for (auto& p : params) {
     const auto step = r.get<std::int64_t>();
     if (step < 0) continue;
+    if (!with_optimizer_state) {
+      skip_tensor(r, p);
+      skip_tensor(r, p);
+      continue;
+    }
     auto s = std::make_unique<torch::optim::AdamParamState>();
     s->step(step);
     torch::Tensor m = torch::zeros_like(p, torch::MemoryFormat::Contiguous);

@@ -50,6 +50,7 @@ class Individual {
 
   Role role() const { return role_; }
   const NetworkShape& shape() const { return shape_; }
+  const AdamSettings& adam_settings() const { return adam_; }
   Generator& generator();
   Discriminator& discriminator();
   torch::nn::Module& module();
@@ -70,7 +71,11 @@ class Individual {
   // the optimizer state (for ensembles, which only sample) the bytes are a
   // third of the size and decode to a fresh Adam state.
   std::vector<std::uint8_t> encode(bool with_optimizer_state = true) const;
-  static Individual decode(const std::vector<std::uint8_t>& bytes, const NetworkShape& shape, AdamSettings adam);
+  // `with_optimizer_state = false` skips any Adam state in the bytes and
+  // gives a fresh one: a third of the memory, for individuals that are only
+  // evaluated or sampled (the bytes are still checked whole).
+  static Individual decode(const std::vector<std::uint8_t>& bytes, const NetworkShape& shape, AdamSettings adam,
+                           bool with_optimizer_state = true);
 
   // Frees the gradient tensors. They are not part of the state (encode()
   // leaves them out) and the next backward pass recreates them.

@@ -67,6 +67,20 @@ TEST(Individual, CloneWeightsDropsOnlyTheAdamState) {
   EXPECT_EQ(w.learning_rate(), a.learning_rate());
 }
 
+TEST(Individual, DecodingWithoutAdamStateSkipsItAndStillChecksTheBytes) {
+  torch::manual_seed(1);
+  Individual a(Role::kGenerator, test::small_toy_shape(), 2e-4, {}, LossKind::kMse);
+  step(a);
+  a.source_cell = 2;
+  const auto bytes = a.encode();
+  const Individual w = Individual::decode(bytes, test::small_toy_shape(), {}, /*with_optimizer_state=*/false);
+  EXPECT_EQ(w.encode(), a.encode(/*with_optimizer_state=*/false));
+  EXPECT_EQ(w.source_cell, 2);
+  auto truncated = bytes;
+  truncated.resize(bytes.size() - 4);  // cut inside the last Adam moment
+  EXPECT_THROW(Individual::decode(truncated, test::small_toy_shape(), {}, false), InputError);
+}
+
 TEST(Individual, CloneIsIndependent) {
   torch::manual_seed(1);
   Individual a(Role::kGenerator, test::small_toy_shape(), 2e-4, {}, LossKind::kBce);

@@ -28,21 +28,26 @@ training: {generations: 2, batches_per_generation: 5, batch_size: 50, fitness_sa
 
 struct Fixture {
   explicit Fixture(Config c) : config(std::move(c)), data(config), scorer(make_scorer(config)),
-        trainer(config, data, *scorer) {}
+        trainer(config, data, *scorer) {
+    for (int cell : {1, 3, 5, 7}) {
+      CellState s = trainer.initial_state(cell, 4);
+      centres.push_back({s.generators[0].encode(), s.discriminators[0].encode()});
+    }
+  }
   Config config;
   TrainingData data;
   std::unique_ptr<SampleScorer> scorer;
   CellTrainer trainer;
-
+  struct Centre {
+    std::vector<std::uint8_t> generator, discriminator;
+  };
   // Centres of 4 other cells, as a 3x3 von Neumann neighbourhood has.
-  std::pair<std::vector<Individual>, std::vector<Individual>> neighbours() const {
-    std::vector<Individual> g, d;
-    for (int cell : {1, 3, 5, 7}) {
-      CellState s = trainer.initial_state(cell, 4);
-      g.push_back(s.generators[0].clone());
-      d.push_back(s.discriminators[0].clone());
-    }
-    return {std::move(g), std::move(d)};
+  std::vector<Centre> centres;
+
+  std::vector<NeighbourCentre> neighbours() const {
+    std::vector<NeighbourCentre> out;
+    for (const Centre& c : centres) out.push_back({&c.generator, &c.discriminator});
+    return out;
   }
 };
 
@@ -87,8 +92,7 @@ TEST(CellTrainer, GenerationIsDeterministic) {
   for (int run = 0; run < 2; ++run) {
     CellState s = f.trainer.initial_state(4, 4);
     for (int gen = 0; gen < 2; ++gen) {
-      auto [g, d] = f.neighbours();
-      const GenerationRecord r = f.trainer.run_generation(s, std::move(g), std::move(d));
+      const GenerationRecord r = f.trainer.run_generation(s, f.neighbours());
       losses.push_back(r.generator_loss);
     }
     results.push_back(s.centre_generator().encode());
@@ -105,8 +109,7 @@ TEST(CellTrainer, AlwaysRuleReplacesAndRecordsIt) {
   Fixture f(c);
   CellState s = f.trainer.initial_state(4, 4);
   const auto before = s.generators[0].encode();
-  auto [g, d] = f.neighbours();
-  const GenerationRecord r = f.trainer.run_generation(s, std::move(g), std::move(d));
+  const GenerationRecord r = f.trainer.run_generation(s, f.neighbours());
   EXPECT_EQ(r.generators_replaced, 1);
   EXPECT_EQ(r.discriminators_replaced, 1);
   EXPECT_NE(s.generators[0].encode(), before);
@@ -120,8 +123,7 @@ TEST(CellTrainer, IfBetterRuleKeepsTheLocalIndividualUnlessBeaten) {
   CellState s = f.trainer.initial_state(4, 4);
   for (int gen = 0; gen < 3; ++gen) {
     const auto before = s.generators[0].encode();
-    auto [g, d] = f.neighbours();
-    const GenerationRecord r = f.trainer.run_generation(s, std::move(g), std::move(d));
+    const GenerationRecord r = f.trainer.run_generation(s, f.neighbours());
     ASSERT_TRUE(r.generators_replaced == 0 || r.generators_replaced == 1);
     // Kept means byte-identical apart from the refreshed fitness.
     Individual kept = Individual::decode(before, s.generators[0].shape(), {});
@@ -139,8 +141,7 @@ TEST(CellTrainer, MixtureWeightsStayADistribution) {
   ASSERT_EQ(s.mixture_weights.size(), 5u);
   bool moved = false;
   for (int gen = 0; gen < 3; ++gen) {
-    auto [g, d] = f.neighbours();
-    const GenerationRecord r = f.trainer.run_generation(s, std::move(g), std::move(d));
+    const GenerationRecord r = f.trainer.run_generation(s, f.neighbours());
     moved = moved || r.mixture_improved;
     EXPECT_NEAR(std::accumulate(s.mixture_weights.begin(), s.mixture_weights.end(), 0.0), 1.0, 1e-12);
     for (double w : s.mixture_weights) EXPECT_GE(w, 0.0);
@@ -158,15 +159,45 @@ TEST(CellTrainer, MixtureWeightsStayADistribution) {
 TEST(CellTrainer, NonFiniteNeighboursNeverEnterThePopulation) {
   Fixture f(toy_config());
   CellState s = f.trainer.initial_state(4, 4);
-  auto [g, d] = f.neighbours();
-  {
+  for (auto& c : f.centres) {
+    Individual g = Individual::decode(c.generator, s.generators[0].shape(), {});
     torch::NoGradGuard no_grad;
-    for (auto& ind : g)
-      for (auto& p : ind.module().parameters()) p.fill_(std::numeric_limits<float>::quiet_NaN());
+    for (auto& p : g.module().parameters()) p.fill_(std::numeric_limits<float>::quiet_NaN());
+    c.generator = g.encode();
   }
-  f.trainer.run_generation(s, std::move(g), std::move(d));
+  f.trainer.run_generation(s, f.neighbours());
   EXPECT_TRUE(s.generators[0].is_finite());
   EXPECT_TRUE(std::isfinite(s.generators[0].fitness));
+}
+
+TEST(CellTrainer, ANeighbourThatWinsBringsItsAdamState) {
+  Config c = toy_config();
+  c.training.tournament_size = 5;
+  Fixture f(c);
+  // Neighbours with 7 Adam steps behind them.
+  for (auto& centre : f.centres) {
+    Individual g = Individual::decode(centre.generator, network_shape(c), {});
+    for (int step = 0; step < 7; ++step) {
+      g.optimizer().zero_grad();
+      g.generator()->forward(torch::randn({8, c.network.latent_dim})).sum().backward();
+      g.optimizer().step();
+    }
+    centre.generator = g.encode();
+  }
+  CellState s = f.trainer.initial_state(4, 4);
+  {  // a local generator that can never win a tournament
+    torch::NoGradGuard no_grad;
+    for (auto& p : s.generators[0].module().parameters()) p.fill_(std::numeric_limits<float>::quiet_NaN());
+  }
+  f.trainer.run_generation(s, f.neighbours());
+  ASSERT_TRUE(s.generators[0].is_finite());
+  // The trained winner's first parameter has stepped 7 + 5 times.
+  const std::vector<std::uint8_t> bytes = s.generators[0].encode();
+  Individual reread = Individual::decode(bytes, network_shape(c), {});
+  const auto& state = reread.optimizer().state();
+  ASSERT_FALSE(state.empty());
+  for (const auto& [key, st] : state)
+    EXPECT_EQ(static_cast<const torch::optim::AdamParamState&>(*st).step(), 7 + c.training.batches_per_generation);
 }
 
 }  // namespace
