@@ -285,11 +285,9 @@ GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector
   // 7. Mixture weights: (1+1)-ES on the objective of the weighted mixture.
   // Each sample is scored once; the report carries the objective.
   t0 = Clock::now();
-  // Kept only to sample the mixture: weights without Adam state.
-  state.neighbour_generators.clear();
-  for (std::size_t k = state.generators.size(); k < n_g.size(); ++k)
-    state.neighbour_generators.push_back(n_g[k]->clone_weights());
-  hood_g.clear();
+  // Kept only to sample the mixture: the neighbours' weights, already
+  // without Adam state. n_g / n_d are not used past this point.
+  state.neighbour_generators = std::move(hood_g);
   hood_d.clear();
   std::vector<Individual*> mixture;
   for (auto& g : state.generators) mixture.push_back(&g);
