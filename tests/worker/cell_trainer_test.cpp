@@ -191,7 +191,7 @@ TEST(CellTrainer, ANeighbourThatWinsBringsItsAdamState) {
   }
   f.trainer.run_generation(s, f.neighbours());
   ASSERT_TRUE(s.generators[0].is_finite());
-  // The trained winner's first parameter has stepped 7 + 5 times.
+  // Every parameter of the trained winner has stepped 7 + 5 times.
   const std::vector<std::uint8_t> bytes = s.generators[0].encode();
   Individual reread = Individual::decode(bytes, network_shape(c), {});
   const auto& state = reread.optimizer().state();
