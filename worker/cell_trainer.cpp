@@ -200,7 +200,7 @@ GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector
   const std::int64_t n = data_.size();
   const torch::Tensor fit_index = torch::randint(n, {t.fitness_samples}, torch::kLong);
   const torch::Tensor real_fit = data_.rows(fit_index);
-  const torch::Tensor z_fit = torch::randn({t.fitness_samples, network_shape(config_).latent_dim});
+  const torch::Tensor z_fit = torch::randn({t.fitness_samples, shape.latent_dim});
   evaluate_fitness(n_g, n_d, real_fit, z_fit);
   double evaluate_seconds = seconds_since(t0);
 
@@ -214,7 +214,7 @@ GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector
   t0 = Clock::now();
   double mutation_in_training = 0.0;
   const torch::Tensor order = torch::randperm(n, torch::kLong);
-  const std::int64_t latent = network_shape(config_).latent_dim;
+  const std::int64_t latent = shape.latent_dim;
   for (std::int64_t b = 0; b < batches_per_generation_; ++b) {
     const std::int64_t start = (b * t.batch_size) % std::max<std::int64_t>(1, n - t.batch_size + 1);
     const torch::Tensor real = data_.rows(order.narrow(0, start, std::min(t.batch_size, n)));
