@@ -162,6 +162,7 @@ void parse_training(Section s, TrainingConfig& t) {
   s.read("adam_beta2", t.adam_beta2);
   s.read_enum("loss", t.loss, kLosses);
   s.read("discriminator_skip", t.discriminator_skip);
+  s.read("r1_penalty", t.r1_penalty);
   s.read("mutation_probability", t.mutation_probability);
   s.read("mutation_scale", t.mutation_scale);
   s.read_enum("replacement", t.replacement, kRules);
@@ -180,6 +181,7 @@ void parse_training(Section s, TrainingConfig& t) {
   require(t.adam_beta1 >= 0 && t.adam_beta1 < 1, s, "adam_beta1", t.adam_beta1, "in [0, 1)");
   require(t.adam_beta2 >= 0 && t.adam_beta2 < 1, s, "adam_beta2", t.adam_beta2, "in [0, 1)");
   require(t.discriminator_skip >= 0, s, "discriminator_skip", t.discriminator_skip, ">= 0");
+  require(t.r1_penalty >= 0, s, "r1_penalty", t.r1_penalty, ">= 0 (0 = off)");
   require(t.mutation_probability >= 0 && t.mutation_probability <= 1, s, "mutation_probability",
           t.mutation_probability, "in [0, 1]");
   require(t.mutation_scale >= 0, s, "mutation_scale", t.mutation_scale, ">= 0");
@@ -296,6 +298,7 @@ std::string to_yaml(const Config& c) {
   out << YAML::Key << "adam_beta2" << YAML::Value << t.adam_beta2;
   out << YAML::Key << "loss" << YAML::Value << to_string(t.loss);
   out << YAML::Key << "discriminator_skip" << YAML::Value << t.discriminator_skip;
+  out << YAML::Key << "r1_penalty" << YAML::Value << t.r1_penalty;
   out << YAML::Key << "mutation_probability" << YAML::Value << t.mutation_probability;
   out << YAML::Key << "mutation_scale" << YAML::Value << t.mutation_scale;
   out << YAML::Key << "replacement" << YAML::Value << to_string(t.replacement);

@@ -68,6 +68,9 @@ struct TrainingConfig {
   LossKind loss = LossKind::kBce;
   // Discriminators step on every (skip+1)-th batch.
   std::int64_t discriminator_skip = 1;
+  // Weight gamma of the R1 gradient penalty on the discriminators' real
+  // batches, (gamma / 2) * mean ||grad_x D(x)||^2; 0 = off (Lipizzaner has none).
+  double r1_penalty = 0.0;
   // Learning-rate mutation: with probability p, lr += scale * N(-lr0/10, lr0).
   double mutation_probability = 0.5;
   double mutation_scale = 1e-4;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "common/nn/discriminator_step.h"
 #include "common/nn/losses.h"
 #include "common/rng.h"
 
@@ -242,8 +243,8 @@ GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector
         fake = g.generator()->forward(torch::randn({bs, latent}));
       }
       d.optimizer().zero_grad();
-      const torch::Tensor loss = discriminator_loss(discriminator_loss_for(g.loss),
-                                                    d.discriminator()->forward(real), d.discriminator()->forward(fake));
+      const torch::Tensor loss =
+          discriminator_step_loss(d.discriminator(), discriminator_loss_for(g.loss), real, fake, t.r1_penalty);
       loss.backward();
       d.optimizer().step();
     }

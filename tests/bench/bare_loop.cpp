@@ -49,6 +49,7 @@
 #include "common/config.h"
 #include "common/process_stats.h"
 #include "common/rng.h"
+#include "common/nn/discriminator_step.h"
 #include "common/nn/losses.h"
 #include "common/nn/networks.h"
 #include "common/nn/scores.h"
@@ -242,7 +243,7 @@ int run(int argc, char** argv) {
           }
           p.d_adam->zero_grad();
           const torch::Tensor loss =
-              discriminator_loss(discriminator_loss_for(other.loss), p.d->forward(real), p.d->forward(fake));
+              discriminator_step_loss(p.d, discriminator_loss_for(other.loss), real, fake, t.r1_penalty);
           loss.backward();
           p.d_adam->step();
         }

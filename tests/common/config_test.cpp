@@ -60,6 +60,7 @@ void expect_same(const Config& a, const Config& b) {
   EXPECT_DOUBLE_EQ(s.adam_beta2, t.adam_beta2);
   EXPECT_EQ(s.loss, t.loss);
   EXPECT_EQ(s.discriminator_skip, t.discriminator_skip);
+  EXPECT_DOUBLE_EQ(s.r1_penalty, t.r1_penalty);
   EXPECT_DOUBLE_EQ(s.mutation_probability, t.mutation_probability);
   EXPECT_DOUBLE_EQ(s.mutation_scale, t.mutation_scale);
   EXPECT_EQ(s.replacement, t.replacement);
@@ -130,6 +131,7 @@ void expect_lipizzaner_mnist(const Config& c) {
   EXPECT_DOUBLE_EQ(c.training.mutation_probability, 0.5);
   EXPECT_DOUBLE_EQ(c.training.mutation_scale, 1e-4);
   EXPECT_EQ(c.training.discriminator_skip, 1);
+  EXPECT_DOUBLE_EQ(c.training.r1_penalty, 0.0);  // Lipizzaner has no gradient penalty
   EXPECT_DOUBLE_EQ(c.training.mixture_sigma, 0.01);
   EXPECT_EQ(c.training.fitness_samples, 1000);
   EXPECT_EQ(c.training.score_samples, 1000);
@@ -203,6 +205,7 @@ TEST(ConfigErrors, OutOfRange) {
   expect_mentions(parse_error("grid:\n  cols: -3\n"), {"configs/bad.yaml", "grid.cols"});
   expect_mentions(parse_error("training:\n  population_size: 2\n  n_replacements: 3\n"),
                   {"configs/bad.yaml", "training.n_replacements"});
+  expect_mentions(parse_error("training:\n  r1_penalty: -0.5\n"), {"configs/bad.yaml", "training.r1_penalty", ">= 0"});
   expect_mentions(parse_error("runtime:\n  late_after_ms: 1000\n  dead_after_ms: 1000\n"),
                   {"configs/bad.yaml", "runtime.dead_after_ms"});
 }
@@ -287,6 +290,7 @@ Config non_default_config() {
   c.training.adam_beta2 = 0.98765;
   c.training.loss = LossKind::kHeuristic;
   c.training.discriminator_skip = 0;
+  c.training.r1_penalty = 0.3;
   c.training.mutation_probability = 0.25;
   c.training.mutation_scale = 1.0 / 3.0;
   c.training.replacement = ReplacementRule::kIfBetter;
@@ -332,7 +336,7 @@ TEST(ConfigYaml, WritesEveryKey) {
   for (const char* key : {"seed", "output_dir", "dataset", "path", "train_limit", "toy_samples", "kind", "latent_dim",
                           "toy_hidden", "toy_layers", "rows", "cols", "neighbourhood", "generations", "population_size",
                           "tournament_size", "batch_size", "batches_per_generation", "learning_rate", "adam_beta1",
-                          "adam_beta2", "loss", "discriminator_skip", "mutation_probability", "mutation_scale",
+                          "adam_beta2", "loss", "discriminator_skip", "r1_penalty", "mutation_probability", "mutation_scale",
                           "replacement", "n_replacements", "mixture_sigma", "fitness_samples", "score_samples",
                           "classifier", "final_samples", "grid_images", "grid_ensemble", "threads", "heartbeat_interval_ms",
                           "late_after_ms", "dead_after_ms", "log_level"})

@@ -1,6 +1,7 @@
 // One generation of one cell (SPEC §3): the mutated learning rate reaches
-// Adam, generations are deterministic, replacement rules hold, mixture
-// weights stay a distribution, and non-finite individuals never enter.
+// Adam, generations are deterministic, the R1 penalty reaches the
+// discriminators, replacement rules hold, mixture weights stay a
+// distribution, and non-finite individuals never enter.
 #include "worker/cell_trainer.h"
 
 #include <gtest/gtest.h>
@@ -101,6 +102,20 @@ TEST(CellTrainer, GenerationIsDeterministic) {
   EXPECT_EQ(results[0], results[1]);
   EXPECT_EQ(losses[0], losses[2]);
   EXPECT_EQ(losses[1], losses[3]);
+}
+
+TEST(CellTrainer, R1PenaltyReachesTheTrainedDiscriminator) {
+  std::vector<std::vector<std::uint8_t>> trained;
+  for (double gamma : {0.0, 10.0, 10.0}) {
+    Config c = toy_config();
+    c.training.r1_penalty = gamma;
+    Fixture f(c);
+    CellState s = f.trainer.initial_state(4, 4);
+    f.trainer.run_generation(s, f.neighbours());
+    trained.push_back(s.centre_discriminator().encode());
+  }
+  EXPECT_NE(trained[0], trained[1]);  // the penalty changed the discriminator's steps
+  EXPECT_EQ(trained[1], trained[2]);  // and is as deterministic as the rest
 }
 
 TEST(CellTrainer, AlwaysRuleReplacesAndRecordsIt) {
