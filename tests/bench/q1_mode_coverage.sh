@@ -6,34 +6,37 @@
 # and two runs go at a time. Output: runs/q1/ ; then q1_report.py.
 # Each run takes about 9 minutes on 2 cores, so 5 seeds take about 95 minutes;
 # Q1_SEEDS="1 2 3" runs fewer. Finished runs (result.json present) are kept.
+# Q1_GENERATIONS=N gives the 3x3 runs N generations instead of the
+# configurations' (the 1x1 runs 9N); its runs go to runs/q1-gN.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CELLGAN=${CELLGAN:-build/app/cellgan}
 SEEDS=${Q1_SEEDS:-"1 2 3 4 5"}
+OUT=runs/q1${Q1_GENERATIONS:+-g$Q1_GENERATIONS}
 export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE OMPI_MCA_mpi_yield_when_idle=1
 ROOT_FLAG=""; [ "$(id -u)" -eq 0 ] && ROOT_FLAG="--allow-run-as-root"
-mkdir -p runs/q1
+mkdir -p "$OUT"
 jobs=()
 for data in ring grid; do
-  gens=$(grep '^  generations:' "configs/$data-3x3.yaml" | awk '{print $2}')
+  gens=${Q1_GENERATIONS:-$(grep '^  generations:' "configs/$data-3x3.yaml" | awk '{print $2}')}
   for seed in $SEEDS; do
     for grid in 3x3 1x1; do
       name="$data-$grid-s$seed"
       g=$gens; [ "$grid" = 1x1 ] && g=$((gens * 9))
-      sed -e "s|^output_dir: .*|output_dir: runs/q1/$name|" -e "s|^seed: .*|seed: $seed|" \
+      sed -e "s|^output_dir: .*|output_dir: $OUT/$name|" -e "s|^seed: .*|seed: $seed|" \
           -e "s|^  generations: .*|  generations: $g|" -e "s|rows: 3|rows: ${grid%x*}|" -e "s|cols: 3|cols: ${grid#*x}|" \
-          "configs/$data-3x3.yaml" > "runs/q1/$name.yaml"
+          "configs/$data-3x3.yaml" > "$OUT/$name.yaml"
       jobs+=("$name")
     done
   done
 done
 run_one() {
   local name=$1
-  [ -f "runs/q1/$name/result.json" ] && return 0
-  rm -rf "runs/q1/$name"
-  mpirun $ROOT_FLAG --oversubscribe --bind-to none -np 2 "$CELLGAN" train "runs/q1/$name.yaml" > "runs/q1/$name.out" 2> "runs/q1/$name.log"
-  echo "q1: $name: $(head -1 "runs/q1/$name.out")"
+  [ -f "$OUT/$name/result.json" ] && return 0
+  rm -rf "$OUT/$name"
+  mpirun $ROOT_FLAG --oversubscribe --bind-to none -np 2 "$CELLGAN" train "$OUT/$name.yaml" > "$OUT/$name.out" 2> "$OUT/$name.log"
+  echo "q1: $name: $(head -1 "$OUT/$name.out")"
 }
-export -f run_one; export CELLGAN ROOT_FLAG
+export -f run_one; export CELLGAN ROOT_FLAG OUT
 printf '%s\n' "${jobs[@]}" | xargs -P "${Q1_PARALLEL:-2}" -I{} bash -c 'run_one {}'
-python3 tests/bench/q1_report.py
+python3 tests/bench/q1_report.py "$OUT"

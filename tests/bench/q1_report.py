@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Q1 table: modes covered, % high quality, reverse KL and mode TVD (the toy
-objective) of the final ensembles in runs/q1/, mean and range over seeds, as
-Markdown."""
+objective) of the final ensembles in runs/q1/ (or the folder given as the
+argument), mean and range over seeds, as Markdown."""
 import json
 import pathlib
 import statistics
+import sys
 
-root = pathlib.Path("runs/q1")
+root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "runs/q1")
 rows = {}
 for result in sorted(root.glob("*/result.json")):
     data, grid, seed = result.parent.name.split("-")
