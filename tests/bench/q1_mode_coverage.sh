@@ -8,16 +8,18 @@
 # Q1_SEEDS="1 2 3" runs fewer. Finished runs (result.json present) are kept.
 # Q1_GENERATIONS=N gives the 3x3 runs N generations instead of the
 # configurations' (the 1x1 runs 9N); its runs go to runs/q1-gN.
+# Q1_R1=γ adds training.r1_penalty: γ to both; its runs go to runs/q1-r1_γ
+# (runs/q1-gN-r1_γ with both). Q1_DATA="grid" runs one of the mixtures.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CELLGAN=${CELLGAN:-build/app/cellgan}
 SEEDS=${Q1_SEEDS:-"1 2 3 4 5"}
-OUT=runs/q1${Q1_GENERATIONS:+-g$Q1_GENERATIONS}
+OUT=runs/q1${Q1_GENERATIONS:+-g$Q1_GENERATIONS}${Q1_R1:+-r1_$Q1_R1}
 export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE OMPI_MCA_mpi_yield_when_idle=1
 ROOT_FLAG=""; [ "$(id -u)" -eq 0 ] && ROOT_FLAG="--allow-run-as-root"
 mkdir -p "$OUT"
 jobs=()
-for data in ring grid; do
+for data in ${Q1_DATA:-ring grid}; do
   gens=${Q1_GENERATIONS:-$(grep '^  generations:' "configs/$data-3x3.yaml" | awk '{print $2}')}
   for seed in $SEEDS; do
     for grid in 3x3 1x1; do
@@ -25,7 +27,7 @@ for data in ring grid; do
       g=$gens; [ "$grid" = 1x1 ] && g=$((gens * 9))
       sed -e "s|^output_dir: .*|output_dir: $OUT/$name|" -e "s|^seed: .*|seed: $seed|" \
           -e "s|^  generations: .*|  generations: $g|" -e "s|rows: 3|rows: ${grid%x*}|" -e "s|cols: 3|cols: ${grid#*x}|" \
-          "configs/$data-3x3.yaml" > "$OUT/$name.yaml"
+          ${Q1_R1:+-e "s|^training:|training:\n  r1_penalty: $Q1_R1|"} "configs/$data-3x3.yaml" > "$OUT/$name.yaml"
       jobs+=("$name")
     done
   done
