@@ -1,5 +1,6 @@
 // Splitting the cells over W workers: rectangular blocks when W factors to
-// fit the grid, row-major strips otherwise (rules in grid/partition.h).
+// fit the grid as evenly as strips would, row-major strips otherwise (rules
+// in grid/partition.h).
 //
 // Thread-safety: pure functions over immutable values; safe from any thread.
 #include "grid/partition.h"
@@ -20,23 +21,31 @@ int band_start(int length, int bands, int band) {
   return band * base + (band < extra ? band : extra);
 }
 
-// The factorisation workers = pr * pc with pr <= rows and pc <= cols that is
-// closest to square (smallest |pr - pc|), ties to more rows. Returns false
-// when there is none.
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+// The factorisation workers = pr * pc with pr <= rows and pc <= cols whose
+// largest block is smallest, then closest to square (smallest |pr - pc|),
+// then with more rows. Returns false when there is none, or when its largest
+// block would hold more cells than the largest of W row-major strips: a
+// worker with more cells than the others holds every generation back.
 bool block_dims(const GridShape& grid, int workers, int& best_rows, int& best_cols) {
   bool found = false;
+  int best_largest = 0;
   for (int pr = 1; pr <= workers; ++pr) {
     if (workers % pr != 0) continue;
     const int pc = workers / pr;
     if (pr > grid.rows() || pc > grid.cols()) continue;
+    const int largest = ceil_div(grid.rows(), pr) * ceil_div(grid.cols(), pc);
     // pr grows through the loop, so "<=" hands ties to more rows.
-    if (!found || std::abs(pr - pc) <= std::abs(best_rows - best_cols)) {
+    if (!found || largest < best_largest ||
+        (largest == best_largest && std::abs(pr - pc) <= std::abs(best_rows - best_cols))) {
       best_rows = pr;
       best_cols = pc;
+      best_largest = largest;
       found = true;
     }
   }
-  return found;
+  return found && best_largest <= ceil_div(grid.cell_count(), workers);
 }
 
 void assign_blocks(const GridShape& grid, Partition& p) {

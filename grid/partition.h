@@ -3,13 +3,16 @@
 //
 // Workers are numbered 0..W-1 (their rank in the LOCAL communicator; world
 // rank = worker + 1). When W = pr * pc with pr <= rows and pc <= cols for
-// some factorisation, the grid is cut into pr x pc rectangular blocks (the
-// most square factorisation wins, ties to more rows), row and column bands
-// as even as possible (the first bands get the extra cell). Worker w has
-// block (w / pc, w % pc); the worker grid is the periodic Cartesian grid of
-// the LOCAL communicator. Otherwise (e.g. 5 workers on 3x3) the cells are
-// cut, in row-major order, into W contiguous strips as even as possible,
-// and the worker grid is W x 1.
+// some factorisation, the grid can be cut into pr x pc rectangular blocks,
+// row and column bands as even as possible (the first bands get the extra
+// cell). The factorisation whose largest block, ceil(R/pr) * ceil(C/pc), is
+// smallest wins, then the most square one, then the one with more rows.
+// Worker w has block (w / pc, w % pc); the worker grid is the periodic
+// Cartesian grid of the LOCAL communicator. Blocks are used only when their
+// largest holds no more than ceil(R*C/W) cells, the largest of W strips: a
+// generation lasts as long as the busiest worker. Otherwise (e.g. 2 or 5
+// workers on 3x3) the cells are cut, in row-major order, into W contiguous
+// strips as even as possible, and the worker grid is W x 1.
 //
 // Thread-safety: immutable value types and pure functions.
 #pragma once

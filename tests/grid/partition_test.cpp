@@ -1,7 +1,8 @@
 // Tests of partition_cells (grid/partition.h): for every swept grid shape and
 // every worker count 1..R*C, each cell is owned exactly once, the sizes are
-// balanced, blocks are rectangles laid out on the worker grid, and the
-// block-or-strip choice follows the stated factorisation rule.
+// balanced (no worker busier than the busiest of W even strips), blocks are
+// rectangles laid out on the worker grid, and the block-or-strip choice
+// follows the stated factorisation rule.
 #include "grid/partition.h"
 
 #include <gtest/gtest.h>
@@ -83,25 +84,30 @@ TEST(Partition, WorkerGridHasWorkersCells) {
   });
 }
 
-TEST(Partition, BlocksIffSomeFactorisationFitsAndTheMostSquareOneWins) {
+TEST(Partition, BlocksIffTheMostEvenFittingFactorisationIsAsEvenAsStrips) {
   for_every_partition([](const GridShape& grid, int workers, const Partition& p) {
+    // Reference: every pr x pc = W that fits, ranked by (largest block,
+    // |pr - pc|, fewer rows last).
     bool any_fits = false;
-    int best_gap = workers;
-    int rows_at_best_gap = 0;
+    int best_largest = 0, best_gap = 0, rows_at_best = 0;
     for (int pr = 1; pr <= workers; ++pr) {
-      if (workers % pr != 0 || pr > grid.rows() || workers / pr > grid.cols()) continue;
-      const int gap = std::abs(pr - workers / pr);
-      if (!any_fits || gap < best_gap || (gap == best_gap && pr > rows_at_best_gap)) {
+      const int pc = workers / pr;
+      if (pr * pc != workers || pr > grid.rows() || pc > grid.cols()) continue;
+      const int largest = ((grid.rows() + pr - 1) / pr) * ((grid.cols() + pc - 1) / pc);
+      const int gap = std::abs(pr - pc);
+      if (!any_fits || largest < best_largest || (largest == best_largest && gap <= best_gap)) {
+        best_largest = largest;
         best_gap = gap;
-        rows_at_best_gap = pr;
+        rows_at_best = pr;
       }
       any_fits = true;
     }
-    EXPECT_EQ(p.blocks, any_fits);
+    const int largest_strip = (grid.cell_count() + workers - 1) / workers;
+    EXPECT_EQ(p.blocks, any_fits && best_largest <= largest_strip);
     if (p.blocks) {
       EXPECT_LE(p.worker_rows, grid.rows());
       EXPECT_LE(p.worker_cols, grid.cols());
-      EXPECT_EQ(p.worker_rows, rows_at_best_gap);
+      EXPECT_EQ(p.worker_rows, rows_at_best);
     }
   });
 }
@@ -177,6 +183,8 @@ TEST(Partition, SizesAreBalanced) {
     std::vector<int> sizes;
     for (const auto& cells : p.cells_of) sizes.push_back(static_cast<int>(cells.size()));
     const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
+    // No worker holds more cells than the busiest of W even strips would.
+    EXPECT_LE(*hi, (grid.cell_count() + p.workers - 1) / p.workers);
     if (p.blocks) {
       // Bands differ by at most one row (column), so blocks differ by at
       // most ceil(R/pr)*ceil(C/pc) - floor(R/pr)*floor(C/pc) cells.
@@ -212,6 +220,29 @@ TEST(Partition, FiveWorkersOnThreeByThreeFallBackToStrips) {
   // 9 cells over 5 strips: 2, 2, 2, 2, 1.
   EXPECT_EQ(p.cells_of[0], (std::vector<int>{0, 1}));
   EXPECT_EQ(p.cells_of[4], (std::vector<int>{8}));
+}
+
+TEST(Partition, TwoWorkersOnThreeByThreeGetFiveAndFourCellsNotSixAndThree) {
+  // Blocks would be 2 rows + 1 row (6 and 3 cells): strips are more even.
+  const Partition p = partition_cells(GridShape(3, 3), 2);
+  EXPECT_FALSE(p.blocks);
+  EXPECT_EQ(p.cells_of[0], (std::vector<int>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(p.cells_of[1], (std::vector<int>{5, 6, 7, 8}));
+}
+
+TEST(Partition, TheMostEvenFactorisationBeatsTheMostSquareOne) {
+  // 3x4 with 4 workers: 2x2 blocks would hold 4, 4, 2 and 2 cells; 1x4
+  // column blocks hold 3 each.
+  const Partition p = partition_cells(GridShape(3, 4), 4);
+  EXPECT_TRUE(p.blocks);
+  EXPECT_EQ(p.worker_rows, 1);
+  EXPECT_EQ(p.worker_cols, 4);
+  EXPECT_EQ(p.cells_of[0], (std::vector<int>{0, 4, 8}));
+  // 3x3 with 3 workers: three row bands of 3 cells.
+  const Partition rows = partition_cells(GridShape(3, 3), 3);
+  EXPECT_TRUE(rows.blocks);
+  EXPECT_EQ(rows.worker_rows, 3);
+  EXPECT_EQ(rows.worker_cols, 1);
 }
 
 TEST(Partition, TwoWorkersTieGoesToMoreRows) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# A 3x3 run with W = 2 (uneven blocks) finishes with a scored ensemble, one
-# metrics line per cell per generation, and the grid-wide ensemble scored
-# beside the 9 cell ensembles.
+# A 3x3 run with W = 2 finishes with a scored ensemble, one metrics line per
+# cell per generation, and the grid-wide ensemble scored beside the 9 cell
+# ensembles. Its cells go to the workers as row-major strips of 5 and 4 (not
+# blocks of 6 and 3), and the result is the one a single worker gives.
 source "$(dirname "$0")/mpi_test_lib.sh"
 cfg=$(make_config "$(dirname "$0")/toy-2x2.yaml" "$WORK/run" 's/rows: 2, cols: 2/rows: 3, cols: 3/' 's/generations: 4/generations: 2/')
 run_cellgan 3 "$cfg" || { cat "$WORK/stderr" >&2; fail "the 3x3 run exited non-zero"; }
@@ -15,4 +16,11 @@ grep -A12 '"grid_ensemble": {' "$WORK/run/result.json" | grep -q '"mode_tvd"' \
 grep -Eq '"best": "(cell [0-8]|grid)"' "$WORK/run/result.json" || fail "result.json: no best ensemble"
 grep -q 'grid ensemble (9 generators)' "$WORK/stderr" || fail "the master did not log the grid ensemble's score"
 for c in 0 1 2 3 4 5 6 7 8; do grep -q "\"cell\":$c," "$WORK/run/metrics.jsonl" || fail "no metrics for cell $c"; done
-echo "PASS: 3x3 with 2 workers"
+grep -q 'assign: worker rank 1 <- cells 0,1,2,3,4$' "$WORK/run/events.log" \
+  && grep -q 'assign: worker rank 2 <- cells 5,6,7,8$' "$WORK/run/events.log" \
+  || { cat "$WORK/run/events.log" >&2; fail "expected strips of 5 and 4 cells"; }
+cfg1=$(make_config "$cfg" "$WORK/one")
+run_cellgan 2 "$cfg1" || { cat "$WORK/stderr" >&2; fail "the 3x3 run with one worker exited non-zero"; }
+cmp -s <(losses "$WORK/run/metrics.jsonl") <(losses "$WORK/one/metrics.jsonl") || fail "losses differ: W=2 vs W=1"
+cmp -s "$WORK/run/ensemble.bin" "$WORK/one/ensemble.bin" || fail "final ensembles differ: W=2 vs W=1"
+echo "PASS: 3x3 with 2 workers (strips of 5 and 4), identical to 1 worker"
