@@ -86,8 +86,8 @@ TEST(Partition, WorkerGridHasWorkersCells) {
 
 TEST(Partition, BlocksIffTheMostEvenFittingFactorisationIsAsEvenAsStrips) {
   for_every_partition([](const GridShape& grid, int workers, const Partition& p) {
-    // Reference: every pr x pc = W that fits, ranked by (largest block,
-    // |pr - pc|, fewer rows last).
+    // Reference: of every pr x pc = W that fits, the smallest largest block,
+    // then the smallest |pr - pc|, then the most rows.
     bool any_fits = false;
     int best_largest = 0, best_gap = 0, rows_at_best = 0;
     for (int pr = 1; pr <= workers; ++pr) {
