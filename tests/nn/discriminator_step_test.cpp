@@ -13,7 +13,7 @@ namespace cellgan {
 namespace {
 
 struct Fixture {
-  Discriminator d{test::small_toy_shape()};
+  Discriminator d{nullptr};  // built in the constructor, after the seed
   torch::Tensor real;
   torch::Tensor fake;
   Fixture() {
