@@ -12,6 +12,7 @@
 # (runs/q1-gN-r1_γ with both). Q1_DATA="grid" runs one of the mixtures.
 # Q1_WORKERS=2 Q1_PARALLEL=1 gives each 3x3 run two workers and runs one at a
 # time: the same results, each run finished in about half the time.
+# Q1_GRIDS="3x3" runs only the 3x3 side (default "3x3 1x1").
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CELLGAN=${CELLGAN:-build/app/cellgan}
@@ -24,7 +25,7 @@ jobs=()
 for data in ${Q1_DATA:-ring grid}; do
   gens=${Q1_GENERATIONS:-$(grep '^  generations:' "configs/$data-3x3.yaml" | awk '{print $2}')}
   for seed in $SEEDS; do
-    for grid in 3x3 1x1; do
+    for grid in ${Q1_GRIDS:-3x3 1x1}; do
       name="$data-$grid-s$seed"
       g=$gens; [ "$grid" = 1x1 ] && g=$((gens * 9))
       sed -e "s|^output_dir: .*|output_dir: $OUT/$name|" -e "s|^seed: .*|seed: $seed|" \
