@@ -4,11 +4,14 @@
 # total number of generator steps (9x the generations), over 5 seeds each.
 # Results are identical for any worker count, so every run uses one worker
 # and two runs go at a time. Output: runs/q1/ ; then q1_report.py.
-# Each run takes about 9 minutes on 2 cores, so 5 seeds take about 95 minutes;
-# Q1_SEEDS="1 2 3" runs fewer. Finished runs (result.json present) are kept.
+# With the shipped configurations (1,800 generations, R1) a 3x3 run takes about
+# 43 minutes with two workers on 2 cores and a 1x1 (16,200 generations) about
+# 2 hours: 5 seeds of both mixtures are about a day here. Q1_SEEDS="1 2 3"
+# runs fewer. Finished runs (result.json present) are kept
+# while their configuration (comments aside) is unchanged; others run again.
 # Q1_GENERATIONS=N gives the 3x3 runs N generations instead of the
 # configurations' (the 1x1 runs 9N); its runs go to runs/q1-gN.
-# Q1_R1=γ adds training.r1_penalty: γ to both; its runs go to runs/q1-r1_γ
+# Q1_R1=γ sets training.r1_penalty: γ in both; its runs go to runs/q1-r1_γ
 # (runs/q1-gN-r1_γ with both). Q1_DATA="grid" runs one of the mixtures.
 # Q1_WORKERS=2 Q1_PARALLEL=1 gives each 3x3 run two workers and runs one at a
 # time: the same results, each run finished in about half the time.
@@ -30,7 +33,13 @@ for data in ${Q1_DATA:-ring grid}; do
       g=$gens; [ "$grid" = 1x1 ] && g=$((gens * 9))
       sed -e "s|^output_dir: .*|output_dir: $OUT/$name|" -e "s|^seed: .*|seed: $seed|" \
           -e "s|^  generations: .*|  generations: $g|" -e "s|rows: 3|rows: ${grid%x*}|" -e "s|cols: 3|cols: ${grid#*x}|" \
-          ${Q1_R1:+-e "s|^training:|training:\n  r1_penalty: $Q1_R1|"} "configs/$data-3x3.yaml" > "$OUT/$name.yaml"
+          ${Q1_R1:+-e "/^  r1_penalty:/d" -e "s|^training:|training:\n  r1_penalty: $Q1_R1|"} \
+          "configs/$data-3x3.yaml" > "$OUT/$name.yaml.new"
+      # A finished run made from another configuration is stale.
+      if ! cmp -s <(grep -v '^ *#' "$OUT/$name.yaml.new") <(grep -sv '^ *#' "$OUT/$name.yaml"); then
+        rm -rf "${OUT:?}/$name"
+      fi
+      mv "$OUT/$name.yaml.new" "$OUT/$name.yaml"
       jobs+=("$name")
     done
   done
@@ -40,9 +49,15 @@ run_one() {
   [ -f "$OUT/$name/result.json" ] && return 0
   rm -rf "$OUT/$name"
   local workers=${Q1_WORKERS:-1}; [[ $name == *-1x1-* ]] && workers=1
-  mpirun $ROOT_FLAG --oversubscribe --bind-to none -np $((workers + 1)) "$CELLGAN" train "$OUT/$name.yaml" > "$OUT/$name.out" 2> "$OUT/$name.log"
+  if ! mpirun $ROOT_FLAG --oversubscribe --bind-to none -np $((workers + 1)) "$CELLGAN" train "$OUT/$name.yaml" \
+       > "$OUT/$name.out" 2> "$OUT/$name.log"; then
+    echo "q1: $name: failed, see $OUT/$name.log" >&2
+    return 1
+  fi
   echo "q1: $name: $(head -1 "$OUT/$name.out")"
 }
 export -f run_one; export CELLGAN ROOT_FLAG OUT Q1_WORKERS
-printf '%s\n' "${jobs[@]}" | xargs -P "${Q1_PARALLEL:-2}" -I{} bash -c 'run_one {}'
+status=0
+printf '%s\n' "${jobs[@]}" | xargs -P "${Q1_PARALLEL:-2}" -I{} bash -c 'run_one {}' || status=$?
 python3 tests/bench/q1_report.py "$OUT"
+exit "$status"
