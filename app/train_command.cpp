@@ -29,11 +29,6 @@ int train_command(int argc, char** argv, const Args& args) {
     return kExitOk;
   torch::set_num_threads(1);
   MpiSession session(&argc, &argv);
-  if (session.world_size() < 2) {
-    throw InputError(fmt::format("{}: workers: the job has 1 rank: expected a master and at least one worker, "
-                                 "e.g. mpirun -np 3 cellgan train {}",
-                                 vm["config"].as<std::string>(), vm["config"].as<std::string>()));
-  }
   if (session.world_rank() != 0) return run_worker(session);
   const RunResult result = run_master(session, vm["config"].as<std::string>());
   std::string line = fmt::format("best ensemble: {} ({} generators)", result.best, result.best_generators);

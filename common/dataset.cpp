@@ -63,7 +63,16 @@ std::string dataset_folder(const DataConfig& data) {
   return data.path;
 }
 
-ImageBytes load_image_bytes(const DataConfig& data, Split split) {
+namespace {
+
+struct SplitFiles {
+  std::string folder;
+  std::string prefix;  // "train" or "t10k"
+  std::string images;
+  std::string labels;
+};
+
+SplitFiles split_files(const DataConfig& data, Split split) {
   if (is_toy(data.dataset)) {
     throw InputError(std::string("data.dataset: ") + kind_name(data.dataset) +
                      " is a toy mixture and has no image files");
@@ -74,8 +83,20 @@ ImageBytes load_image_bytes(const DataConfig& data, Split split) {
     throw InputError(folder + ": dataset folder not found" + missing_hint(data.dataset));
   }
   const std::string prefix = split == Split::kTrain ? "train" : "t10k";
-  const std::string images_path = find_file(folder, prefix + "-images-idx3-ubyte", data.dataset);
-  const std::string labels_path = find_file(folder, prefix + "-labels-idx1-ubyte", data.dataset);
+  return {folder, prefix, find_file(folder, prefix + "-images-idx3-ubyte", data.dataset),
+          find_file(folder, prefix + "-labels-idx1-ubyte", data.dataset)};
+}
+
+}  // namespace
+
+void check_image_files(const DataConfig& data) {
+  if (is_toy(data.dataset)) return;
+  split_files(data, Split::kTrain);
+  split_files(data, Split::kTest);
+}
+
+ImageBytes load_image_bytes(const DataConfig& data, Split split) {
+  const auto [folder, prefix, images_path, labels_path] = split_files(data, split);
 
   IdxImages images = read_idx_images(images_path);
   std::vector<std::uint8_t> labels = read_idx_labels(labels_path);

@@ -29,8 +29,9 @@ using Clock = std::chrono::steady_clock;
 // InputError with the one line the user sees.
 std::unique_ptr<SampleScorer> validate(const Config& config, int workers) {
   if (workers < 1)
-    throw InputError(fmt::format("{}: workers: the job has no worker ranks: run it as mpirun -np W+1 (W >= 1)",
-                                 config.source));
+    throw InputError(fmt::format("{}: workers: the job has 1 rank: expected a master and at least one worker, "
+                                 "e.g. mpirun -np 3 cellgan train {}",
+                                 config.source, config.source));
   const GridShape grid(static_cast<int>(config.grid.rows), static_cast<int>(config.grid.cols));
   if (workers > grid.cell_count())
     throw InputError(fmt::format("{}: workers: {} worker ranks do not fit a {}x{} grid: expected 1..{} (mpirun -np "

@@ -344,6 +344,7 @@ std::string objective_name(const Config& config) { return is_toy(config.data.dat
 
 std::unique_ptr<SampleScorer> make_scorer(const Config& config) {
   if (is_toy(config.data.dataset)) return std::make_unique<ToyScorer>(config);
+  check_image_files(config.data);  // a missing dataset is named before its classifier
   const std::string classifier_path = config.evaluation.classifier.empty()
                                           ? dataset_folder(config.data) + "/classifier.pt"
                                           : config.evaluation.classifier;

@@ -141,6 +141,21 @@ TEST(LoadImageData, MissingDataNamesItAndSuggestsPrepareScript) {
   EXPECT_NE(message.find(dir.file("train-labels-idx1-ubyte")), std::string::npos) << message;
 }
 
+TEST(CheckImageFiles, NamesTheFirstMissingFileOfEitherSplit) {
+  TempDir dir;
+  write_split(dir, "train", 3);
+  std::string message = input_error_of([&] { check_image_files(idx_config(dir)); });
+  EXPECT_NE(message.find(dir.file("t10k-images-idx3-ubyte")), std::string::npos) << message;
+  write_split(dir, "t10k", 2);
+  EXPECT_NO_THROW(check_image_files(idx_config(dir)));
+  std::filesystem::remove(dir.file("train-labels-idx1-ubyte"));
+  message = input_error_of([&] { check_image_files(idx_config(dir)); });
+  EXPECT_NE(message.find(dir.file("train-labels-idx1-ubyte")), std::string::npos) << message;
+  DataConfig toy;
+  toy.dataset = DatasetKind::kRing;
+  EXPECT_NO_THROW(check_image_files(toy));
+}
+
 TEST(LoadImageData, MismatchedCountsAndBadLabelsAreRejected) {
   TempDir dir;
   write_split(dir, "train", 6);
