@@ -197,9 +197,11 @@ void parse_evaluation(Section s, EvaluationConfig& e) {
   s.read("final_samples", e.final_samples);
   s.read("grid_images", e.grid_images);
   s.read("grid_ensemble", e.grid_ensemble);
+  s.read("preview_every", e.preview_every);
   s.reject_unknown();
   require(e.final_samples >= 2, s, "final_samples", e.final_samples, ">= 2");
   require(e.grid_images >= 1 && e.grid_images <= 400, s, "grid_images", e.grid_images, "1..400");
+  require(e.preview_every >= 0, s, "preview_every", e.preview_every, ">= 0 (0 = none)");
 }
 
 void parse_runtime(Section s, RuntimeConfig& r) {
@@ -312,6 +314,7 @@ std::string to_yaml(const Config& c) {
   out << YAML::Key << "final_samples" << YAML::Value << c.evaluation.final_samples;
   out << YAML::Key << "grid_images" << YAML::Value << c.evaluation.grid_images;
   out << YAML::Key << "grid_ensemble" << YAML::Value << c.evaluation.grid_ensemble;
+  out << YAML::Key << "preview_every" << YAML::Value << c.evaluation.preview_every;
   out << YAML::EndMap;
   out << YAML::Key << "runtime" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "threads" << YAML::Value << c.runtime.threads;

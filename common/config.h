@@ -93,6 +93,10 @@ struct EvaluationConfig {
   std::int64_t final_samples = 10000;
   // Images in the PNG sample grid written at the end.
   std::int64_t grid_images = 100;
+  // Every this many generations the master writes previews/gen-NNNNNN.png:
+  // the samples the generation's best cell scored its mixture on (the
+  // first grid_images of them for images, all for toy data). 0 = never.
+  std::int64_t preview_every = 10;
   // Also score the grid-wide ensemble (every cell's own generators, equal
   // weights) against the cell ensembles; the best of all is the result.
   bool grid_ensemble = true;

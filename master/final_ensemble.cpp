@@ -11,10 +11,10 @@
 #include <stdexcept>
 #include <nlohmann/json.hpp>
 
-#include "common/dataset.h"
 #include "common/image_files.h"
 #include "common/log.h"
 #include "common/rng.h"
+#include "master/sample_png.h"
 
 namespace cellgan {
 
@@ -60,19 +60,10 @@ std::size_t best_result(const std::vector<CellResult>& results, const std::strin
   return best;
 }
 
-void write_samples_png(const Config& config, const std::string& path, Ensemble& ensemble, std::int64_t count) {
+void write_ensemble_png(const Config& config, const std::string& path, Ensemble& ensemble, std::int64_t count) {
   const std::uint64_t seed = derive_seed(config.seed, Stream::kEvaluation, 1);
-  if (is_toy(config.data.dataset)) {
-    const torch::Tensor s = ensemble.sample(2500, seed).contiguous();
-    std::vector<float> points(s.data_ptr<float>(), s.data_ptr<float>() + s.numel());
-    const ToyMixture mixture = toy_mixture(config.data.dataset);
-    write_scatter_png(path, points, mixture.modes, config.data.dataset == DatasetKind::kRing ? 3.0f : 6.0f, 512);
-    return;
-  }
-  const torch::Tensor s = ensemble.sample(count, seed).contiguous();
-  std::vector<float> images(s.data_ptr<float>(), s.data_ptr<float>() + s.numel());
-  const auto per_row = static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(count))));
-  write_image_grid_png(path, images, count, 28, 28, per_row);
+  const torch::Tensor s = ensemble.sample(is_toy(config.data.dataset) ? 2500 : count, seed).contiguous();
+  write_samples_png(config, path, std::vector<float>(s.data_ptr<float>(), s.data_ptr<float>() + s.numel()));
 }
 
 void write_result_files(const Config& config, const std::string& dir, Ensemble& best,
@@ -80,7 +71,7 @@ void write_result_files(const Config& config, const std::string& dir, Ensemble& 
   namespace fs = std::filesystem;
   const auto at = [&](const char* name) { return (fs::path(dir) / name).string(); };
   best.save(at("ensemble.bin"));
-  write_samples_png(config, at("samples.png"), best, config.evaluation.grid_images);
+  write_ensemble_png(config, at("samples.png"), best, config.evaluation.grid_images);
 
   nlohmann::json cells = nlohmann::json::array();
   nlohmann::json grid = nullptr;
@@ -105,8 +96,8 @@ void write_result_files(const Config& config, const std::string& dir, Ensemble& 
       to_string(config.data.dataset), config.grid.rows, config.grid.cols, to_string(config.grid.neighbourhood),
       config.training.generations, ensemble_label(results[best_index].cell));
   for (const auto& [name, value] : results[best_index].scores) summary += fmt::format("  {:<12} {:.4f}\n", name, value);
-  summary += fmt::format("  wall time    {:.1f} s\n  files        ensemble.bin samples.png metrics.jsonl events.log\n",
-                         seconds);
+  summary += fmt::format("  wall time    {:.1f} s\n  files        ensemble.bin samples.png metrics.jsonl events.log{}\n",
+                         seconds, config.evaluation.preview_every > 0 ? " previews/" : "");
   write_file_atomic(at("summary.txt"), summary);
   // result.json last: its presence marks a finished run.
   write_file_atomic(at("result.json"), result.dump(2) + "\n");

@@ -42,8 +42,9 @@ std::vector<CellResult> score_ensembles(const Config& config, std::vector<Ensemb
 // objective_name()); ties go to the lower cell, non-finite scores lose.
 std::size_t best_result(const std::vector<CellResult>& results, const std::string& objective);
 
-// Writes a PNG of samples: an image grid, or a scatter plot for 2-D data.
-void write_samples_png(const Config& config, const std::string& path, Ensemble& ensemble, std::int64_t count);
+// Writes a PNG of `count` samples of the ensemble (2,500 points for toy
+// data), drawn as sample_png.h draws them.
+void write_ensemble_png(const Config& config, const std::string& path, Ensemble& ensemble, std::int64_t count);
 
 void write_result_files(const Config& config, const std::string& dir, Ensemble& best,
                         const std::vector<CellResult>& results, std::size_t best_index, double seconds);

@@ -37,7 +37,9 @@ RunDirectory::RunDirectory(const Config& config, int cell_count) : dir_(config.o
 
 std::string RunDirectory::path(const std::string& name) const { return (fs::path(dir_) / name).string(); }
 
-std::vector<std::int64_t> RunDirectory::add_records(std::int64_t generation, const std::string& json_lines) {
+std::vector<std::int64_t> RunDirectory::add_records(std::int64_t generation, const std::string& json_lines,
+                                                    std::map<int, std::vector<float>> previews) {
+  for (auto& [cell, samples] : previews) previews_[generation][cell] = std::move(samples);
   std::size_t start = 0;
   while (start < json_lines.size()) {
     std::size_t end = json_lines.find('\n', start);
@@ -60,6 +62,16 @@ std::vector<std::int64_t> RunDirectory::add_records(std::int64_t generation, con
     completed.push_back(++written_);
   }
   return completed;
+}
+
+std::map<int, std::vector<float>> RunDirectory::take_previews(std::int64_t generation) {
+  std::map<int, std::vector<float>> out;
+  if (generation > written_) return out;  // not complete yet
+  auto it = previews_.find(generation);
+  if (it == previews_.end()) return out;
+  out = std::move(it->second);
+  previews_.erase(it);
+  return out;
 }
 
 const std::map<int, std::string>& RunDirectory::generation_lines(std::int64_t generation) const {

@@ -30,9 +30,13 @@ class RunDirectory {
 
   std::string path(const std::string& name) const;
 
-  // Adds a worker's lines for one generation; returns the generations that
-  // became complete and were written, in order.
-  std::vector<std::int64_t> add_records(std::int64_t generation, const std::string& json_lines);
+  // Adds a worker's lines for one generation, and its cells' preview
+  // samples if any; returns the generations that became complete and were
+  // written, in order.
+  std::vector<std::int64_t> add_records(std::int64_t generation, const std::string& json_lines,
+                                        std::map<int, std::vector<float>> previews = {});
+  // The preview samples of a complete generation, by cell; handed over once.
+  std::map<int, std::vector<float>> take_previews(std::int64_t generation);
   // The complete lines of a generation already written, by cell.
   const std::map<int, std::string>& generation_lines(std::int64_t generation) const;
   std::int64_t generations_written() const { return written_; }
@@ -47,6 +51,7 @@ class RunDirectory {
   std::ofstream events_;
   std::map<std::int64_t, std::map<int, std::string>> pending_;  // generation -> cell -> line
   std::map<std::int64_t, std::map<int, std::string>> written_lines_;  // kept for progress lines
+  std::map<std::int64_t, std::map<int, std::vector<float>>> previews_;  // generation -> cell -> samples
   std::int64_t written_ = 0;
 };
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -19,6 +20,7 @@
 #include "master/final_ensemble.h"
 #include "master/heartbeat_monitor.h"
 #include "master/run_directory.h"
+#include "master/sample_png.h"
 
 namespace cellgan {
 namespace {
@@ -48,21 +50,38 @@ void tell_workers(Communicator& world, const StartMessage& message) {
   flush_sends(world);
 }
 
-std::string progress_line(std::int64_t generation, std::int64_t total, const std::map<int, std::string>& lines,
-                          const std::string& objective, double elapsed) {
-  double best = INFINITY;
-  int best_cell = -1;
+struct BestCell {
+  int cell = -1;
+  double score = INFINITY;
+};
+
+// The cell whose mixture scored lowest under `objective` in a generation.
+BestCell best_cell(const std::map<int, std::string>& lines, const std::string& objective) {
+  BestCell best;
   for (const auto& [cell, line] : lines) {
     const auto j = nlohmann::json::parse(line);
     const auto& score = j.at("scores").at(objective);
-    if (score.is_number() && score.get<double>() < best) {
-      best = score.get<double>();
-      best_cell = cell;
-    }
+    if (score.is_number() && score.get<double>() < best.score) best = {cell, score.get<double>()};
   }
+  return best;
+}
+
+std::string progress_line(std::int64_t generation, std::int64_t total, const BestCell& best,
+                          const std::string& objective, double elapsed) {
   const double eta = elapsed / static_cast<double>(generation) * static_cast<double>(total - generation);
   return fmt::format("generation {}/{}: best mixture {} {:.4f} (cell {}), {:.1f} s elapsed, ~{:.0f} s left",
-                     generation, total, objective, best, best_cell, elapsed, eta);
+                     generation, total, objective, best.score, best.cell, elapsed, eta);
+}
+
+// previews/gen-NNNNNN.png: the samples the generation's best cell sent.
+void write_preview(const Config& config, RunDirectory& run, std::int64_t generation, const BestCell& best) {
+  auto previews = run.take_previews(generation);
+  const auto it = previews.find(best.cell);
+  if (it == previews.end()) return;
+  const std::string path = run.path(fmt::format("previews/gen-{:06d}.png", generation));
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  write_samples_png(config, path, it->second);
+  log::debug("preview of generation {} (cell {}): {}", generation, best.cell, path);
 }
 
 }  // namespace
@@ -117,11 +136,13 @@ RunResult run_master(MpiSession& session, const std::string& config_path) {
         const HeartbeatMessage hb = decode_heartbeat(msg->payload);
         monitor.beat(msg->source, hb.state, hb.generation, Clock::now());
       } else if (msg->tag == kTagRecords) {
-        const RecordsMessage rec = decode_records(msg->payload);
+        RecordsMessage rec = decode_records(msg->payload);
         monitor.beat(msg->source, WorkerState::kProcessing, rec.generation, Clock::now());
-        for (std::int64_t g : run.add_records(rec.generation, rec.json_lines)) {
+        for (std::int64_t g : run.add_records(rec.generation, rec.json_lines, std::move(rec.previews))) {
           const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
-          log::info("{}", progress_line(g, total, run.generation_lines(g), objective, elapsed));
+          const BestCell best = best_cell(run.generation_lines(g), objective);
+          log::info("{}", progress_line(g, total, best, objective, elapsed));
+          write_preview(config, run, g, best);
         }
       }
     }

@@ -22,7 +22,9 @@
 //  7. mixture  (1+1)-ES on the weights of the mixture (local generators +
 //              neighbour centres): w' = normalise(clip(w + N(0, sigma), 0)),
 //              kept when its objective is lower (objective_name(): FID for
-//              images, mode TVD for toy data).
+//              images, mode TVD for toy data). On preview generations the
+//              record keeps the first samples of the kept mixture's score
+//              (GenerationRecord::preview); nothing extra is drawn.
 //
 // Determinism: right after the gather, Torch's global generator and the
 // cell's SplitMix64 are seeded from (seed, cell, generation), so the
@@ -68,6 +70,10 @@ struct GenerationRecord {
   int generators_replaced = 0;
   int discriminators_replaced = 0;
   bool mixture_improved = false;
+  // On preview generations (evaluation.preview_every), the first samples
+  // the kept mixture was scored on, row-major (n x 784 or n x 2); else
+  // empty. Not part of metrics.jsonl.
+  std::vector<float> preview;
   // Seconds per phase: gather, train, evaluate, mutate, idle.
   std::map<std::string, double> seconds;
 };

@@ -84,6 +84,7 @@ int run_worker(MpiSession& session) {
       for (auto& r : records) {
         r.seconds["idle"] = idle / static_cast<double>(records.size());
         message.json_lines += to_json_line(r);
+        if (!r.preview.empty()) message.previews[r.cell] = std::move(r.preview);
       }
       comm.report(std::move(message));
       comm.set_progress(WorkerState::kProcessing, g + 1);

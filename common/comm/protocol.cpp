@@ -73,6 +73,11 @@ Bytes encode(const RecordsMessage& m) {
   w.put<std::int64_t>(m.generation);
   w.put<std::int32_t>(m.cells);
   w.put_string(m.json_lines);
+  w.put<std::uint32_t>(static_cast<std::uint32_t>(m.previews.size()));
+  for (const auto& [cell, samples] : m.previews) {
+    w.put<std::int32_t>(cell);
+    w.put_vector(samples);
+  }
   return w.take();
 }
 
@@ -82,6 +87,11 @@ RecordsMessage decode_records(const Bytes& b) {
   m.generation = r.get<std::int64_t>();
   m.cells = r.get<std::int32_t>();
   m.json_lines = r.get_string();
+  const auto previews = r.get<std::uint32_t>();
+  for (std::uint32_t i = 0; i < previews; ++i) {
+    const int cell = r.get<std::int32_t>();
+    m.previews[cell] = r.get_vector<float>();
+  }
   return m;
 }
 

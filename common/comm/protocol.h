@@ -14,8 +14,9 @@
 //     halos of generation g it needs. Halos of later generations that
 //     arrive early are kept until asked for.
 //  4. Each generation, WORLD. The worker's training thread reports its
-//     cells' records: kTagRecords: RecordsMessage{g + 1, JSON lines}
-//     (the number of generations completed, 1-based).
+//     cells' records: kTagRecords: RecordsMessage{g + 1, JSON lines,
+//     previews} (the number of generations completed, 1-based; previews
+//     only on generations that are multiples of evaluation.preview_every).
 //  5. Throughout, WORLD. The worker's communication thread sends
 //     kTagHeartbeat: HeartbeatMessage{state, generation} every
 //     heartbeat_interval_ms, whatever the training thread is doing.
@@ -27,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -78,6 +80,8 @@ struct RecordsMessage {
   std::int64_t generation = 0;
   std::string json_lines;  // one line per cell, each ending in '\n'
   std::int32_t cells = 0;
+  // Preview samples by cell, on preview generations only (row-major floats).
+  std::map<int, std::vector<float>> previews;
 };
 Bytes encode(const RecordsMessage& m);
 RecordsMessage decode_records(const Bytes& b);

@@ -150,10 +150,25 @@ TEST(Protocol, RecordsRoundTrip) {
   EXPECT_EQ(back.cells, 2);
   EXPECT_EQ(back.json_lines, m.json_lines);
 
+  EXPECT_TRUE(back.previews.empty());
+
   const RecordsMessage none = decode_records(encode(RecordsMessage{}));
   EXPECT_EQ(none.generation, 0);
   EXPECT_EQ(none.cells, 0);
   EXPECT_EQ(none.json_lines, "");
+}
+
+TEST(Protocol, RecordsCarryPreviewsByCell) {
+  RecordsMessage m;
+  m.generation = 10;
+  m.cells = 2;
+  m.json_lines = "{\"cell\":4}\n{\"cell\":7}\n";
+  m.previews[4] = {0.5f, -1.0f, 0.25f, 1.0f};
+  m.previews[7] = {-0.125f, 0.75f};
+  const RecordsMessage back = decode_records(encode(m));
+  EXPECT_EQ(back.json_lines, m.json_lines);
+  EXPECT_EQ(back.previews, m.previews);
+  expect_prefixes_rejected(encode(m), [](const Bytes& b) { decode_records(b); }, "records message");
 }
 
 TEST(Protocol, RecordsTruncated) {

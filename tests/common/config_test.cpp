@@ -73,6 +73,7 @@ void expect_same(const Config& a, const Config& b) {
   EXPECT_EQ(a.evaluation.final_samples, b.evaluation.final_samples);
   EXPECT_EQ(a.evaluation.grid_images, b.evaluation.grid_images);
   EXPECT_EQ(a.evaluation.grid_ensemble, b.evaluation.grid_ensemble);
+  EXPECT_EQ(a.evaluation.preview_every, b.evaluation.preview_every);
 
   EXPECT_EQ(a.runtime.threads, b.runtime.threads);
   EXPECT_EQ(a.runtime.heartbeat_interval_ms, b.runtime.heartbeat_interval_ms);
@@ -206,6 +207,8 @@ TEST(ConfigErrors, OutOfRange) {
   expect_mentions(parse_error("training:\n  population_size: 2\n  n_replacements: 3\n"),
                   {"configs/bad.yaml", "training.n_replacements"});
   expect_mentions(parse_error("training:\n  r1_penalty: -0.5\n"), {"configs/bad.yaml", "training.r1_penalty", ">= 0"});
+  expect_mentions(parse_error("evaluation:\n  preview_every: -1\n"),
+                  {"configs/bad.yaml", "evaluation.preview_every", ">= 0"});
   expect_mentions(parse_error("runtime:\n  late_after_ms: 1000\n  dead_after_ms: 1000\n"),
                   {"configs/bad.yaml", "runtime.dead_after_ms"});
 }
@@ -302,6 +305,7 @@ Config non_default_config() {
   c.evaluation.final_samples = 5000;
   c.evaluation.grid_images = 64;
   c.evaluation.grid_ensemble = false;
+  c.evaluation.preview_every = 25;
   c.runtime.threads = 2;
   c.runtime.heartbeat_interval_ms = 250;
   c.runtime.late_after_ms = 3000;
@@ -338,7 +342,7 @@ TEST(ConfigYaml, WritesEveryKey) {
                           "tournament_size", "batch_size", "batches_per_generation", "learning_rate", "adam_beta1",
                           "adam_beta2", "loss", "discriminator_skip", "r1_penalty", "mutation_probability", "mutation_scale",
                           "replacement", "n_replacements", "mixture_sigma", "fitness_samples", "score_samples",
-                          "classifier", "final_samples", "grid_images", "grid_ensemble", "threads", "heartbeat_interval_ms",
+                          "classifier", "final_samples", "grid_images", "grid_ensemble", "preview_every", "threads", "heartbeat_interval_ms",
                           "late_after_ms", "dead_after_ms", "log_level"})
     EXPECT_NE(yaml.find(std::string(key) + ":"), std::string::npos) << key << " missing in:\n" << yaml;
 }

@@ -135,6 +135,21 @@ TEST(RunDirectory, WritesAGenerationOnlyWhenComplete) {
   for (int cell = 0; cell < 4; ++cell) EXPECT_EQ(g1.at(cell), record(1, cell));
 }
 
+TEST(RunDirectory, HandsOverPreviewsOnceTheirGenerationIsComplete) {
+  TempDir tmp;
+  RunDirectory run(config_in(tmp.file("run")), 2);
+  run.add_records(1, records(1, {0}), {{0, {0.5f, -0.5f}}});
+  EXPECT_TRUE(run.take_previews(1).empty()) << "generation 1 is not complete yet";
+  EXPECT_EQ(run.add_records(1, records(1, {1}), {{1, {1.0f, 0.0f}}}), std::vector<std::int64_t>{1});
+  const auto previews = run.take_previews(1);
+  ASSERT_EQ(previews.size(), 2u);
+  EXPECT_EQ(previews.at(0), (std::vector<float>{0.5f, -0.5f}));
+  EXPECT_EQ(previews.at(1), (std::vector<float>{1.0f, 0.0f}));
+  EXPECT_TRUE(run.take_previews(1).empty()) << "handed over once";
+  EXPECT_EQ(run.add_records(2, records(2, {0, 1})), std::vector<std::int64_t>{2});
+  EXPECT_TRUE(run.take_previews(2).empty()) << "a generation without previews";
+}
+
 TEST(RunDirectory, OrdersRecordsThatArriveOutOfOrder) {
   TempDir tmp;
   RunDirectory run(config_in(tmp.file("run")), 4);

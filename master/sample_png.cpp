@@ -1,0 +1,28 @@
+// The PNG of a run's samples (see sample_png.h).
+#include "master/sample_png.h"
+
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+
+#include "common/dataset.h"
+#include "common/image_files.h"
+
+namespace cellgan {
+
+void write_samples_png(const Config& config, const std::string& path, const std::vector<float>& samples) {
+  const bool toy = is_toy(config.data.dataset);
+  const std::size_t dim = toy ? 2 : 28 * 28;
+  if (samples.empty() || samples.size() % dim != 0)
+    throw std::invalid_argument(path + ": expected a whole number of samples of " + std::to_string(dim) + " values");
+  if (toy) {
+    const ToyMixture mixture = toy_mixture(config.data.dataset);
+    write_scatter_png(path, samples, mixture.modes, config.data.dataset == DatasetKind::kRing ? 3.0f : 6.0f, 512);
+    return;
+  }
+  const auto count = static_cast<std::int64_t>(samples.size() / dim);
+  const auto per_row = static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(count))));
+  write_image_grid_png(path, samples, count, 28, 28, per_row);
+}
+
+}  // namespace cellgan
