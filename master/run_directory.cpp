@@ -39,6 +39,9 @@ std::string RunDirectory::path(const std::string& name) const { return (fs::path
 
 std::vector<std::int64_t> RunDirectory::add_records(std::int64_t generation, const std::string& json_lines,
                                                     std::map<int, std::vector<float>> previews) {
+  // What the last call completed is dropped: the master reads it right away.
+  written_lines_.clear();
+  previews_.erase(previews_.begin(), previews_.upper_bound(written_));
   for (auto& [cell, samples] : previews) previews_[generation][cell] = std::move(samples);
   std::size_t start = 0;
   while (start < json_lines.size()) {

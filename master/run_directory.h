@@ -36,8 +36,12 @@ class RunDirectory {
   std::vector<std::int64_t> add_records(std::int64_t generation, const std::string& json_lines,
                                         std::map<int, std::vector<float>> previews = {});
   // The preview samples of a complete generation, by cell; handed over once.
+  // Like generation_lines(), only for the generations the last
+  // add_records() completed: older ones are dropped, so memory stays flat
+  // however long the run.
   std::map<int, std::vector<float>> take_previews(std::int64_t generation);
-  // The complete lines of a generation already written, by cell.
+  // The complete lines, by cell, of a generation the last add_records()
+  // completed (std::out_of_range for any other).
   const std::map<int, std::string>& generation_lines(std::int64_t generation) const;
   std::int64_t generations_written() const { return written_; }
 
@@ -50,7 +54,7 @@ class RunDirectory {
   std::ofstream metrics_;
   std::ofstream events_;
   std::map<std::int64_t, std::map<int, std::string>> pending_;  // generation -> cell -> line
-  std::map<std::int64_t, std::map<int, std::string>> written_lines_;  // kept for progress lines
+  std::map<std::int64_t, std::map<int, std::string>> written_lines_;  // the last call's, for progress lines
   std::map<std::int64_t, std::map<int, std::vector<float>>> previews_;  // generation -> cell -> samples
   std::int64_t written_ = 0;
 };

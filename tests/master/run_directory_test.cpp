@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <regex>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -148,6 +149,10 @@ TEST(RunDirectory, HandsOverPreviewsOnceTheirGenerationIsComplete) {
   EXPECT_TRUE(run.take_previews(1).empty()) << "handed over once";
   EXPECT_EQ(run.add_records(2, records(2, {0, 1})), std::vector<std::int64_t>{2});
   EXPECT_TRUE(run.take_previews(2).empty()) << "a generation without previews";
+  // Previews of a generation not taken are dropped by the next call.
+  run.add_records(3, records(3, {0, 1}), {{0, {0.25f}}});
+  run.add_records(4, records(4, {0}));
+  EXPECT_TRUE(run.take_previews(3).empty());
 }
 
 TEST(RunDirectory, OrdersRecordsThatArriveOutOfOrder) {
@@ -192,6 +197,9 @@ TEST(RunDirectory, ALateGenerationReleasesTheOnesWaitingBehindIt) {
     EXPECT_EQ(lines.at(0), record(g, 0));
     EXPECT_EQ(lines.at(1), record(g, 1));
   }
+  // Only the last call's generations are kept.
+  run.add_records(4, records(4, {0}));
+  EXPECT_THROW(run.generation_lines(3), std::out_of_range);
 }
 
 TEST(RunDirectory, EventsAreTimestampedLines) {
