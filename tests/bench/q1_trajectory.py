@@ -7,9 +7,10 @@ Usage: q1_trajectory.py RUN_DIR... [--marks N]
 
 For each run it prints the best mixture's high quality and modes covered at
 N evenly spaced marks of total generator steps (up to the longest run), and
-the first mark of total steps from which the best mixture met Q1's target
-(all ring modes, or at least 24 of 25 grid modes, with at least 90% high
-quality) in every later generation. Steps are counted as generations x
+the total steps from which the best mixture met Q1's coverage clause (all 8
+ring modes, or at least 24 of 25 grid modes) in every later generation.
+(High quality on these 1,000-sample scores wanders a few points around 90%
+late in a run, so "held from" is not asked of it.) Steps are counted as generations x
 training.batches_per_generation x cells (one generator step per batch).
 """
 import argparse
@@ -42,17 +43,17 @@ def load(run):
     return run.name, steps, collections.OrderedDict(sorted(best.items()))
 
 
-def meets(s):
+def covers(s):
     total = int(s["mode_count"])
     need = total if total <= 8 else total - 1
-    return s["modes_covered"] >= need and s["high_quality"] >= 0.9
+    return s["modes_covered"] >= need
 
 
 def held_from(best, steps):
-    """Total steps from which every later generation met the target, or None."""
+    """Total steps from which every later generation met the coverage clause, or None."""
     start = None
     for g, s in best.items():
-        if meets(s):
+        if covers(s):
             start = start if start is not None else g
         else:
             start = None
@@ -67,7 +68,7 @@ def main():
     runs = [load(r) for r in args.runs]
     longest = max(steps * max(best) for _, steps, best in runs)
     marks = [longest * (k + 1) // args.marks for k in range(args.marks)]
-    print("| run | " + " | ".join(f"{m / 1e3:.0f}k steps" for m in marks) + " | target held from |")
+    print("| run | " + " | ".join(f"{m / 1e3:.0f}k steps" for m in marks) + " | coverage held from |")
     print("| --- |" + " --- |" * (len(marks) + 1))
     for name, steps, best in runs:
         cols = []
