@@ -6,7 +6,7 @@
 # and two runs go at a time. Output: runs/q1/ ; then q1_report.py.
 # With the shipped configurations (1,800 generations, R1) a 3x3 run takes about
 # 43 minutes with two workers on 2 cores and a 1x1 (16,200 generations) about
-# 2 hours: 5 seeds of both mixtures are about a day here. Q1_SEEDS="1 2 3"
+# 80 minutes on one core: 5 seeds of both mixtures are about a day here. Q1_SEEDS="1 2 3"
 # runs fewer. Finished runs (result.json present) are kept
 # while their configuration (comments aside) is unchanged; others run again.
 # Q1_GENERATIONS=N gives the 3x3 runs N generations instead of the
