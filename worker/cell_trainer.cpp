@@ -303,15 +303,18 @@ GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector
       every > 0 && record.generation % every == 0
           ? (is_toy(config_.data.dataset) ? t.score_samples : std::min(t.score_samples, config_.evaluation.grid_images))
           : 0;
-  // Scores a sample of the mixture under `weights`; keeps its first
-  // preview_rows rows in `preview` (a copy, so the sample itself is freed).
-  const auto score = [&](const std::vector<double>& weights, torch::Tensor& preview) {
+  // Scores a sample of the mixture under `weights`; copies its first
+  // preview_rows rows into `preview` (empty when there are none).
+  const auto score = [&](const std::vector<double>& weights, std::vector<float>& preview) {
     gen.set_current_seed(sample_seed);  // common random numbers for a fair comparison
     const torch::Tensor samples = sample_mixture(mixture, weights, t.score_samples, gen);
-    if (preview_rows > 0) preview = samples.narrow(0, 0, preview_rows).contiguous().clone();
+    if (preview_rows > 0) {
+      const torch::Tensor rows = samples.narrow(0, 0, preview_rows).contiguous();
+      preview.assign(rows.data_ptr<float>(), rows.data_ptr<float>() + rows.numel());
+    }
     return scorer_.report(samples);
   };
-  torch::Tensor current_preview, challenger_preview;
+  std::vector<float> current_preview, challenger_preview;
   auto current = score(state.mixture_weights, current_preview);
   auto challenger = score(candidate, challenger_preview);
   const double current_score = current.at(objective_);
@@ -319,10 +322,7 @@ GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector
   record.mixture_improved = candidate_score < current_score;
   if (record.mixture_improved) state.mixture_weights = candidate;
   record.scores = record.mixture_improved ? std::move(challenger) : std::move(current);
-  if (preview_rows > 0) {
-    const torch::Tensor& kept = record.mixture_improved ? challenger_preview : current_preview;
-    record.preview.assign(kept.data_ptr<float>(), kept.data_ptr<float>() + kept.numel());
-  }
+  record.preview = std::move(record.mixture_improved ? challenger_preview : current_preview);
   state.mixture_objective = std::min(candidate_score, finite_or_inf(current_score));
   evaluate_seconds += seconds_since(t0);
 
