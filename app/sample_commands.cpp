@@ -3,7 +3,6 @@
 
 #include <fmt/core.h>
 
-#include <cmath>
 #include <iostream>
 
 #include "app/commands.h"
@@ -55,8 +54,7 @@ int sample_command(const Args& args) {
   } else if (dim == 2) {
     write_scatter_png(out, to_vector(samples), {}, 6.0f, 512);
   } else {
-    const auto per_row = static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(n))));
-    write_image_grid_png(out, to_vector(samples), n, 28, 28, per_row);
+    write_image_grid_png(out, to_vector(samples), n, 28, 28, square_grid_width(n));
   }
   std::cout << fmt::format("{} samples ({} values each) -> {}\n", n, dim, out);
   return kExitOk;

@@ -80,6 +80,12 @@ bool parse_count(const std::string& text, std::size_t& pos, std::int64_t& value)
 
 }  // namespace
 
+std::int64_t square_grid_width(std::int64_t count) {
+  std::int64_t k = 1;
+  while (k * k < count) ++k;
+  return k;
+}
+
 void write_image_grid_png(const std::string& path, const std::vector<float>& images, std::int64_t count,
                           std::int64_t rows, std::int64_t cols, std::int64_t per_row) {
   constexpr std::int64_t kBorder = 2;

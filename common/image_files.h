@@ -18,6 +18,10 @@ namespace cellgan {
 void write_image_grid_png(const std::string& path, const std::vector<float>& images, std::int64_t count,
                           std::int64_t rows, std::int64_t cols, std::int64_t per_row);
 
+// The width of the squarest grid that holds `count` images: the smallest k
+// with k * k >= count (1 for count <= 1). Pass it as per_row above.
+std::int64_t square_grid_width(std::int64_t count);
+
 // Draws 2-D points (n * 2 floats) as dots on a `size` x `size` image
 // covering [-extent, extent]^2, with the `modes` (m * 2) marked.
 void write_scatter_png(const std::string& path, const std::vector<float>& points, const std::vector<float>& modes,

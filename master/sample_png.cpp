@@ -1,7 +1,6 @@
 // The PNG of a run's samples (see sample_png.h).
 #include "master/sample_png.h"
 
-#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 
@@ -21,8 +20,7 @@ void write_samples_png(const Config& config, const std::string& path, const std:
     return;
   }
   const auto count = static_cast<std::int64_t>(samples.size() / dim);
-  const auto per_row = static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(count))));
-  write_image_grid_png(path, samples, count, 28, 28, per_row);
+  write_image_grid_png(path, samples, count, 28, 28, square_grid_width(count));
 }
 
 }  // namespace cellgan

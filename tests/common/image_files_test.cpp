@@ -11,6 +11,8 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/common/test_files.h"
 
@@ -97,6 +99,13 @@ TEST(ImageGrid, BadArgumentsThrow) {
   EXPECT_THROW(write_image_grid_png(dir.file("g.png"), std::vector<float>(10), 2, 2, 2, 1), std::invalid_argument);
   EXPECT_THROW(write_image_grid_png(dir.file("g.png"), std::vector<float>(8), 2, 2, 2, 0), std::invalid_argument);
   EXPECT_EQ(files_in(dir), 0u);
+}
+
+TEST(ImageGrid, SquareGridWidthIsTheSmallestSquareThatHolds) {
+  // count -> k with (k-1)^2 < count <= k^2; exact at perfect squares.
+  const std::vector<std::pair<std::int64_t, std::int64_t>> cases = {
+      {0, 1}, {1, 1}, {2, 2}, {4, 2}, {5, 3}, {9, 3}, {10, 4}, {64, 8}, {65, 9}, {100, 10}, {101, 11}, {10000, 100}};
+  for (const auto& [count, width] : cases) EXPECT_EQ(square_grid_width(count), width) << "count " << count;
 }
 
 TEST(ScatterPng, DrawsDarkDotsAndRedModesOnWhite) {
