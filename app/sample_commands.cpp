@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <iostream>
+#include <optional>
 
 #include "app/commands.h"
 #include "app/parse_options.h"
@@ -13,6 +14,7 @@
 #include "common/nn/ensemble.h"
 #include "common/nn/scores.h"
 #include "common/rng.h"
+#include "master/sample_png.h"
 
 namespace cellgan::app {
 
@@ -29,6 +31,17 @@ std::vector<float> to_vector(const torch::Tensor& t) {
   return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
 }
 
+// Values per sample of `config`'s dataset: 2 for the toy mixtures, 28 x 28 for images.
+std::int64_t sample_width(const Config& config) { return is_toy(config.data.dataset) ? 2 : 784; }
+
+// The ensemble at `path` must make samples of the width `config`'s dataset has.
+void check_sample_width(const Config& config, const Ensemble& ensemble, const std::string& path) {
+  const std::int64_t dim = sample_width(config);
+  if (ensemble.shape.data_dim != dim)
+    throw InputError(fmt::format("{}: the ensemble makes {}-value samples: expected {} for dataset {}", path,
+                                 ensemble.shape.data_dim, dim, to_string(config.data.dataset)));
+}
+
 }  // namespace
 
 int sample_command(const Args& args) {
@@ -36,9 +49,12 @@ int sample_command(const Args& args) {
   options.add_options()("ensemble", po::value<std::string>()->required(), "ensemble.bin of a finished run")(
       "count,n", po::value<std::int64_t>()->default_value(1000), "number of samples")(
       "seed", po::value<std::uint64_t>()->default_value(1), "seed of the latent vectors")(
-      "out", po::value<std::string>()->required(), "output: .npy (N x D float32) or .png (grid or scatter)");
+      "out", po::value<std::string>()->required(), "output: .npy (N x D float32) or .png (grid or scatter)")(
+      "config", po::value<std::string>(),
+      "the run's config.yaml: a .png is then drawn as the run draws samples.png (toy points over the modes)");
   po::variables_map vm;
-  if (!parse_options("sample", "--ensemble FILE --out FILE.npy|FILE.png [-n N]", options, nullptr, args, vm))
+  if (!parse_options("sample", "--ensemble FILE --out FILE.npy|FILE.png [-n N] [--config FILE]", options, nullptr,
+                     args, vm))
     return kExitOk;
   const std::string out = vm["out"].as<std::string>();
   const std::int64_t n = vm["count"].as<std::int64_t>();
@@ -46,11 +62,19 @@ int sample_command(const Args& args) {
   if (!ends_with(out, ".npy") && !ends_with(out, ".png"))
     throw InputError(fmt::format("cellgan sample: --out: '{}': expected a .npy or .png file name", out));
   torch::set_num_threads(1);
-  Ensemble ensemble = Ensemble::load(vm["ensemble"].as<std::string>());
+  const std::string path = vm["ensemble"].as<std::string>();
+  Ensemble ensemble = Ensemble::load(path);
+  std::optional<Config> config;
+  if (vm.count("config")) {
+    config = load_config(vm["config"].as<std::string>());
+    check_sample_width(*config, ensemble, path);
+  }
   const torch::Tensor samples = ensemble.sample(n, derive_seed(vm["seed"].as<std::uint64_t>(), Stream::kEvaluation, 2));
   const std::int64_t dim = samples.size(1);
   if (ends_with(out, ".npy")) {
     write_npy(out, to_vector(samples), n, dim);
+  } else if (config) {
+    write_samples_png(*config, out, to_vector(samples));
   } else if (dim == 2) {
     write_scatter_png(out, to_vector(samples), {}, 6.0f, 512);
   } else {
@@ -75,7 +99,7 @@ int score_command(const Args& args) {
     throw InputError("cellgan score: expected exactly one of --samples and --ensemble");
   torch::set_num_threads(1);
   const Config config = load_config(vm["config"].as<std::string>());
-  const std::int64_t dim = is_toy(config.data.dataset) ? 2 : 784;
+  const std::int64_t dim = sample_width(config);
   torch::Tensor samples;
   if (vm.count("samples")) {
     const std::string path = vm["samples"].as<std::string>();
@@ -85,11 +109,9 @@ int score_command(const Args& args) {
                                    array.cols, dim, to_string(config.data.dataset)));
     samples = torch::from_blob(array.data.data(), {array.rows, array.cols}, torch::kFloat32).clone();
   } else {
-    Ensemble ensemble = Ensemble::load(vm["ensemble"].as<std::string>());
-    if (ensemble.shape.data_dim != dim)
-      throw InputError(fmt::format("{}: the ensemble makes {}-value samples: expected {} for dataset {}",
-                                   vm["ensemble"].as<std::string>(), ensemble.shape.data_dim, dim,
-                                   to_string(config.data.dataset)));
+    const std::string path = vm["ensemble"].as<std::string>();
+    Ensemble ensemble = Ensemble::load(path);
+    check_sample_width(config, ensemble, path);
     samples = ensemble.sample(vm["count"].as<std::int64_t>(),
                               derive_seed(vm["seed"].as<std::uint64_t>(), Stream::kEvaluation, 0));
   }

@@ -13,6 +13,19 @@ head -c 128 "$WORK/s.npy" | grep -q "'shape': (500, 2)" || fail "wrong .npy shap
 size=$(stat -c %s "$WORK/s.npy"); { [ "$size" -gt 4000 ] && [ $(((size - 4000) % 64)) -eq 0 ]; } || fail "wrong .npy size $size"
 "$CELLGAN" sample --ensemble "$E" -n 500 --out "$WORK/s.png" > /dev/null 2>&1 || fail "sample .png failed"
 head -c 8 "$WORK/s.png" | grep -q "PNG" || fail "not a PNG"
+# With the run's configuration the PNG is drawn as the run draws it (the
+# mixture's modes marked), so it differs from the same samples drawn without.
+"$CELLGAN" sample --ensemble "$E" -n 500 --config "$WORK/run/config.yaml" --out "$WORK/m.png" > /dev/null 2>&1 \
+  || fail "sample --config .png failed"
+head -c 8 "$WORK/m.png" | grep -q "PNG" || fail "sample --config: not a PNG"
+! cmp -s "$WORK/s.png" "$WORK/m.png" || fail "sample --config drew the same PNG as without it"
+# A configuration of another kind of data: one line naming the ensemble, exit 2, no file.
+rc=0; "$CELLGAN" sample --ensemble "$E" --config "$(dirname "$0")/../../configs/quickstart.yaml" --out "$WORK/q.png" \
+  > /dev/null 2> "$WORK/err" || rc=$?
+[ "$rc" -eq 2 ] || fail "mismatched --config: expected exit 2, got $rc"
+[ "$(wc -l < "$WORK/err")" -eq 1 ] && grep -q "ensemble.bin: the ensemble makes 2-value samples: expected 784" "$WORK/err" \
+  || fail "mismatched --config: $(cat "$WORK/err")"
+[ ! -e "$WORK/q.png" ] || fail "mismatched --config: a file was written"
 # Scoring the ensemble's own samples through both paths gives the same numbers.
 a=$("$CELLGAN" score --config "$WORK/run/config.yaml" --samples "$WORK/s.npy" 2>/dev/null)
 "$CELLGAN" sample --ensemble "$E" -n 500 --seed 9 --out "$WORK/s9.npy" > /dev/null 2>&1
