@@ -74,6 +74,13 @@ loads_before=$(ldd "$src" | wc -l)
 loads_after=$(LD_LIBRARY_PATH="$work" ldd "$work/$soname" | wc -l)
 
 mv -f "$work/$soname" "$out/$soname"
+# Leave the copy on disk only, not in the page cache: pages this script just
+# wrote sit there in large blocks that every process mapping the library
+# would then map whole (a process that links LibTorch started at 117.6 MB
+# instead of 89.0 MB). Read back by the loader, it behaves like any
+# installed library.
+sync "$out/$soname"
+dd if="$out/$soname" iflag=nocache count=0 status=none
 {
   echo "source $src"
   echo "copy $out/$soname"
