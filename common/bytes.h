@@ -51,6 +51,9 @@ class ByteWriter {
     put<std::uint64_t>(v.size());
     put_raw(v.data(), v.size() * sizeof(T));
   }
+  // Room for `size` bytes in all: a writer that knows its size up front
+  // allocates once instead of growing (and copying) as it goes.
+  void reserve(std::size_t size) { bytes_.reserve(size); }
   std::vector<std::uint8_t>& bytes() { return bytes_; }
   std::vector<std::uint8_t> take() { return std::move(bytes_); }
 

@@ -96,6 +96,15 @@ std::vector<std::uint8_t> Individual::encode(bool with_optimizer_state) const {
   w.put<double>(fitness);
   const auto params = self.module().parameters();
   const auto buffers = self.module().buffers();
+  // An upper bound of the size (every parameter with its Adam state), so the
+  // few-MB buffer is allocated once.
+  std::size_t size = w.bytes().size() + 2 * sizeof(std::uint32_t);
+  const auto tensor_size = [](const torch::Tensor& t) {
+    return sizeof(std::uint64_t) + static_cast<std::size_t>(t.numel()) * sizeof(float);
+  };
+  for (const auto& p : params) size += sizeof(std::int64_t) + (with_optimizer_state ? 3 : 1) * tensor_size(p);
+  for (const auto& b : buffers) size += tensor_size(b);
+  w.reserve(size);
   w.put<std::uint32_t>(static_cast<std::uint32_t>(params.size()));
   w.put<std::uint32_t>(static_cast<std::uint32_t>(buffers.size()));
   for (const auto& p : params) put_tensor(w, p);

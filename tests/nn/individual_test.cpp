@@ -41,6 +41,20 @@ TEST(Individual, EncodeDecodeIsBitExactIncludingAdamState) {
   EXPECT_EQ(a.encode(), b.encode());
 }
 
+TEST(Individual, EncodingAllocatesItsBytesOnce) {
+  // With Adam state for every parameter the size bound is exact: one
+  // allocation of exactly the encoded size, no slack from growing.
+  torch::manual_seed(1);
+  Individual a(Role::kGenerator, test::small_toy_shape(), 2e-4, {}, LossKind::kMse);
+  step(a);
+  const auto bytes = a.encode();
+  EXPECT_EQ(bytes.capacity(), bytes.size());
+  // Without the state the bound still holds.
+  const auto weights = a.encode(/*with_optimizer_state=*/false);
+  EXPECT_GE(weights.capacity(), weights.size());
+  EXPECT_LT(weights.size(), bytes.size());
+}
+
 TEST(Individual, ReleasedGradientsAreFreedAndChangeNoLaterStep) {
   torch::manual_seed(1);
   Individual a(Role::kGenerator, test::small_toy_shape(), 2e-4, {}, LossKind::kBce);
