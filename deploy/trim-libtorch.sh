@@ -22,7 +22,7 @@ if [ $# -ne 2 ]; then
   echo "usage: deploy/trim-libtorch.sh LIBTORCH_CPU OUT_DIR" >&2
   exit 2
 fi
-src=$(realpath "$1")
+src=$(realpath -m "$1")
 out=$2
 for tool in patchelf readelf nm ldd; do
   command -v "$tool" >/dev/null || { echo "trim-libtorch: $tool not found: expected it on PATH (deploy/install-deps.sh installs it)" >&2; exit 1; }
