@@ -12,6 +12,7 @@
 #include "common/error.h"
 #include "common/image_files.h"
 #include "common/nn/ensemble.h"
+#include "common/nn/networks.h"
 #include "common/nn/scores.h"
 #include "common/rng.h"
 #include "master/sample_png.h"
@@ -31,12 +32,9 @@ std::vector<float> to_vector(const torch::Tensor& t) {
   return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
 }
 
-// Values per sample of `config`'s dataset: 2 for the toy mixtures, 28 x 28 for images.
-std::int64_t sample_width(const Config& config) { return is_toy(config.data.dataset) ? 2 : 784; }
-
 // The ensemble at `path` must make samples of the width `config`'s dataset has.
 void check_sample_width(const Config& config, const Ensemble& ensemble, const std::string& path) {
-  const std::int64_t dim = sample_width(config);
+  const std::int64_t dim = network_shape(config).data_dim;
   if (ensemble.shape.data_dim != dim)
     throw InputError(fmt::format("{}: the ensemble makes {}-value samples: expected {} for dataset {}", path,
                                  ensemble.shape.data_dim, dim, to_string(config.data.dataset)));
@@ -99,7 +97,7 @@ int score_command(const Args& args) {
     throw InputError("cellgan score: expected exactly one of --samples and --ensemble");
   torch::set_num_threads(1);
   const Config config = load_config(vm["config"].as<std::string>());
-  const std::int64_t dim = sample_width(config);
+  const std::int64_t dim = network_shape(config).data_dim;
   torch::Tensor samples;
   if (vm.count("samples")) {
     const std::string path = vm["samples"].as<std::string>();
