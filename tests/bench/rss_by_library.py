@@ -12,7 +12,9 @@ kilobytes into:
     need, LibTorch aside): the C/C++ runtime, Open MPI, Boost, fmt, ...;
   - the libraries only LibTorch needs (OpenCV, FFmpeg, GDAL, Qt, ... in
     Debian's build): loaded, relocated and initialised in every process that
-    links LibTorch, whether or not it calls them.
+    links LibTorch, whether or not it calls them;
+  - what was loaded at run time rather than linked (Open MPI's plugins,
+    shared-memory segments).
 The dependency closures come from `ldd`. Resident pages of a shared library
 are mostly file-backed (shared between processes through the page cache);
 the "anon" column is the part that is private to the process (relocations,
@@ -74,14 +76,16 @@ def main():
 
     exe_libs = closure(exe)
     # What the executable's own dependencies need, with LibTorch's share left out.
+    direct = {name.split(".so")[0] for name in needed(exe)}
     own = set()
     for lib in exe_libs:
-        if os.path.basename(lib).split(".so")[0] in {n.split(".so")[0] for n in needed(exe)} and not is_torch(lib):
+        if os.path.basename(lib).split(".so")[0] in direct and not is_torch(lib):
             own |= closure(lib) | {lib}
     groups = collections.OrderedDict(
         (name, collections.Counter()) for name in
         ["private memory (heap, anonymous)", "the executable", "LibTorch (libtorch*, libc10)",
-         "libraries the executable links", "libraries only LibTorch needs", "other mappings"])
+         "libraries the executable links", "libraries only LibTorch needs",
+         "loaded at run time (Open MPI plugins, shared memory)"])
     labels = list(groups)
     for path, kb in rss.items():
         if path == "[private]":
