@@ -51,9 +51,21 @@ class ByteWriter {
     put<std::uint64_t>(v.size());
     put_raw(v.data(), v.size() * sizeof(T));
   }
+  // A length-prefixed block written in place: begin_block(), the block's
+  // bytes, then end_block(mark) give the same bytes as put_bytes(block),
+  // without the block ever being held apart.
+  std::size_t begin_block() {
+    put<std::uint64_t>(0);
+    return bytes_.size();
+  }
+  void end_block(std::size_t mark) {
+    const std::uint64_t length = bytes_.size() - mark;
+    std::memcpy(bytes_.data() + mark - sizeof length, &length, sizeof length);
+  }
   // Room for `size` bytes in all: a writer that knows its size up front
   // allocates once instead of growing (and copying) as it goes.
   void reserve(std::size_t size) { bytes_.reserve(size); }
+  std::size_t size() const { return bytes_.size(); }
   std::vector<std::uint8_t>& bytes() { return bytes_; }
   std::vector<std::uint8_t> take() { return std::move(bytes_); }
 

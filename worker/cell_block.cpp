@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/bytes.h"
 #include "common/process_stats.h"
 #include "grid/topology.h"
 
@@ -47,13 +48,14 @@ std::vector<GenerationRecord> CellBlock::run_generation(const std::map<int, std:
   return records;
 }
 
-ResultMessage CellBlock::results() const {
-  ResultMessage out;
+Bytes CellBlock::encoded_results() const {
+  std::vector<std::int32_t> cells;
+  std::size_t size = 0;
   for (const auto& s : states_) {
-    out.cells.push_back(s.cell);
-    out.ensembles.push_back(CellTrainer::ensemble(s).encode());
+    cells.push_back(s.cell);
+    size += CellTrainer::encoded_ensemble_bound(s);
   }
-  return out;
+  return encode_result(cells, size, [this](std::size_t i, ByteWriter& w) { CellTrainer::encode_ensemble(states_[i], w); });
 }
 
 std::string to_json_line(const GenerationRecord& r) {

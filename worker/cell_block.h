@@ -34,10 +34,10 @@ class CellBlock {
   std::vector<GenerationRecord> run_generation(const std::map<int, std::pair<Bytes, Bytes>>& own,
                                                const std::map<int, HaloMessage>& halos);
 
-  // Every cell's final ensemble, encoded (the worker's answer to the
-  // master's gather). Built one cell at a time, so at most one decoded
-  // ensemble is alive beside the bytes.
-  ResultMessage results() const;
+  // The worker's answer to the master's gather: encode(ResultMessage) of
+  // every cell's final ensemble, written straight from the cells' states,
+  // so no network is copied and no ensemble is held twice.
+  Bytes encoded_results() const;
 
  private:
   const Config& config_;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "common/bytes.h"
 #include "common/nn/discriminator_step.h"
 #include "common/nn/losses.h"
 #include "common/rng.h"
@@ -112,6 +113,24 @@ std::vector<double> normalised(std::vector<double> w) {
   return w;
 }
 
+// A cell's ensemble as views of its state: the local generators, then the
+// neighbours' as last gathered, under the mixture weights (uniform while
+// the two counts differ, before the first generation).
+struct EnsembleView {
+  std::vector<const Individual*> generators;
+  std::vector<double> weights;
+};
+
+EnsembleView ensemble_view(const CellState& state) {
+  EnsembleView v;
+  for (const auto& g : state.generators) v.generators.push_back(&g);
+  for (const auto& g : state.neighbour_generators) v.generators.push_back(&g);
+  v.weights = state.mixture_weights;
+  if (v.generators.size() != v.weights.size())
+    v.weights.assign(v.generators.size(), 1.0 / static_cast<double>(v.generators.size()));
+  return v;
+}
+
 }  // namespace
 
 CellTrainer::CellTrainer(const Config& config, const TrainingData& data, SampleScorer& scorer)
@@ -155,8 +174,11 @@ GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector
   record.cell = state.cell;
   record.generation = state.generation + 1;
 
-  // 1. Gather: the neighbours' centres, weights only.
+  // 1. Gather: the neighbours' centres, weights only. The ones gathered a
+  // generation ago are replaced in step 7 and used by nothing before it, so
+  // they go first: the two sets are never held at once.
   auto t0 = Clock::now();
+  state.neighbour_generators.clear();
   const NetworkShape shape = network_shape(config_);
   const AdamSettings adam = adam_of(config_);
   std::vector<Individual> hood_g, hood_d;
@@ -340,14 +362,23 @@ GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector
 }
 
 Ensemble CellTrainer::ensemble(const CellState& state) {
+  EnsembleView v = ensemble_view(state);
   Ensemble e;
   e.cell = state.cell;
   e.shape = state.generators.front().shape();
-  for (const auto& g : state.generators) e.generators.push_back(g.clone_weights());
-  for (const auto& g : state.neighbour_generators) e.generators.push_back(g.clone_weights());
-  e.weights = state.mixture_weights;
-  if (e.generators.size() != e.weights.size()) e.weights.assign(e.generators.size(), 1.0 / e.generators.size());
+  for (const Individual* g : v.generators) e.generators.push_back(g->clone_weights());
+  e.weights = std::move(v.weights);
   return e;
+}
+
+void CellTrainer::encode_ensemble(const CellState& state, ByteWriter& w) {
+  const EnsembleView v = ensemble_view(state);
+  encode_ensemble_to(w, state.generators.front().shape(), state.cell, v.weights, v.generators);
+}
+
+std::size_t CellTrainer::encoded_ensemble_bound(const CellState& state) {
+  const EnsembleView v = ensemble_view(state);
+  return encoded_ensemble_size(v.weights, v.generators);
 }
 
 }  // namespace cellgan

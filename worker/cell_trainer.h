@@ -94,6 +94,10 @@ class CellTrainer {
 
   // The cell's ensemble: its mixture generators and weights.
   static Ensemble ensemble(const CellState& state);
+  // The bytes of ensemble(state).encode() appended to `w`, written from the
+  // state without copying its networks; and a bound of their size.
+  static void encode_ensemble(const CellState& state, ByteWriter& w);
+  static std::size_t encoded_ensemble_bound(const CellState& state);
 
   // Mutates an individual's lr in place (step 5); exposed for tests.
   void mutate_learning_rate(Individual& individual, SplitMix64& rng) const;

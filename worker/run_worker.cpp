@@ -90,8 +90,7 @@ int run_worker(MpiSession& session) {
       comm.set_progress(WorkerState::kProcessing, g + 1);
       log_memory(fmt::format("after generation {}", g + 1).c_str());
     }
-    Bytes payload = encode(block.results());  // the cells' encoded ensembles are freed here
-    comm.gather_results(std::move(payload));
+    comm.gather_results(block.encoded_results());
     comm.set_progress(WorkerState::kFinished, config.training.generations);
   } catch (const std::exception& e) {
     log::error("worker {}: {}", rank, e.what());

@@ -1,6 +1,8 @@
 // Encoding and decoding of the protocol messages (see protocol.h).
 #include "common/comm/protocol.h"
 
+#include <stdexcept>
+
 #include "common/bytes.h"
 
 namespace cellgan {
@@ -96,10 +98,27 @@ RecordsMessage decode_records(const Bytes& b) {
 }
 
 Bytes encode(const ResultMessage& m) {
+  if (m.ensembles.size() != m.cells.size())
+    throw std::logic_error("result message: the counts of cells and ensembles differ");
+  std::size_t size = 0;
+  for (const auto& e : m.ensembles) size += e.size();
+  return encode_result(m.cells, size, [&m](std::size_t i, ByteWriter& w) {
+    w.put_raw(m.ensembles[i].data(), m.ensembles[i].size());
+  });
+}
+
+Bytes encode_result(const std::vector<std::int32_t>& cells, std::size_t size_bound,
+                    const std::function<void(std::size_t, ByteWriter&)>& write) {
   ByteWriter w;
-  w.put_vector(m.cells);
-  w.put<std::uint32_t>(static_cast<std::uint32_t>(m.ensembles.size()));
-  for (const auto& e : m.ensembles) w.put_bytes(e);
+  w.reserve(sizeof(std::uint64_t) + cells.size() * (sizeof(std::int32_t) + sizeof(std::uint64_t)) +
+            sizeof(std::uint32_t) + size_bound);
+  w.put_vector(cells);
+  w.put<std::uint32_t>(static_cast<std::uint32_t>(cells.size()));
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const std::size_t mark = w.begin_block();
+    write(i, w);
+    w.end_block(mark);
+  }
   return w.take();
 }
 

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -35,6 +36,8 @@
 #include "common/comm/communicator.h"
 
 namespace cellgan {
+
+class ByteWriter;
 
 enum Tag : int {
   kTagStart = 1,
@@ -92,5 +95,10 @@ struct ResultMessage {
 };
 Bytes encode(const ResultMessage& m);
 ResultMessage decode_result(const Bytes& b);
+// The bytes of encode(ResultMessage) built one ensemble at a time:
+// write(i, w) appends cell i's encoded ensemble to `w`, so a worker never
+// holds its ensembles apart from the message. `size_bound` reserves room.
+Bytes encode_result(const std::vector<std::int32_t>& cells, std::size_t size_bound,
+                    const std::function<void(std::size_t, ByteWriter&)>& write);
 
 }  // namespace cellgan

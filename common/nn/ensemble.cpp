@@ -66,7 +66,24 @@ torch::Tensor Ensemble::sample(std::int64_t n, std::uint64_t seed) {
 }
 
 std::vector<std::uint8_t> Ensemble::encode() const {
+  std::vector<const Individual*> ptrs;
+  for (const auto& g : generators) ptrs.push_back(&g);
   ByteWriter w;
+  w.reserve(encoded_ensemble_size(weights, ptrs));
+  encode_ensemble_to(w, shape, cell, weights, ptrs);
+  return w.take();
+}
+
+std::size_t encoded_ensemble_size(const std::vector<double>& weights, const std::vector<const Individual*>& generators) {
+  constexpr std::size_t kFixed = 128;  // more than magic, version, shape, cell, counts and checksum
+  std::size_t size = kFixed + weights.size() * sizeof(double);
+  for (const Individual* g : generators) size += sizeof(std::uint64_t) + g->encoded_size_bound(/*with_optimizer_state=*/false);
+  return size;
+}
+
+void encode_ensemble_to(ByteWriter& w, const NetworkShape& shape, int cell, const std::vector<double>& weights,
+                        const std::vector<const Individual*>& generators) {
+  const std::size_t start = w.size();
   w.put<std::uint32_t>(kMagic);
   w.put<std::uint32_t>(kVersion);
   w.put<std::int32_t>(static_cast<std::int32_t>(shape.kind));
@@ -77,10 +94,13 @@ std::vector<std::uint8_t> Ensemble::encode() const {
   w.put<std::int32_t>(cell);
   w.put_vector(weights);
   w.put<std::uint32_t>(static_cast<std::uint32_t>(generators.size()));
-  for (const auto& g : generators) w.put_bytes(g.encode(/*with_optimizer_state=*/false));
-  const std::uint64_t sum = fnv1a64(w.bytes().data(), w.bytes().size());
+  for (const Individual* g : generators) {
+    const std::size_t mark = w.begin_block();
+    g->encode_to(w, /*with_optimizer_state=*/false);
+    w.end_block(mark);
+  }
+  const std::uint64_t sum = fnv1a64(w.bytes().data() + start, w.size() - start);
   w.put<std::uint64_t>(sum);
-  return w.take();
 }
 
 Ensemble Ensemble::decode(const std::vector<std::uint8_t>& bytes, const std::string& what) {

@@ -43,6 +43,15 @@ struct Ensemble {
   static Ensemble load(const std::string& path);
 };
 
+class ByteWriter;
+
+// Ensemble::encode's bytes appended to `w`, for generators held elsewhere
+// (a cell's state): the networks are not copied first. The size is a bound
+// for reserving room.
+void encode_ensemble_to(ByteWriter& w, const NetworkShape& shape, int cell, const std::vector<double>& weights,
+                        const std::vector<const Individual*>& generators);
+std::size_t encoded_ensemble_size(const std::vector<double>& weights, const std::vector<const Individual*>& generators);
+
 // n samples of the mixture of `generators` under `weights`, latent vectors
 // from `gen` (shared by the call sites that already own a generator).
 torch::Tensor sample_mixture(std::vector<Individual*>& generators, const std::vector<double>& weights,

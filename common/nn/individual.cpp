@@ -85,9 +85,29 @@ void Individual::set_learning_rate(double lr) {
   for (auto& group : optimizer_->param_groups()) group.options().set_lr(lr);
 }
 
-std::vector<std::uint8_t> Individual::encode(bool with_optimizer_state) const {
+std::size_t Individual::encoded_size_bound(bool with_optimizer_state) const {
   auto& self = const_cast<Individual&>(*this);
+  // The header (see encode_to), then every parameter with its Adam state.
+  std::size_t size = sizeof(std::uint32_t) + 2 * sizeof(std::uint8_t) + sizeof(std::int32_t) + 2 * sizeof(double) +
+                     2 * sizeof(std::uint32_t);
+  const auto tensor_size = [](const torch::Tensor& t) {
+    return sizeof(std::uint64_t) + static_cast<std::size_t>(t.numel()) * sizeof(float);
+  };
+  for (const auto& p : self.module().parameters())
+    size += sizeof(std::int64_t) + (with_optimizer_state ? 3 : 1) * tensor_size(p);
+  for (const auto& b : self.module().buffers()) size += tensor_size(b);
+  return size;
+}
+
+std::vector<std::uint8_t> Individual::encode(bool with_optimizer_state) const {
   ByteWriter w;
+  w.reserve(encoded_size_bound(with_optimizer_state));  // the few-MB buffer is allocated once
+  encode_to(w, with_optimizer_state);
+  return w.take();
+}
+
+void Individual::encode_to(ByteWriter& w, bool with_optimizer_state) const {
+  auto& self = const_cast<Individual&>(*this);
   w.put<std::uint32_t>(kMagic);
   w.put<std::uint8_t>(static_cast<std::uint8_t>(role_));
   w.put<std::uint8_t>(static_cast<std::uint8_t>(loss));
@@ -96,15 +116,6 @@ std::vector<std::uint8_t> Individual::encode(bool with_optimizer_state) const {
   w.put<double>(fitness);
   const auto params = self.module().parameters();
   const auto buffers = self.module().buffers();
-  // An upper bound of the size (every parameter with its Adam state), so the
-  // few-MB buffer is allocated once.
-  std::size_t size = w.bytes().size() + 2 * sizeof(std::uint32_t);
-  const auto tensor_size = [](const torch::Tensor& t) {
-    return sizeof(std::uint64_t) + static_cast<std::size_t>(t.numel()) * sizeof(float);
-  };
-  for (const auto& p : params) size += sizeof(std::int64_t) + (with_optimizer_state ? 3 : 1) * tensor_size(p);
-  for (const auto& b : buffers) size += tensor_size(b);
-  w.reserve(size);
   w.put<std::uint32_t>(static_cast<std::uint32_t>(params.size()));
   w.put<std::uint32_t>(static_cast<std::uint32_t>(buffers.size()));
   for (const auto& p : params) put_tensor(w, p);
@@ -121,7 +132,6 @@ std::vector<std::uint8_t> Individual::encode(bool with_optimizer_state) const {
     put_tensor(w, s.exp_avg());
     put_tensor(w, s.exp_avg_sq());
   }
-  return w.take();
 }
 
 Individual Individual::decode(const std::vector<std::uint8_t>& bytes, const NetworkShape& shape, AdamSettings adam,

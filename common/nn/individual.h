@@ -26,6 +26,8 @@
 
 namespace cellgan {
 
+class ByteWriter;
+
 enum class Role : std::uint8_t { kGenerator = 0, kDiscriminator = 1 };
 
 struct AdamSettings {
@@ -71,6 +73,10 @@ class Individual {
   // the optimizer state (for ensembles, which only sample) the bytes are a
   // third of the size and decode to a fresh Adam state.
   std::vector<std::uint8_t> encode(bool with_optimizer_state = true) const;
+  // The same bytes appended to `w`, and a bound of their size: exact
+  // without the optimizer state, or once Adam has taken a step.
+  void encode_to(ByteWriter& w, bool with_optimizer_state = true) const;
+  std::size_t encoded_size_bound(bool with_optimizer_state = true) const;
   // `with_optimizer_state = false` skips any Adam state in the bytes and
   // gives a fresh one: a third of the memory, for individuals that are only
   // evaluated or sampled (the bytes are still checked whole).

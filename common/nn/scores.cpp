@@ -36,7 +36,7 @@ namespace {
 
 constexpr std::int64_t kClasses = 10;
 constexpr std::int64_t kImageDim = 28 * 28;
-constexpr std::int64_t kScoreBatch = 250;
+constexpr std::int64_t kScoreBatch = 100;
 constexpr std::int64_t kToyRealSamples = 20000;
 constexpr std::uint64_t kToyRealIndex = 999999;
 constexpr double kProbabilityFloor = 1e-30;

@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "common/bytes.h"
 #include "common/error.h"
 
 namespace cellgan {
@@ -193,6 +195,23 @@ TEST(Protocol, ResultRoundTrip) {
   const ResultMessage none = decode_result(encode(ResultMessage{}));
   EXPECT_TRUE(none.cells.empty());
   EXPECT_TRUE(none.ensembles.empty());
+}
+
+TEST(Protocol, ResultWrittenInPlaceIsTheSameMessage) {
+  const std::vector<std::int32_t> cells = {3, 0, 7};
+  const std::vector<Bytes> ensembles = {pattern(10, 1), Bytes{}, pattern(300, 5)};
+  // The format written out by hand: the cells, a count, then each
+  // ensemble with its length.
+  ByteWriter expected;
+  expected.put_vector(cells);
+  expected.put<std::uint32_t>(3);
+  for (const auto& e : ensembles) expected.put_bytes(e);
+  const Bytes in_place = encode_result(cells, 0, [&](std::size_t i, ByteWriter& w) {
+    for (std::uint8_t byte : ensembles[i]) w.put(byte);  // piece by piece
+  });
+  EXPECT_EQ(in_place, expected.bytes());
+  EXPECT_EQ(encode(ResultMessage{cells, ensembles}), expected.bytes());
+  EXPECT_THROW(encode(ResultMessage{cells, {pattern(1, 1)}}), std::logic_error);
 }
 
 TEST(Protocol, ResultTruncated) {

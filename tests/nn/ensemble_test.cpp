@@ -8,6 +8,7 @@
 #include <fstream>
 #include <numeric>
 
+#include "common/bytes.h"
 #include "common/error.h"
 #include "tests/nn/small_networks.h"
 
@@ -44,6 +45,27 @@ TEST(Ensemble, SamplingIsDeterministicPerSeed) {
   EXPECT_EQ(a.sizes(), (std::vector<std::int64_t>{300, 2}));
   EXPECT_TRUE(torch::equal(a, b));
   EXPECT_FALSE(torch::equal(a, c));
+}
+
+TEST(Ensemble, EncodingInPlaceGivesTheSameBytesAfterAnyPrefix) {
+  Ensemble e = make_ensemble(3);
+  e.weights = {0.5, 0.3, 0.2};
+  const auto alone = e.encode();
+  std::vector<const Individual*> ptrs;
+  for (const auto& g : e.generators) ptrs.push_back(&g);
+  // The bound is reserved up front: the bytes are allocated once.
+  EXPECT_GE(encoded_ensemble_size(e.weights, ptrs), alone.size());
+  EXPECT_EQ(alone.capacity(), encoded_ensemble_size(e.weights, ptrs));
+  // The checksum covers the ensemble's own bytes, not what precedes them.
+  ByteWriter w;
+  w.put_string("a message header");
+  const std::size_t start = w.size();
+  encode_ensemble_to(w, e.shape, e.cell, e.weights, ptrs);
+  const std::vector<std::uint8_t> in_place(w.bytes().begin() + static_cast<std::ptrdiff_t>(start), w.bytes().end());
+  EXPECT_EQ(in_place, alone);
+  Ensemble back = Ensemble::decode(in_place, "in place");
+  EXPECT_EQ(back.weights, e.weights);
+  EXPECT_TRUE(torch::equal(back.sample(40, 9), e.sample(40, 9)));
 }
 
 TEST(Ensemble, SaveLoadRoundTripAndCorruptionIsDetected) {

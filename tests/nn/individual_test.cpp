@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "common/bytes.h"
 #include "common/error.h"
 #include "tests/nn/small_networks.h"
 
@@ -53,6 +54,27 @@ TEST(Individual, EncodingAllocatesItsBytesOnce) {
   const auto weights = a.encode(/*with_optimizer_state=*/false);
   EXPECT_GE(weights.capacity(), weights.size());
   EXPECT_LT(weights.size(), bytes.size());
+}
+
+TEST(Individual, EncodeToAppendsTheSameBytesWithinItsBound) {
+  torch::manual_seed(1);
+  Individual a(Role::kGenerator, test::small_toy_shape(), 2e-4, {}, LossKind::kMse);
+  step(a);
+  for (bool with_state : {true, false}) {
+    const auto alone = a.encode(with_state);
+    ByteWriter w;
+    w.reserve(4 + a.encoded_size_bound(with_state));
+    w.put<std::uint32_t>(0xabcdef01u);  // bytes already in the writer stay first
+    a.encode_to(w, with_state);
+    ASSERT_EQ(w.size(), 4 + alone.size()) << with_state;
+    EXPECT_TRUE(std::equal(alone.begin(), alone.end(), w.bytes().begin() + 4)) << with_state;
+    // Exact once Adam has stepped, with or without its state.
+    EXPECT_EQ(a.encoded_size_bound(with_state), alone.size()) << with_state;
+  }
+  // A fresh Adam has no state yet: the bound is then a bound.
+  Individual fresh(Role::kGenerator, test::small_toy_shape(), 2e-4, {}, LossKind::kMse);
+  EXPECT_GT(fresh.encoded_size_bound(), fresh.encode().size());
+  EXPECT_EQ(fresh.encoded_size_bound(false), fresh.encode(false).size());
 }
 
 TEST(Individual, ReleasedGradientsAreFreedAndChangeNoLaterStep) {

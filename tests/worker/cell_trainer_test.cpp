@@ -9,6 +9,7 @@
 
 #include <numeric>
 
+#include "common/bytes.h"
 #include "common/nn/training_data.h"
 
 namespace cellgan {
@@ -166,6 +167,11 @@ TEST(CellTrainer, MixtureWeightsStayADistribution) {
   Ensemble e = CellTrainer::ensemble(s);
   EXPECT_EQ(e.generators.size(), 5u);
   EXPECT_EQ(e.weights, s.mixture_weights);
+  // Written straight from the state, the bytes are the copied ensemble's.
+  ByteWriter w;
+  CellTrainer::encode_ensemble(s, w);
+  EXPECT_EQ(w.bytes(), e.encode());
+  EXPECT_GE(CellTrainer::encoded_ensemble_bound(s), w.size());
   if (moved) {
     EXPECT_NE(s.mixture_weights, std::vector<double>(5, 0.2));
   }
