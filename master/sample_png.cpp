@@ -11,7 +11,7 @@ namespace cellgan {
 
 void write_samples_png(const Config& config, const std::string& path, const std::vector<float>& samples) {
   const bool toy = is_toy(config.data.dataset);
-  const std::size_t dim = toy ? 2 : 28 * 28;
+  const auto dim = static_cast<std::size_t>(sample_dim(config.data.dataset));
   if (samples.empty() || samples.size() % dim != 0)
     throw std::invalid_argument(path + ": expected a whole number of samples of " + std::to_string(dim) + " values");
   if (toy) {
@@ -20,7 +20,7 @@ void write_samples_png(const Config& config, const std::string& path, const std:
     return;
   }
   const auto count = static_cast<std::int64_t>(samples.size() / dim);
-  write_image_grid_png(path, samples, count, 28, 28, square_grid_width(count));
+  write_image_grid_png(path, samples, count, kImageSide, kImageSide, square_grid_width(count));
 }
 
 }  // namespace cellgan

@@ -23,8 +23,7 @@ constexpr std::int64_t kMlpHiddenLayers = 2;
 constexpr double kLeakySlope = 0.2;
 constexpr double kDropout = 0.3;
 // DCGAN geometry for 28x28 images.
-constexpr std::int64_t kImageSide = 28;
-constexpr std::int64_t kImageDim = kImageSide * kImageSide;
+constexpr std::int64_t kImageDim = kImageSide * kImageSide;  // kImageSide: common/config.h
 constexpr std::int64_t kSeedSide = 7;  // 7 -> 14 -> 28
 constexpr std::int64_t kGenChannels = 128;
 constexpr std::int64_t kGenMidChannels = 64;
@@ -103,7 +102,7 @@ NetworkShape network_shape(const Config& config) {
   shape.latent_dim = config.network.latent_dim;
   shape.toy_hidden = config.network.toy_hidden;
   shape.toy_layers = config.network.toy_layers;
-  shape.data_dim = is_toy(config.data.dataset) ? 2 : kImageDim;
+  shape.data_dim = sample_dim(config.data.dataset);
   return shape;
 }
 

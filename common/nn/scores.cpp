@@ -35,7 +35,7 @@ namespace cellgan {
 namespace {
 
 constexpr std::int64_t kClasses = 10;
-constexpr std::int64_t kImageDim = 28 * 28;
+constexpr std::int64_t kImageDim = kImageSide * kImageSide;  // kImageSide: common/config.h
 constexpr std::int64_t kScoreBatch = 100;
 constexpr std::int64_t kToyRealSamples = 20000;
 constexpr std::uint64_t kToyRealIndex = 999999;
