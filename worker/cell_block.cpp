@@ -3,6 +3,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
 #include "common/bytes.h"
 #include "common/process_stats.h"
 #include "grid/topology.h"
@@ -20,29 +24,58 @@ CellBlock::CellBlock(const Config& config, const GridShape& grid, std::vector<in
 
 std::int64_t CellBlock::generation() const { return states_.empty() ? 0 : states_.front().generation; }
 
-std::map<int, std::pair<Bytes, Bytes>> CellBlock::centres() const {
+namespace {
+
+std::pair<Bytes, Bytes> encode_centre(const CellState& s) {
+  return {s.centre_generator().encode(), s.centre_discriminator().encode()};
+}
+
+}  // namespace
+
+std::map<int, std::pair<Bytes, Bytes>> CellBlock::centres(const std::vector<int>& cells) const {
   std::map<int, std::pair<Bytes, Bytes>> out;
-  for (const auto& s : states_) out[s.cell] = {s.centre_generator().encode(), s.centre_discriminator().encode()};
+  for (int cell : cells) {
+    const auto it = std::find(cells_.begin(), cells_.end(), cell);
+    if (it == cells_.end()) throw std::logic_error("centres: cell " + std::to_string(cell) + " is not in this block");
+    out[cell] = encode_centre(states_[static_cast<std::size_t>(it - cells_.begin())]);
+  }
   return out;
 }
 
-std::vector<GenerationRecord> CellBlock::run_generation(const std::map<int, std::pair<Bytes, Bytes>>& own,
-                                                        const std::map<int, HaloMessage>& halos) {
+std::vector<GenerationRecord> CellBlock::run_generation(const std::map<int, HaloMessage>& halos) {
+  // Where each local cell trains in the order, and the last position that reads it.
+  std::map<int, std::size_t> position, last_reader;
+  std::vector<std::vector<int>> hoods;
+  for (std::size_t i = 0; i < states_.size(); ++i) position[states_[i].cell] = i;
+  for (std::size_t i = 0; i < states_.size(); ++i) {
+    hoods.push_back(neighbourhood(grid_, states_[i].cell, config_.grid.neighbourhood));
+    for (std::size_t k = 1; k < hoods[i].size(); ++k)
+      if (position.count(hoods[i][k])) last_reader[hoods[i][k]] = i;  // ascending i: the last one stays
+  }
+  std::map<int, std::pair<Bytes, Bytes>> copies;  // trained cells a later cell still reads
   std::vector<GenerationRecord> records;
-  for (auto& state : states_) {
-    const auto hood = neighbourhood(grid_, state.cell, config_.grid.neighbourhood);
+  for (std::size_t i = 0; i < states_.size(); ++i) {
+    CellState& state = states_[i];
+    const auto reader = last_reader.find(state.cell);
+    if (reader != last_reader.end() && reader->second > i) copies[state.cell] = encode_centre(state);
     std::vector<NeighbourCentre> neighbours;
-    for (std::size_t k = 1; k < hood.size(); ++k) {
-      const int other = hood[k];
-      auto mine = own.find(other);
-      if (mine != own.end()) {
-        neighbours.push_back({&mine->second.first, &mine->second.second});
-      } else {
+    for (std::size_t k = 1; k < hoods[i].size(); ++k) {
+      const int other = hoods[i][k];
+      const auto local = position.find(other);
+      if (local == position.end()) {
         const HaloMessage& halo = halos.at(other);
         neighbours.push_back({&halo.generator, &halo.discriminator});
+      } else if (local->second > i) {
+        const CellState& untrained = states_[local->second];
+        neighbours.push_back({nullptr, nullptr, &untrained.centre_generator(), &untrained.centre_discriminator()});
+      } else {
+        const auto& copy = copies.at(other);
+        neighbours.push_back({&copy.first, &copy.second});
       }
     }
     records.push_back(trainer_.run_generation(state, neighbours));
+    for (auto it = copies.begin(); it != copies.end();)
+      it = last_reader.at(it->first) <= i ? copies.erase(it) : std::next(it);
     release_free_memory();  // keeps the resident set from creeping up
   }
   return records;

@@ -26,13 +26,17 @@ class CellBlock {
   const std::vector<int>& cells() const { return cells_; }
   std::int64_t generation() const;
 
-  // The encoded centre (G, D) of every cell of the block.
-  std::map<int, std::pair<Bytes, Bytes>> centres() const;
+  // The encoded centre (G, D) of each of `cells` (cells of the block): what
+  // the other workers need of it.
+  std::map<int, std::pair<Bytes, Bytes>> centres(const std::vector<int>& cells) const;
 
-  // One generation of every cell. `own` are this block's centres (from
-  // centres()), `halos` the other workers' cells it needs.
-  std::vector<GenerationRecord> run_generation(const std::map<int, std::pair<Bytes, Bytes>>& own,
-                                               const std::map<int, HaloMessage>& halos);
+  // One generation of every cell, in the order of cells(); `halos` are the
+  // other workers' cells it needs. A cell reads its neighbours in this
+  // block as they were when the generation began: live while they have not
+  // trained yet, and from a copy (Individual::encode) taken just before
+  // one trains, kept only while a later cell still reads it. So a block
+  // holds the copies of the cells on its frontier, not of all its cells.
+  std::vector<GenerationRecord> run_generation(const std::map<int, HaloMessage>& halos);
 
   // The worker's answer to the master's gather: encode(ResultMessage) of
   // every cell's final ensemble, written straight from the cells' states,

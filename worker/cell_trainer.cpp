@@ -51,13 +51,22 @@ void evaluate_fitness(const std::vector<Individual*>& gens, const std::vector<In
   for (Individual* d : discs) d->discriminator()->train();
 }
 
+// A neighbour's centre individual of `role`: weights only (for fitness and
+// the mixture) or whole, with its Adam state (for a tournament winner).
+Individual neighbour_individual(const NeighbourCentre& n, Role role, const NetworkShape& shape,
+                                const AdamSettings& adam, bool whole) {
+  const Individual* live = role == Role::kGenerator ? n.live_generator : n.live_discriminator;
+  if (live != nullptr) return whole ? live->clone() : live->clone_weights();
+  const std::vector<std::uint8_t>* bytes = role == Role::kGenerator ? n.generator : n.discriminator;
+  return Individual::decode(*bytes, shape, adam, whole);
+}
+
 // Step 3: tournament selection with replacement. Winners are deep copies:
 // a local individual is cloned; a neighbour, held without its Adam state,
-// is decoded whole from its bytes (`origin`, null for local ones) and
+// is read again whole from its centre (`origin`, null for local ones) and
 // keeps the fitness just evaluated.
-std::vector<Individual> select(const std::vector<Individual*>& pool,
-                               const std::vector<const std::vector<std::uint8_t>*>& origin, std::int64_t count,
-                               std::int64_t tournament, SplitMix64& rng) {
+std::vector<Individual> select(const std::vector<Individual*>& pool, const std::vector<const NeighbourCentre*>& origin,
+                               std::int64_t count, std::int64_t tournament, SplitMix64& rng) {
   std::vector<Individual> winners;
   for (std::int64_t k = 0; k < count; ++k) {
     std::size_t best = pool.size();
@@ -69,8 +78,9 @@ std::vector<Individual> select(const std::vector<Individual*>& pool,
     if (origin[best] == nullptr) {
       winners.push_back(pool[best]->clone());
     } else {
-      winners.push_back(Individual::decode(*origin[best], pool[best]->shape(), pool[best]->adam_settings()));
-      winners.back().fitness = pool[best]->fitness;
+      const Individual& seen = *pool[best];
+      winners.push_back(neighbour_individual(*origin[best], seen.role(), seen.shape(), seen.adam_settings(), true));
+      winners.back().fitness = seen.fitness;
     }
   }
   return winners;
@@ -183,11 +193,11 @@ GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector
   const AdamSettings adam = adam_of(config_);
   std::vector<Individual> hood_g, hood_d;
   for (const NeighbourCentre& n : neighbours) {
-    hood_g.push_back(Individual::decode(*n.generator, shape, adam, /*with_optimizer_state=*/false));
-    hood_d.push_back(Individual::decode(*n.discriminator, shape, adam, /*with_optimizer_state=*/false));
+    hood_g.push_back(neighbour_individual(n, Role::kGenerator, shape, adam, /*whole=*/false));
+    hood_d.push_back(neighbour_individual(n, Role::kDiscriminator, shape, adam, /*whole=*/false));
   }
   std::vector<Individual*> n_g, n_d;
-  std::vector<const std::vector<std::uint8_t>*> origin_g, origin_d;  // null: local
+  std::vector<const NeighbourCentre*> origin_g, origin_d;  // null: local
   for (auto& g : state.generators) {
     n_g.push_back(&g);
     origin_g.push_back(nullptr);
@@ -198,9 +208,9 @@ GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector
   }
   for (std::size_t k = 0; k < neighbours.size(); ++k) {
     n_g.push_back(&hood_g[k]);
-    origin_g.push_back(neighbours[k].generator);
+    origin_g.push_back(&neighbours[k]);
     n_d.push_back(&hood_d[k]);
-    origin_d.push_back(neighbours[k].discriminator);
+    origin_d.push_back(&neighbours[k]);
   }
   record.seconds["gather"] = seconds_since(t0);
 

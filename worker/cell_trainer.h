@@ -1,11 +1,12 @@
 // One generation of cellular coevolution in one cell (SPEC §3), with no
-// communication: the caller hands in the neighbours' encoded centre
-// individuals and gets the cell's new state and a record of the generation.
+// communication: the caller hands in the neighbours' centre individuals
+// (encoded, or live for cells of the same worker) and gets the cell's new
+// state and a record of the generation.
 //
 // The steps, in order:
 //  1. gather   N_G = local generators + neighbour centres, N_D likewise.
-//              Neighbours are decoded without their Adam state; one that
-//              wins a tournament is decoded again, whole.
+//              Neighbours are read without their Adam state; one that
+//              wins a tournament is read again, whole.
 //  2. fitness  every G against every D of the neighbourhood on
 //              fitness_samples real and generated samples (lower is better)
 //  3. select   tournament (tournament_size) population_size times on N_G
@@ -49,12 +50,18 @@
 
 namespace cellgan {
 
-// A neighbour cell's centre pair as the halo exchange carries it, encoded
-// with Adam state (Individual::encode()). Non-owning: the bytes must
-// outlive the run_generation() call they are passed to.
+// A neighbour cell's centre pair as it was when the generation began:
+// either encoded with Adam state (Individual::encode(), as the halo
+// exchange carries it), or, for a cell of the same worker that has not
+// trained yet this generation, its individuals themselves (`live_*`; the
+// bytes are then null), read without being changed. Both give the same
+// individuals, bit for bit. Non-owning: what it points to must outlive
+// the run_generation() call it is passed to.
 struct NeighbourCentre {
   const std::vector<std::uint8_t>* generator = nullptr;
   const std::vector<std::uint8_t>* discriminator = nullptr;
+  const Individual* live_generator = nullptr;
+  const Individual* live_discriminator = nullptr;
 };
 
 // What one generation of one cell did: a line of metrics.jsonl.

@@ -63,6 +63,8 @@ int run_worker(MpiSession& session) {
   log_memory("with the cells");
   log::info("worker {} of {}: cells {} ({} to send, {} to receive per generation)", me + 1, workers,
             fmt::format("{}", fmt::join(block.cells(), ",")), plan.sends.size(), plan.receives.size());
+  std::vector<int> sent_cells;  // this worker's cells that other workers need
+  for (const auto& out : plan.sends) sent_cells.push_back(out.cell);
   WorkerComm comm(std::move(world), std::move(global), std::move(local), plan,
                   std::chrono::milliseconds(config.runtime.heartbeat_interval_ms));
   comm.set_progress(WorkerState::kProcessing, 0);
@@ -72,12 +74,11 @@ int run_worker(MpiSession& session) {
   int exit_code = kExitOk;
   try {
     for (std::int64_t g = 0; g < config.training.generations; ++g) {
-      const auto own = block.centres();
-      comm.publish_centres(g, own);
+      comm.publish_centres(g, block.centres(sent_cells));
       const auto t_wait = std::chrono::steady_clock::now();
       const auto halos = comm.wait_for_halos(g);
       const double idle = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_wait).count();
-      auto records = block.run_generation(own, halos);
+      auto records = block.run_generation(halos);
       RecordsMessage message;
       message.generation = g + 1;
       message.cells = static_cast<std::int32_t>(records.size());

@@ -1,0 +1,69 @@
+// A worker's block of cells: its cells read one another as they were when
+// the generation began, although they train one after another, and its
+// result message is the cells' ensembles.
+#include "worker/cell_block.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <stdexcept>
+
+#include "common/nn/training_data.h"
+#include "grid/topology.h"
+
+namespace cellgan {
+namespace {
+
+Config block_config() {
+  return parse_config(R"(
+seed: 5
+data: {dataset: grid, toy_samples: 1000}
+network: {kind: toy, latent_dim: 4, toy_hidden: 16}
+grid: {rows: 3, cols: 3}
+training: {generations: 3, batches_per_generation: 4, batch_size: 50, fitness_samples: 100, score_samples: 100,
+           learning_rate: 1.0e-3}
+)",
+                      "test");
+}
+
+TEST(CellBlock, CellsReadTheirBlockAsTheGenerationBeganIt) {
+  const Config config = block_config();
+  const TrainingData data(config);
+  std::unique_ptr<SampleScorer> scorer = make_scorer(config);
+  const GridShape grid(3, 3);
+  std::vector<int> cells(9);
+  std::iota(cells.begin(), cells.end(), 0);
+  CellBlock block(config, grid, cells, data, *scorer);
+
+  // The reference: before each generation, a copy of every centre; every
+  // cell then trains on the copies of its neighbours.
+  CellTrainer trainer(config, data, *scorer);
+  std::vector<CellState> reference;
+  for (int cell : cells)
+    reference.push_back(trainer.initial_state(cell, static_cast<int>(neighbourhood(grid, cell, config.grid.neighbourhood).size()) - 1));
+  for (int g = 0; g < 3; ++g) {
+    block.run_generation({});
+    std::vector<std::pair<Bytes, Bytes>> before;
+    for (const CellState& s : reference) before.push_back({s.centre_generator().encode(), s.centre_discriminator().encode()});
+    for (CellState& s : reference) {
+      std::vector<NeighbourCentre> neighbours;
+      const auto hood = neighbourhood(grid, s.cell, config.grid.neighbourhood);
+      for (std::size_t k = 1; k < hood.size(); ++k) neighbours.push_back({&before[hood[k]].first, &before[hood[k]].second});
+      trainer.run_generation(s, neighbours);
+    }
+  }
+
+  const auto centres = block.centres(cells);
+  const ResultMessage result = decode_result(block.encoded_results());
+  ASSERT_EQ(result.cells, std::vector<std::int32_t>(cells.begin(), cells.end()));
+  for (int cell : cells) {
+    const CellState& s = reference[cell];
+    EXPECT_EQ(centres.at(cell).first, s.centre_generator().encode()) << "cell " << cell;
+    EXPECT_EQ(centres.at(cell).second, s.centre_discriminator().encode()) << "cell " << cell;
+    EXPECT_EQ(result.ensembles[cell], CellTrainer::ensemble(s).encode()) << "cell " << cell;
+  }
+  EXPECT_THROW(block.centres({9}), std::logic_error);
+}
+
+}  // namespace
+}  // namespace cellgan
