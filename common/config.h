@@ -145,9 +145,10 @@ const char* to_string(ReplacementRule rule);
 // True for the 2-D toy mixtures.
 inline bool is_toy(DatasetKind kind) { return kind == DatasetKind::kRing || kind == DatasetKind::kGrid; }
 
-// The side of the 28x28 images every image dataset holds.
+// The 28x28 images every image dataset holds: side and pixels per image.
 inline constexpr std::int64_t kImageSide = 28;
+inline constexpr std::int64_t kImageDim = kImageSide * kImageSide;
 // Values per sample: 2 for the toy mixtures, one per pixel for images.
-inline std::int64_t sample_dim(DatasetKind kind) { return is_toy(kind) ? 2 : kImageSide * kImageSide; }
+inline std::int64_t sample_dim(DatasetKind kind) { return is_toy(kind) ? 2 : kImageDim; }
 
 }  // namespace cellgan

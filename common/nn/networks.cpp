@@ -23,7 +23,6 @@ constexpr std::int64_t kMlpHiddenLayers = 2;
 constexpr double kLeakySlope = 0.2;
 constexpr double kDropout = 0.3;
 // DCGAN geometry for 28x28 images.
-constexpr std::int64_t kImageDim = kImageSide * kImageSide;  // kImageSide: common/config.h
 constexpr std::int64_t kSeedSide = 7;  // 7 -> 14 -> 28
 constexpr std::int64_t kGenChannels = 128;
 constexpr std::int64_t kGenMidChannels = 64;

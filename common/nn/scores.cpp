@@ -35,7 +35,6 @@ namespace cellgan {
 namespace {
 
 constexpr std::int64_t kClasses = 10;
-constexpr std::int64_t kImageDim = kImageSide * kImageSide;  // kImageSide: common/config.h
 // Images per classifier forward pass. Its im2col buffers grow with it (about
 // 6 MB at 100, 17 MB at 250, on a worker's peak); the logits do not.
 constexpr std::int64_t kScoreBatch = 100;
