@@ -19,12 +19,15 @@ WorkerComm::WorkerComm(std::unique_ptr<Communicator> world, std::unique_ptr<Comm
       plan_(std::move(plan)),
       heartbeat_interval_(heartbeat_interval) {}
 
-void WorkerComm::publish_centres(std::int64_t generation, const std::map<int, std::pair<Bytes, Bytes>>& centres) {
+void WorkerComm::publish_centres(std::int64_t generation, std::map<int, std::pair<Bytes, Bytes>> centres) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& out : plan_.sends) {
-    const auto& [g_bytes, d_bytes] = centres.at(out.cell);
-    const Bytes payload = encode(HaloMessage{generation, out.cell, g_bytes, d_bytes});
-    for (int dest : out.to_workers) outgoing_.push_back({true, dest, kTagHalo, payload});
+    auto& [g_bytes, d_bytes] = centres.at(out.cell);
+    Bytes payload = encode(HaloMessage{generation, out.cell, std::move(g_bytes), std::move(d_bytes)});
+    // A copy for each destination but the last, which takes the encoding.
+    for (std::size_t i = 0; i + 1 < out.to_workers.size(); ++i)
+      outgoing_.push_back({true, out.to_workers[i], kTagHalo, payload});
+    if (!out.to_workers.empty()) outgoing_.push_back({true, out.to_workers.back(), kTagHalo, std::move(payload)});
   }
 }
 
@@ -87,7 +90,12 @@ bool WorkerComm::run_once() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     out.swap(outgoing_);
-    if (gather_payload_ && !gather_done_) gather = gather_payload_;
+    // Taken, not copied: the training thread waits in gather_results() until
+    // gather_done_, and a worker's results are its largest message.
+    if (gather_payload_ && !gather_done_) {
+      gather = std::move(gather_payload_);
+      gather_payload_.reset();
+    }
   }
   for (Outgoing& o : out) {
     Communicator& comm = o.to_local ? *local_ : *world_;
@@ -117,7 +125,6 @@ bool WorkerComm::run_once() {
     global_->gather(kMaster, *gather);
     std::lock_guard<std::mutex> lock(mutex_);
     gather_done_ = true;
-    gather_payload_.reset();
     did = true;
   }
   if (did) changed_.notify_all();

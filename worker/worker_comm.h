@@ -40,8 +40,9 @@ class WorkerComm {
 
   // --- Training thread ---
   // Queues this worker's centre individuals of generation g for the
-  // workers that need them. `centres` maps cell -> (G bytes, D bytes).
-  void publish_centres(std::int64_t generation, const std::map<int, std::pair<Bytes, Bytes>>& centres);
+  // workers that need them. `centres` maps cell -> (G bytes, D bytes); it
+  // is taken by value so that the bytes move into the messages.
+  void publish_centres(std::int64_t generation, std::map<int, std::pair<Bytes, Bytes>> centres);
   // Blocks until every halo of generation g this worker needs has arrived;
   // returns them by cell and removes them from the store.
   std::map<int, HaloMessage> wait_for_halos(std::int64_t generation);
