@@ -11,11 +11,13 @@
 namespace cellgan {
 namespace {
 
-// A 1x2 grid on 2 workers: each worker owns one cell and needs the other.
-struct TwoWorkers {
-  TwoWorkers() : world(3), global(3), local(2), grid(1, 2), partition(partition_cells(grid, 2)) {
+// A 1xN grid on N workers (2 by default): each worker owns one cell and
+// needs the others (N <= 3, von Neumann).
+struct RowOfWorkers {
+  explicit RowOfWorkers(int n = 2)
+      : world(n + 1), global(n + 1), local(n), grid(1, n), partition(partition_cells(grid, n)) {
     master = world.communicator(0);
-    for (int w = 0; w < 2; ++w) {
+    for (int w = 0; w < n; ++w) {
       comms.push_back(std::make_unique<WorkerComm>(world.communicator(w + 1), global.communicator(w + 1),
                                                    local.communicator(w),
                                                    halo_plan(grid, partition, NeighbourhoodKind::kVonNeumann, w),
@@ -38,7 +40,7 @@ std::map<int, std::pair<Bytes, Bytes>> centre(int cell, std::uint8_t tag) {
 }
 
 TEST(WorkerComm, HalosReachTheNeighbourWorker) {
-  TwoWorkers t;
+  RowOfWorkers t;
   t.comms[0]->publish_centres(0, centre(0, 10));
   t.comms[1]->publish_centres(0, centre(1, 11));
   t.step();
@@ -52,8 +54,23 @@ TEST(WorkerComm, HalosReachTheNeighbourWorker) {
   EXPECT_EQ(at1.at(0).generation, 0);
 }
 
+TEST(WorkerComm, ACentreNeededByTwoWorkersReachesBoth) {
+  RowOfWorkers t(3);  // on a 1x3 ring every cell is both others' neighbour
+  for (int w = 0; w < 3; ++w) t.comms[w]->publish_centres(0, centre(w, static_cast<std::uint8_t>(40 + w)));
+  t.step();
+  for (int w = 0; w < 3; ++w) {
+    const auto halos = t.comms[w]->wait_for_halos(0);
+    ASSERT_EQ(halos.size(), 2u) << "worker " << w;
+    for (const auto& [cell, halo] : halos) {
+      EXPECT_NE(cell, w);
+      EXPECT_EQ(halo.generator, (Bytes{static_cast<std::uint8_t>(40 + cell), 1})) << "worker " << w;
+      EXPECT_EQ(halo.discriminator, (Bytes{static_cast<std::uint8_t>(40 + cell), 2})) << "worker " << w;
+    }
+  }
+}
+
 TEST(WorkerComm, EarlyHalosOfALaterGenerationWaitTheirTurn) {
-  TwoWorkers t;
+  RowOfWorkers t;
   // Worker 1 runs ahead: it publishes generations 0 and 1 before worker 0 asks.
   t.comms[1]->publish_centres(0, centre(1, 20));
   t.comms[1]->publish_centres(1, centre(1, 21));
@@ -64,7 +81,7 @@ TEST(WorkerComm, EarlyHalosOfALaterGenerationWaitTheirTurn) {
 }
 
 TEST(WorkerComm, RecordsAndHeartbeatsReachTheMaster) {
-  TwoWorkers t;
+  RowOfWorkers t;
   t.comms[0]->set_progress(WorkerState::kProcessing, 3);
   RecordsMessage r;
   r.generation = 3;
