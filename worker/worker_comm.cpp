@@ -1,6 +1,10 @@
 // The worker's communication thread (see worker_comm.h).
 #include "worker/worker_comm.h"
 
+#include <algorithm>
+#include <iterator>
+#include <utility>
+
 #include "common/idle_backoff.h"
 #include "common/log.h"
 
@@ -20,15 +24,19 @@ WorkerComm::WorkerComm(std::unique_ptr<Communicator> world, std::unique_ptr<Comm
       heartbeat_interval_(heartbeat_interval) {}
 
 void WorkerComm::publish_centres(std::int64_t generation, std::map<int, std::pair<Bytes, Bytes>> centres) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  // Encoded before taking the lock, so the communication thread keeps
+  // receiving while megabytes are copied.
+  std::deque<Outgoing> queued;
   for (const auto& out : plan_.sends) {
     auto& [g_bytes, d_bytes] = centres.at(out.cell);
     Bytes payload = encode(HaloMessage{generation, out.cell, std::move(g_bytes), std::move(d_bytes)});
     // A copy for each destination but the last, which takes the encoding.
     for (std::size_t i = 0; i + 1 < out.to_workers.size(); ++i)
-      outgoing_.push_back({true, out.to_workers[i], kTagHalo, payload});
-    if (!out.to_workers.empty()) outgoing_.push_back({true, out.to_workers.back(), kTagHalo, std::move(payload)});
+      queued.push_back({true, out.to_workers[i], kTagHalo, payload});
+    if (!out.to_workers.empty()) queued.push_back({true, out.to_workers.back(), kTagHalo, std::move(payload)});
   }
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::move(queued.begin(), queued.end(), std::back_inserter(outgoing_));
 }
 
 std::map<int, HaloMessage> WorkerComm::wait_for_halos(std::int64_t generation) {
@@ -92,10 +100,7 @@ bool WorkerComm::run_once() {
     out.swap(outgoing_);
     // Taken, not copied: the training thread waits in gather_results() until
     // gather_done_, and a worker's results are its largest message.
-    if (gather_payload_ && !gather_done_) {
-      gather = std::move(gather_payload_);
-      gather_payload_.reset();
-    }
+    gather = std::exchange(gather_payload_, std::nullopt);
   }
   for (Outgoing& o : out) {
     Communicator& comm = o.to_local ? *local_ : *world_;
