@@ -3,7 +3,7 @@
 
 #include <torch/torch.h>
 
-#include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -67,7 +67,8 @@ void write_ensemble_png(const Config& config, const std::string& path, Ensemble&
 }
 
 void write_result_files(const Config& config, const std::string& dir, Ensemble& best,
-                        const std::vector<CellResult>& results, std::size_t best_index, double seconds) {
+                        const std::vector<CellResult>& results, std::size_t best_index, double seconds,
+                        const std::string& master_kernels, const std::vector<std::string>& worker_kernels) {
   namespace fs = std::filesystem;
   const auto at = [&](const char* name) { return (fs::path(dir) / name).string(); };
   best.save(at("ensemble.bin"));
@@ -89,6 +90,7 @@ void write_result_files(const Config& config, const std::string& dir, Ensemble& 
                            {"final_samples", config.evaluation.final_samples},
                            {"cells", cells},
                            {"grid_ensemble", grid},
+                           {"blas_kernels", {{"master", master_kernels}, {"workers", worker_kernels}}},
                            {"seconds", seconds}};
 
   std::string summary = fmt::format(
@@ -96,6 +98,10 @@ void write_result_files(const Config& config, const std::string& dir, Ensemble& 
       to_string(config.data.dataset), config.grid.rows, config.grid.cols, to_string(config.grid.neighbourhood),
       config.training.generations, ensemble_label(results[best_index].cell));
   for (const auto& [name, value] : results[best_index].scores) summary += fmt::format("  {:<12} {:.4f}\n", name, value);
+  std::vector<std::string> kernels = worker_kernels;
+  std::sort(kernels.begin(), kernels.end());
+  kernels.erase(std::unique(kernels.begin(), kernels.end()), kernels.end());
+  summary += fmt::format("  BLAS         {} (workers), {} (master)\n", fmt::join(kernels, " / "), master_kernels);
   summary += fmt::format("  wall time    {:.1f} s\n  files        ensemble.bin samples.png metrics.jsonl events.log{}\n",
                          seconds, config.evaluation.preview_every > 0 ? " previews/" : "");
   write_file_atomic(at("summary.txt"), summary);

@@ -16,6 +16,7 @@
 #include "common/error.h"
 #include "common/idle_backoff.h"
 #include "common/log.h"
+#include "common/math_kernels.h"
 #include "grid/partition.h"
 #include "master/final_ensemble.h"
 #include "master/heartbeat_monitor.h"
@@ -84,6 +85,21 @@ void write_preview(const Config& config, RunDirectory& run, std::int64_t generat
   log::debug("preview of generation {} (cell {}): {}", generation, best.cell, path);
 }
 
+// Workers on CPUs that OpenBLAS tells apart compute with kernels that round
+// differently (math_kernels.h): the result then depends on which worker
+// trained which cell. Said in the log and in events.log.
+void warn_if_kernels_differ(const std::vector<std::string>& kernels, RunDirectory& run) {
+  if (std::all_of(kernels.begin(), kernels.end(), [&](const std::string& k) { return k == kernels.front(); })) return;
+  std::vector<std::string> ranks;
+  for (std::size_t i = 0; i < kernels.size(); ++i) ranks.push_back(fmt::format("rank {}: {}", i + 1, kernels[i]));
+  const std::string line = fmt::format(
+      "the workers computed with different BLAS kernels ({}): the result depends on which worker trained which "
+      "cell; export one OPENBLAS_CORETYPE to every rank (docs/operations.md)",
+      fmt::join(ranks, ", "));
+  log::warn("{}", line);
+  run.event(line);
+}
+
 }  // namespace
 
 RunResult run_master(MpiSession& session, const std::string& config_path) {
@@ -118,8 +134,9 @@ RunResult run_master(MpiSession& session, const std::string& config_path) {
                         partition.worker_rows, partition.worker_cols, partition.blocks ? "blocks" : "strips"));
   for (int w = 0; w < workers; ++w)
     run.event(fmt::format("assign: worker rank {} <- cells {}", w + 1, fmt::join(partition.cells_of[w], ",")));
-  log::info("run {}: {}x{} grid, {} workers, {} generations, writing {}", config.source, grid.rows(), grid.cols(),
-            workers, config.training.generations, config.output_dir);
+  log::info("run {}: {}x{} grid, {} worker{}, {} generations, writing {}; master on {} kernels", config.source,
+            grid.rows(), grid.cols(), workers, workers == 1 ? "" : "s", config.training.generations,
+            config.output_dir, blas_kernels());
 
   // 3. Control loop: heartbeats, records, liveness.
   HeartbeatMonitor monitor(workers, std::chrono::milliseconds(config.runtime.late_after_ms),
@@ -167,11 +184,14 @@ RunResult run_master(MpiSession& session, const std::string& config_path) {
   // 4. Gather every cell's ensemble over GLOBAL.
   const std::vector<Bytes> payloads = global->gather(0, Bytes{});
   std::vector<Ensemble> ensembles;
+  std::vector<std::string> worker_kernels;
   for (int r = 1; r < static_cast<int>(payloads.size()); ++r) {
     ResultMessage result = decode_result(payloads[r]);
     for (std::size_t i = 0; i < result.cells.size(); ++i)
       ensembles.push_back(Ensemble::decode(result.ensembles[i], fmt::format("result of worker rank {}", r)));
+    worker_kernels.push_back(std::move(result.blas_kernels));
   }
+  warn_if_kernels_differ(worker_kernels, run);
   std::sort(ensembles.begin(), ensembles.end(), [](const Ensemble& a, const Ensemble& b) { return a.cell < b.cell; });
   run.event(fmt::format("gathered {} ensembles", ensembles.size()));
   if (config.evaluation.grid_ensemble && ensembles.size() > 1)
@@ -181,7 +201,8 @@ RunResult run_master(MpiSession& session, const std::string& config_path) {
   const std::vector<CellResult> results = score_ensembles(config, ensembles, *scorer);
   const std::size_t best = best_result(results, objective);
   const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  write_result_files(config, config.output_dir, ensembles[best], results, best, seconds);
+  write_result_files(config, config.output_dir, ensembles[best], results, best, seconds,
+                     blas_kernels(), worker_kernels);
   run.event(fmt::format("finished: best ensemble {}", ensemble_label(results[best].cell)));
 
   // 6. Drain the workers' last heartbeats (bounded), so they end cleanly.

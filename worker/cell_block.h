@@ -40,7 +40,8 @@ class CellBlock {
 
   // The worker's answer to the master's gather: encode(ResultMessage) of
   // every cell's final ensemble, written straight from the cells' states,
-  // so no network is copied and no ensemble is held twice.
+  // so no network is copied and no ensemble is held twice; with this
+  // process's blas_kernels().
   Bytes encoded_results() const;
 
  private:

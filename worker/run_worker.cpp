@@ -11,6 +11,7 @@
 #include "common/bytes.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "common/math_kernels.h"
 #include "common/process_stats.h"
 #include "common/nn/training_data.h"
 #include "worker/cell_block.h"
@@ -61,8 +62,9 @@ int run_worker(MpiSession& session) {
   log_memory("with the scorer");
   CellBlock block(config, grid, partition.cells_of[me], data, *scorer);
   log_memory("with the cells");
-  log::info("worker {} of {}: cells {} ({} to send, {} to receive per generation)", me + 1, workers,
-            fmt::format("{}", fmt::join(block.cells(), ",")), plan.sends.size(), plan.receives.size());
+  log::info("worker {} of {}: cells {} ({} to send, {} to receive per generation), {} kernels", me + 1, workers,
+            fmt::format("{}", fmt::join(block.cells(), ",")), plan.sends.size(), plan.receives.size(),
+            blas_kernels());
   std::vector<int> sent_cells;  // this worker's cells that other workers need
   for (const auto& out : plan.sends) sent_cells.push_back(out.cell);
   WorkerComm comm(std::move(world), std::move(global), std::move(local), plan,

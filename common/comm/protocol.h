@@ -21,7 +21,8 @@
 //     kTagHeartbeat: HeartbeatMessage{state, generation} every
 //     heartbeat_interval_ms, whatever the training thread is doing.
 //  6. End, GLOBAL. Every member calls gather(root 0): a worker gives
-//     ResultMessage{cells, encoded ensembles}; the master gives nothing.
+//     ResultMessage{cells, encoded ensembles, BLAS kernels}; the master
+//     gives nothing.
 //     Then each worker sends a last kTagHeartbeat with state kFinished.
 //
 // Thread-safety: pure encode/decode functions.
@@ -92,13 +93,14 @@ RecordsMessage decode_records(const Bytes& b);
 struct ResultMessage {
   std::vector<std::int32_t> cells;
   std::vector<Bytes> ensembles;  // encoded Ensemble per cell
+  std::string blas_kernels;      // the worker's, as blas_kernels() names them
 };
 Bytes encode(const ResultMessage& m);
 ResultMessage decode_result(const Bytes& b);
 // The bytes of encode(ResultMessage) built one ensemble at a time:
 // write(i, w) appends cell i's encoded ensemble to `w`, so a worker never
 // holds its ensembles apart from the message. `size_bound` reserves room.
-Bytes encode_result(const std::vector<std::int32_t>& cells, std::size_t size_bound,
+Bytes encode_result(const std::vector<std::int32_t>& cells, const std::string& blas_kernels, std::size_t size_bound,
                     const std::function<void(std::size_t, ByteWriter&)>& write);
 
 }  // namespace cellgan
