@@ -10,6 +10,8 @@
 #include "common/config.h"
 #include "common/dataset.h"
 #include "common/error.h"
+#include "common/log.h"
+#include "common/math_kernels.h"
 #include "common/nn/classifier.h"
 #include "common/rng.h"
 
@@ -42,6 +44,8 @@ int classifier_command(const Args& args) {
 
   const ImageData train = load_image_data(config.data, Split::kTrain);
   const ImageData test = load_image_data(config.data, Split::kTest);
+  // The classifier's weights, and so every FID it gives, depend on the kernels.
+  log::info("training the classifier on {} kernels", blas_kernels());
   const ClassifierReport report = train_classifier(
       train, test, vm["epochs"].as<std::int64_t>(),
       derive_seed(vm["seed"].as<std::uint64_t>(), Stream::kClassifier), out);
