@@ -87,13 +87,13 @@ void write_preview(const Config& config, RunDirectory& run, std::int64_t generat
 
 // Workers on CPUs that OpenBLAS tells apart compute with kernels that round
 // differently (math_kernels.h): the result then depends on which worker
-// trained which cell. Said in the log and in events.log.
+// trains which cell. Said at the start, in the log and in events.log.
 void warn_if_kernels_differ(const std::vector<std::string>& kernels, RunDirectory& run) {
   if (std::all_of(kernels.begin(), kernels.end(), [&](const std::string& k) { return k == kernels.front(); })) return;
   std::vector<std::string> ranks;
   for (std::size_t i = 0; i < kernels.size(); ++i) ranks.push_back(fmt::format("rank {}: {}", i + 1, kernels[i]));
   const std::string line = fmt::format(
-      "the workers computed with different BLAS kernels ({}): the result depends on which worker trained which "
+      "the workers compute with different BLAS kernels ({}): the result depends on which worker trains which "
       "cell; export one OPENBLAS_CORETYPE to every rank (docs/operations.md)",
       fmt::join(ranks, ", "));
   log::warn("{}", line);
@@ -126,6 +126,10 @@ RunResult run_master(MpiSession& session, const std::string& config_path) {
   std::vector<int> all;
   for (int r = 0; r <= workers; ++r) all.push_back(r);
   std::unique_ptr<Communicator> global = session.create_group(all, kGlobalGroupTag);
+  const std::vector<Bytes> kernel_names = global->gather(0, Bytes{});  // [0] is the master's (empty)
+  std::vector<std::string> worker_kernels;
+  for (std::size_t r = 1; r < kernel_names.size(); ++r)
+    worker_kernels.emplace_back(kernel_names[r].begin(), kernel_names[r].end());
 
   const GridShape grid(static_cast<int>(config.grid.rows), static_cast<int>(config.grid.cols));
   const Partition partition = partition_cells(grid, workers);
@@ -137,6 +141,7 @@ RunResult run_master(MpiSession& session, const std::string& config_path) {
   log::info("run {}: {}x{} grid, {} worker{}, {} generations, writing {}; master on {} kernels", config.source,
             grid.rows(), grid.cols(), workers, workers == 1 ? "" : "s", config.training.generations,
             config.output_dir, blas_kernels());
+  warn_if_kernels_differ(worker_kernels, run);
 
   // 3. Control loop: heartbeats, records, liveness.
   HeartbeatMonitor monitor(workers, std::chrono::milliseconds(config.runtime.late_after_ms),
@@ -184,14 +189,11 @@ RunResult run_master(MpiSession& session, const std::string& config_path) {
   // 4. Gather every cell's ensemble over GLOBAL.
   const std::vector<Bytes> payloads = global->gather(0, Bytes{});
   std::vector<Ensemble> ensembles;
-  std::vector<std::string> worker_kernels;
   for (int r = 1; r < static_cast<int>(payloads.size()); ++r) {
     ResultMessage result = decode_result(payloads[r]);
     for (std::size_t i = 0; i < result.cells.size(); ++i)
       ensembles.push_back(Ensemble::decode(result.ensembles[i], fmt::format("result of worker rank {}", r)));
-    worker_kernels.push_back(std::move(result.blas_kernels));
   }
-  warn_if_kernels_differ(worker_kernels, run);
   std::sort(ensembles.begin(), ensembles.end(), [](const Ensemble& a, const Ensemble& b) { return a.cell < b.cell; });
   run.event(fmt::format("gathered {} ensembles", ensembles.size()));
   if (config.evaluation.grid_ensemble && ensembles.size() > 1)

@@ -8,7 +8,6 @@
 #include <string>
 
 #include "common/bytes.h"
-#include "common/math_kernels.h"
 #include "common/process_stats.h"
 #include "grid/topology.h"
 
@@ -89,8 +88,7 @@ Bytes CellBlock::encoded_results() const {
     cells.push_back(s.cell);
     size += CellTrainer::encoded_ensemble_bound(s);
   }
-  return encode_result(cells, blas_kernels(), size,
-                       [this](std::size_t i, ByteWriter& w) { CellTrainer::encode_ensemble(states_[i], w); });
+  return encode_result(cells, size, [this](std::size_t i, ByteWriter& w) { CellTrainer::encode_ensemble(states_[i], w); });
 }
 
 std::string to_json_line(const GenerationRecord& r) {

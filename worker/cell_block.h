@@ -40,8 +40,7 @@ class CellBlock {
 
   // The worker's answer to the master's gather: encode(ResultMessage) of
   // every cell's final ensemble, written straight from the cells' states,
-  // so no network is copied and no ensemble is held twice; with this
-  // process's blas_kernels().
+  // so no network is copied and no ensemble is held twice.
   Bytes encoded_results() const;
 
  private:

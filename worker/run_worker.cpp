@@ -50,6 +50,8 @@ int run_worker(MpiSession& session) {
   for (int r = 0; r <= workers; ++r) all.push_back(r);
   for (int r = 1; r <= workers; ++r) worker_ranks.push_back(r);
   std::unique_ptr<Communicator> global = session.create_group(all, kGlobalGroupTag);
+  const std::string kernels = blas_kernels();
+  global->gather(0, Bytes(kernels.begin(), kernels.end()));  // the master checks that all workers agree
   std::unique_ptr<Communicator> local =
       session.create_cartesian(worker_ranks, partition.worker_rows, partition.worker_cols, kLocalGroupTag);
   const int me = local->rank();
@@ -64,7 +66,7 @@ int run_worker(MpiSession& session) {
   log_memory("with the cells");
   log::info("worker {} of {}: cells {} ({} to send, {} to receive per generation), {} kernels", me + 1, workers,
             fmt::format("{}", fmt::join(block.cells(), ",")), plan.sends.size(), plan.receives.size(),
-            blas_kernels());
+            kernels);
   std::vector<int> sent_cells;  // this worker's cells that other workers need
   for (const auto& out : plan.sends) sent_cells.push_back(out.cell);
   WorkerComm comm(std::move(world), std::move(global), std::move(local), plan,

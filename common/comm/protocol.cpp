@@ -102,16 +102,16 @@ Bytes encode(const ResultMessage& m) {
     throw std::logic_error("result message: the counts of cells and ensembles differ");
   std::size_t size = 0;
   for (const auto& e : m.ensembles) size += e.size();
-  return encode_result(m.cells, m.blas_kernels, size, [&m](std::size_t i, ByteWriter& w) {
+  return encode_result(m.cells, size, [&m](std::size_t i, ByteWriter& w) {
     w.put_raw(m.ensembles[i].data(), m.ensembles[i].size());
   });
 }
 
-Bytes encode_result(const std::vector<std::int32_t>& cells, const std::string& blas_kernels, std::size_t size_bound,
+Bytes encode_result(const std::vector<std::int32_t>& cells, std::size_t size_bound,
                     const std::function<void(std::size_t, ByteWriter&)>& write) {
   ByteWriter w;
   w.reserve(sizeof(std::uint64_t) + cells.size() * (sizeof(std::int32_t) + sizeof(std::uint64_t)) +
-            sizeof(std::uint32_t) + size_bound + sizeof(std::uint64_t) + blas_kernels.size());
+            sizeof(std::uint32_t) + size_bound);
   w.put_vector(cells);
   w.put<std::uint32_t>(static_cast<std::uint32_t>(cells.size()));
   for (std::size_t i = 0; i < cells.size(); ++i) {
@@ -119,7 +119,6 @@ Bytes encode_result(const std::vector<std::int32_t>& cells, const std::string& b
     write(i, w);
     w.end_block(mark);
   }
-  w.put_string(blas_kernels);
   return w.take();
 }
 
@@ -129,7 +128,6 @@ ResultMessage decode_result(const Bytes& b) {
   m.cells = r.get_vector<std::int32_t>();
   const auto n = r.get<std::uint32_t>();
   for (std::uint32_t i = 0; i < n; ++i) m.ensembles.push_back(r.get_bytes());
-  m.blas_kernels = r.get_string();
   return m;
 }
 

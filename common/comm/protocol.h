@@ -6,8 +6,10 @@
 //     every worker kTagStart: StartMessage{ok, error, config_yaml}. On
 //     ok = false each worker exits with kExitBadInput without output, so
 //     bad input is one line, printed by the master alone, and no rank hangs.
-//  2. Communicators. All ranks: GLOBAL = create_group({0..W}). Workers:
-//     LOCAL = create_cartesian({1..W}, partition dims).
+//  2. Communicators. All ranks: GLOBAL = create_group({0..W}); at once
+//     every member calls gather(root 0) on it: a worker gives the name of
+//     its BLAS kernels (blas_kernels(), as raw characters), the master
+//     nothing. Workers: LOCAL = create_cartesian({1..W}, partition dims).
 //  3. Every generation g (0-based), LOCAL. Each worker sends, for each of
 //     its cells that another worker needs, kTagHalo: HaloMessage{g, cell,
 //     centre G, centre D} to each such worker, then waits for all the
@@ -21,8 +23,7 @@
 //     kTagHeartbeat: HeartbeatMessage{state, generation} every
 //     heartbeat_interval_ms, whatever the training thread is doing.
 //  6. End, GLOBAL. Every member calls gather(root 0): a worker gives
-//     ResultMessage{cells, encoded ensembles, BLAS kernels}; the master
-//     gives nothing.
+//     ResultMessage{cells, encoded ensembles}; the master gives nothing.
 //     Then each worker sends a last kTagHeartbeat with state kFinished.
 //
 // Thread-safety: pure encode/decode functions.
@@ -93,14 +94,13 @@ RecordsMessage decode_records(const Bytes& b);
 struct ResultMessage {
   std::vector<std::int32_t> cells;
   std::vector<Bytes> ensembles;  // encoded Ensemble per cell
-  std::string blas_kernels;      // the worker's, as blas_kernels() names them
 };
 Bytes encode(const ResultMessage& m);
 ResultMessage decode_result(const Bytes& b);
 // The bytes of encode(ResultMessage) built one ensemble at a time:
 // write(i, w) appends cell i's encoded ensemble to `w`, so a worker never
 // holds its ensembles apart from the message. `size_bound` reserves room.
-Bytes encode_result(const std::vector<std::int32_t>& cells, const std::string& blas_kernels, std::size_t size_bound,
+Bytes encode_result(const std::vector<std::int32_t>& cells, std::size_t size_bound,
                     const std::function<void(std::size_t, ByteWriter&)>& write);
 
 }  // namespace cellgan

@@ -187,42 +187,37 @@ TEST(Protocol, ResultRoundTrip) {
   ResultMessage m;
   m.cells = {4, 5, 8, 9};
   m.ensembles = {pattern(100, 1), Bytes{}, pattern(3, 7), pattern(2048, 9)};
-  m.blas_kernels = "OpenBLAS SkylakeX";
   const ResultMessage back = decode_result(encode(m));
   EXPECT_EQ(back.cells, m.cells);
-  EXPECT_EQ(back.blas_kernels, "OpenBLAS SkylakeX");
   ASSERT_EQ(back.ensembles.size(), m.ensembles.size());
   for (std::size_t i = 0; i < m.ensembles.size(); ++i) EXPECT_EQ(back.ensembles[i], m.ensembles[i]) << i;
 
   const ResultMessage none = decode_result(encode(ResultMessage{}));
   EXPECT_TRUE(none.cells.empty());
   EXPECT_TRUE(none.ensembles.empty());
-  EXPECT_TRUE(none.blas_kernels.empty());
 }
 
 TEST(Protocol, ResultWrittenInPlaceIsTheSameMessage) {
   const std::vector<std::int32_t> cells = {3, 0, 7};
   const std::vector<Bytes> ensembles = {pattern(10, 1), Bytes{}, pattern(300, 5)};
-  // The format written out by hand: the cells, a count, each ensemble
-  // with its length, then the worker's BLAS kernels.
+  // The format written out by hand: the cells, a count, then each
+  // ensemble with its length.
   ByteWriter expected;
   expected.put_vector(cells);
   expected.put<std::uint32_t>(3);
   for (const auto& e : ensembles) expected.put_bytes(e);
-  expected.put_string("OpenBLAS Prescott");
-  const Bytes in_place = encode_result(cells, "OpenBLAS Prescott", 0, [&](std::size_t i, ByteWriter& w) {
+  const Bytes in_place = encode_result(cells, 0, [&](std::size_t i, ByteWriter& w) {
     for (std::uint8_t byte : ensembles[i]) w.put(byte);  // piece by piece
   });
   EXPECT_EQ(in_place, expected.bytes());
-  EXPECT_EQ(encode(ResultMessage{cells, ensembles, "OpenBLAS Prescott"}), expected.bytes());
-  EXPECT_THROW(encode(ResultMessage{cells, {pattern(1, 1)}, ""}), std::logic_error);
+  EXPECT_EQ(encode(ResultMessage{cells, ensembles}), expected.bytes());
+  EXPECT_THROW(encode(ResultMessage{cells, {pattern(1, 1)}}), std::logic_error);
 }
 
 TEST(Protocol, ResultTruncated) {
   ResultMessage m;
   m.cells = {0, 1};
   m.ensembles = {pattern(6, 1), pattern(4, 2)};
-  m.blas_kernels = "OpenBLAS Haswell";
   expect_prefixes_rejected(encode(m), [](const Bytes& b) { decode_result(b); }, "result message");
 }
 

@@ -8,7 +8,6 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "common/math_kernels.h"
 #include "common/nn/training_data.h"
 #include "grid/topology.h"
 
@@ -57,7 +56,6 @@ TEST(CellBlock, CellsReadTheirBlockAsTheGenerationBeganIt) {
   const auto centres = block.centres(cells);
   const ResultMessage result = decode_result(block.encoded_results());
   ASSERT_EQ(result.cells, std::vector<std::int32_t>(cells.begin(), cells.end()));
-  EXPECT_EQ(result.blas_kernels, blas_kernels());
   for (int cell : cells) {
     const CellState& s = reference[cell];
     EXPECT_EQ(centres.at(cell).first, s.centre_generator().encode()) << "cell " << cell;
