@@ -3,7 +3,10 @@
 objective) of the final ensembles in runs/q1/ (or the folder given as the
 argument), mean and range over seeds, as Markdown; then, for every seed with
 both a 3x3 and a 1x1 run, the two side by side (the target's "beats 1x1 on
-modes covered" clause, seed by seed)."""
+modes covered" clause, seed by seed); last, which BLAS kernels the runs
+trained with, as result.json records them (runs from before that record
+count as "not recorded"): results are comparable bit for bit only on the
+same kernels."""
 import json
 import pathlib
 import statistics
@@ -12,9 +15,13 @@ import sys
 root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "runs/q1")
 rows = {}
 by_seed = {}
+kernels = {}
 for result in sorted(root.glob("*/result.json")):
     data, grid, seed = result.parent.name.split("-")
-    s = json.loads(result.read_text())["scores"]
+    whole = json.loads(result.read_text())
+    s = whole["scores"]
+    workers = whole.get("blas_kernels", {}).get("workers")
+    kernels.setdefault(" / ".join(sorted(set(workers))) if workers else "not recorded", []).append(result.parent.name)
     rows.setdefault((data, grid), []).append(s)
     by_seed[(data, seed, grid)] = s
 
@@ -41,3 +48,8 @@ if pairs:
                    else "tie" if a["modes_covered"] == b["modes_covered"] else "1x1 beats 3x3")
         print(f"| {data} | {seed[1:]} | {a['modes_covered']:.0f} | {b['modes_covered']:.0f} "
               f"| {100 * a['high_quality']:.1f} | {100 * b['high_quality']:.1f} | {verdict} |")
+
+if kernels:
+    print()
+    for name, runs in sorted(kernels.items()):
+        print(f"BLAS kernels {name}: {', '.join(runs)}")
