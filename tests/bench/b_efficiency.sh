@@ -60,6 +60,8 @@ write_config w2
   echo "config: $CONFIG, generations $GENERATIONS, batches_per_generation ${BATCHES:-as configured}"
   echo "cellgan: $CELLGAN"
   echo "bare: $BARE"
+  # OpenBLAS's kernels (chosen by CPU model, or by OPENBLAS_CORETYPE) set the speed and the rounding.
+  echo "blas: $(OPENBLAS_VERBOSE=2 "$CELLGAN" --help 2>&1 | grep -m1 '^Core' || echo 'not reported')${OPENBLAS_CORETYPE:+ (OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE)}"
 } > "$DIR/env.txt"
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }
