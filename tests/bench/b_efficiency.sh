@@ -61,7 +61,8 @@ write_config w2
   echo "cellgan: $CELLGAN"
   echo "bare: $BARE"
   # OpenBLAS's kernels (chosen by CPU model, or by OPENBLAS_CORETYPE) set the speed and the rounding.
-  echo "blas: $(OPENBLAS_VERBOSE=2 "$CELLGAN" --help 2>&1 | grep -m1 '^Core' || echo 'not reported')${OPENBLAS_CORETYPE:+ (OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE)}"
+  core=$(OPENBLAS_VERBOSE=2 "$CELLGAN" --help 2>&1 | sed -n 's/^Core: //p' | head -1 || true)
+  echo "blas: OpenBLAS ${core:-kernels not reported}${OPENBLAS_CORETYPE:+ (OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE)}"
 } > "$DIR/env.txt"
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }

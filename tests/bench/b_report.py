@@ -26,7 +26,7 @@ import sys
 GEN_LINE = re.compile(
     r"^\[\s*(?P<stamp>[0-9.]+)s\]\s+\S+\s+r0/\S+\s+generation (?P<g>\d+)/(?P<total>\d+): .*?"
     r"(?P<elapsed>[0-9.]+) s elapsed")
-RUN_LINE = re.compile(r"run .*?: (?P<rows>\d+)x(?P<cols>\d+) grid, (?P<workers>\d+) workers, (?P<gens>\d+) generations")
+RUN_LINE = re.compile(r"run .*?: (?P<rows>\d+)x(?P<cols>\d+) grid, (?P<workers>\d+) workers?, (?P<gens>\d+) generations")
 RSS_LINE = re.compile(r"worker (?P<w>\d+) done: peak RSS (?P<mb>[0-9.]+) MB")
 BARE_LINE = re.compile(r"^seconds per generation per cell after warm-up: (?P<s>[0-9.]+)", re.M)
 BARE_RSS = re.compile(r"^peak RSS: (?P<mb>[0-9.]+) MB", re.M)
