@@ -127,6 +127,7 @@ RunResult run_master(MpiSession& session, const std::string& config_path) {
   for (int r = 0; r <= workers; ++r) all.push_back(r);
   std::unique_ptr<Communicator> global = session.create_group(all, kGlobalGroupTag);
   const std::vector<Bytes> kernel_names = global->gather(0, Bytes{});  // [0] is the master's (empty)
+  const std::string master_kernels = blas_kernels();
   std::vector<std::string> worker_kernels;
   for (std::size_t r = 1; r < kernel_names.size(); ++r)
     worker_kernels.emplace_back(kernel_names[r].begin(), kernel_names[r].end());
@@ -140,7 +141,7 @@ RunResult run_master(MpiSession& session, const std::string& config_path) {
     run.event(fmt::format("assign: worker rank {} <- cells {}", w + 1, fmt::join(partition.cells_of[w], ",")));
   log::info("run {}: {}x{} grid, {} worker{}, {} generations, writing {}; master on {} kernels", config.source,
             grid.rows(), grid.cols(), workers, workers == 1 ? "" : "s", config.training.generations,
-            config.output_dir, blas_kernels());
+            config.output_dir, master_kernels);
   warn_if_kernels_differ(worker_kernels, run);
 
   // 3. Control loop: heartbeats, records, liveness.
@@ -204,7 +205,7 @@ RunResult run_master(MpiSession& session, const std::string& config_path) {
   const std::size_t best = best_result(results, objective);
   const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
   write_result_files(config, config.output_dir, ensembles[best], results, best, seconds,
-                     blas_kernels(), worker_kernels);
+                     master_kernels, worker_kernels);
   run.event(fmt::format("finished: best ensemble {}", ensemble_label(results[best].cell)));
 
   // 6. Drain the workers' last heartbeats (bounded), so they end cleanly.
