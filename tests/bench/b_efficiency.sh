@@ -60,9 +60,6 @@ write_config w2
   echo "config: $CONFIG, generations $GENERATIONS, batches_per_generation ${BATCHES:-as configured}"
   echo "cellgan: $CELLGAN"
   echo "bare: $BARE"
-  # OpenBLAS's kernels (chosen by CPU model, or by OPENBLAS_CORETYPE) set the speed and the rounding.
-  core=$(OPENBLAS_VERBOSE=2 "$CELLGAN" --help 2>&1 | sed -n 's/^Core: //p' | head -1 || true)
-  echo "blas: OpenBLAS ${core:-kernels not reported}${OPENBLAS_CORETYPE:+ (OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE)}"
 } > "$DIR/env.txt"
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }
@@ -93,6 +90,13 @@ echo "load before bare: $(load)" >> "$DIR/env.txt"
   || { echo "b_efficiency: the bare loop failed; see $DIR/bare.log" >&2; exit 1; }
 run_cellgan w2 3
 host_check after
+# OpenBLAS's kernels (chosen by CPU model, or by OPENBLAS_CORETYPE) set the
+# speed and the rounding: the workers' as the runs recorded them in
+# result.json (the bare loop names its own in bare.out).
+python3 -c 'import json, sys
+names = {k for run in sys.argv[1:] for k in json.load(open(run))["blas_kernels"]["workers"]}
+print("blas:", " / ".join(sorted(names)))' "$DIR/w1/result.json" "$DIR/w2/result.json" >> "$DIR/env.txt"
+if [ -n "${OPENBLAS_CORETYPE:-}" ]; then echo "blas pinned: OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE" >> "$DIR/env.txt"; fi
 echo "b_efficiency: done $(date +%T); logs in $DIR"
 echo
 

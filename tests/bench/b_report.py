@@ -7,7 +7,7 @@ DIR holds (as b_efficiency.sh writes them):
   w1.log, w2.log     cellgan's stderr with W = 1 and W = 2 workers
   w1/, w2/           their run directories (metrics.jsonl)
   bare.out           bench_bare_loop's stdout
-  env.txt            date, host, commit, configuration, load averages, host checks
+  env.txt            date, host, commit, configuration, load averages, host checks, BLAS kernels
 
 Timing rule, the same on both sides of every comparison: generation 1 is
 warm-up and is left out. cellgan's time is the master's wall clock at its

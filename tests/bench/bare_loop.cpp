@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "common/config.h"
+#include "common/math_kernels.h"
 #include "common/process_stats.h"
 #include "common/rng.h"
 #include "common/nn/discriminator_step.h"
@@ -181,10 +182,10 @@ int run(int argc, char** argv) {
     }
   }
   std::printf("bare loop: %s, %dx%d grid, %d cells, neighbourhood sizes %s, population %lld, "
-              "%lld batches of %lld per generation, %lld generations, 1 Torch thread\n",
+              "%lld batches of %lld per generation, %lld generations, 1 Torch thread, %s kernels\n",
               config_path.c_str(), grid.rows(), grid.cols(), grid.cell_count(), hood_sizes.c_str(),
               static_cast<long long>(t.population_size), static_cast<long long>(batches),
-              static_cast<long long>(t.batch_size), static_cast<long long>(generations));
+              static_cast<long long>(t.batch_size), static_cast<long long>(generations), blas_kernels().c_str());
   std::fflush(stdout);
 
   std::vector<double> generation_seconds;
