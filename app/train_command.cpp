@@ -10,8 +10,8 @@
 #include "common/comm/mpi_session.h"
 #include "common/error.h"
 #include "common/log.h"
-#include "master/run_master.h"
-#include "worker/run_worker.h"
+#include "master/master.h"
+#include "worker/worker.h"
 
 namespace cellgan::app {
 
@@ -29,8 +29,25 @@ int train_command(int argc, char** argv, const Args& args) {
     return kExitOk;
   torch::set_num_threads(1);
   MpiSession session(&argc, &argv);
-  if (session.world_rank() != 0) return run_worker(session);
-  const RunResult result = run_master(session, vm["config"].as<std::string>());
+  if (session.world_rank() != 0) {
+    Worker worker(session);
+    const int code = worker.run();
+    // A master presumed dead never reaches MPI_Finalize: end every rank.
+    if (worker.master_lost()) session.abort(code);
+    return code;
+  }
+  Master master(session, vm["config"].as<std::string>());
+  RunResult result;
+  try {
+    result = master.run();
+  } catch (const std::exception& e) {
+    // A dead worker never reaches MPI_Finalize: say why, then end every rank.
+    if (master.worker_lost()) {
+      std::cerr << "cellgan: failed: " << e.what() << "\n";
+      session.abort(kExitFailure);
+    }
+    throw;
+  }
   std::string line = fmt::format("best ensemble: {} ({} generators)", result.best, result.best_generators);
   for (const auto& [name, value] : result.scores) line += fmt::format("  {} {:.4f}", name, value);
   std::cout << line << "\n"

@@ -20,6 +20,7 @@ namespace cellgan {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;   // a runtime failure during the run
 inline constexpr int kExitBadInput = 2;  // bad configuration, data or arguments
+inline constexpr int kExitInternal = 70;  // a broken contract inside cellgan (std::logic_error): a bug
 
 class InputError : public std::runtime_error {
  public:

@@ -6,10 +6,10 @@
 
 #include <chrono>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 
 #include "common/error.h"
 #include "common/image_files.h"
+#include "master/metrics_line.h"
 
 namespace cellgan {
 
@@ -37,48 +37,36 @@ RunDirectory::RunDirectory(const Config& config, int cell_count) : dir_(config.o
 
 std::string RunDirectory::path(const std::string& name) const { return (fs::path(dir_) / name).string(); }
 
-std::vector<std::int64_t> RunDirectory::add_records(std::int64_t generation, const std::string& json_lines,
-                                                    std::map<int, std::vector<float>> previews) {
-  // What the last call completed is dropped: the master reads it right away.
-  written_lines_.clear();
-  previews_.erase(previews_.begin(), previews_.upper_bound(written_));
-  for (auto& [cell, samples] : previews) previews_[generation][cell] = std::move(samples);
-  std::size_t start = 0;
-  while (start < json_lines.size()) {
-    std::size_t end = json_lines.find('\n', start);
-    if (end == std::string::npos) end = json_lines.size();
-    const std::string line = json_lines.substr(start, end - start);
-    if (!line.empty()) {
-      const int cell = nlohmann::json::parse(line).at("cell").get<int>();
-      pending_[generation][cell] = line;
-    }
-    start = end + 1;
+std::vector<std::int64_t> RunDirectory::add_records(std::int64_t generation, std::vector<GenerationRecord> records) {
+  written_.clear();  // what the last call completed: the master has read it
+  for (GenerationRecord& r : records) {
+    const int cell = r.cell;
+    pending_[generation][cell] = std::move(r);
   }
   std::vector<std::int64_t> completed;
   for (;;) {
-    auto it = pending_.find(written_ + 1);
+    auto it = pending_.find(generations_written_ + 1);
     if (it == pending_.end() || static_cast<int>(it->second.size()) < cell_count_) break;
-    for (const auto& [cell, line] : it->second) metrics_ << line << '\n';
+    for (const auto& [cell, record] : it->second) metrics_ << to_json_line(record);
     metrics_.flush();
-    written_lines_[written_ + 1] = std::move(it->second);
+    written_[generations_written_ + 1] = std::move(it->second);
     pending_.erase(it);
-    completed.push_back(++written_);
+    completed.push_back(++generations_written_);
   }
   return completed;
 }
 
 std::map<int, std::vector<float>> RunDirectory::take_previews(std::int64_t generation) {
   std::map<int, std::vector<float>> out;
-  if (generation > written_) return out;  // not complete yet
-  auto it = previews_.find(generation);
-  if (it == previews_.end()) return out;
-  out = std::move(it->second);
-  previews_.erase(it);
+  const auto it = written_.find(generation);
+  if (it == written_.end()) return out;
+  for (auto& [cell, record] : it->second)
+    if (!record.preview.empty()) out[cell] = std::move(record.preview);
   return out;
 }
 
-const std::map<int, std::string>& RunDirectory::generation_lines(std::int64_t generation) const {
-  return written_lines_.at(generation);
+const std::map<int, GenerationRecord>& RunDirectory::generation_records(std::int64_t generation) const {
+  return written_.at(generation);
 }
 
 void RunDirectory::event(const std::string& line) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/config.h"
+#include "common/generation_record.h"
 
 namespace cellgan {
 
@@ -30,20 +31,20 @@ class RunDirectory {
 
   std::string path(const std::string& name) const;
 
-  // Adds a worker's lines for one generation, and its cells' preview
-  // samples if any; returns the generations that became complete and were
-  // written, in order.
-  std::vector<std::int64_t> add_records(std::int64_t generation, const std::string& json_lines,
-                                        std::map<int, std::vector<float>> previews = {});
-  // The preview samples of a complete generation, by cell; handed over once.
-  // Like generation_lines(), only for the generations the last
-  // add_records() completed: older ones are dropped, so memory stays flat
-  // however long the run.
+  // `cell_count` records make a complete generation.
+  // Adds a worker's records of one generation (their previews included);
+  // returns the generations that became complete and were written to
+  // metrics.jsonl (metrics_line.h), in order.
+  std::vector<std::int64_t> add_records(std::int64_t generation, std::vector<GenerationRecord> records);
+  // The preview samples of a complete generation, by cell (cells without
+  // one are left out); handed over once. Like generation_records(), only
+  // for the generations the last add_records() completed: older ones are
+  // dropped, so memory stays flat however long the run.
   std::map<int, std::vector<float>> take_previews(std::int64_t generation);
-  // The complete lines, by cell, of a generation the last add_records()
+  // The complete records, by cell, of a generation the last add_records()
   // completed (std::out_of_range for any other).
-  const std::map<int, std::string>& generation_lines(std::int64_t generation) const;
-  std::int64_t generations_written() const { return written_; }
+  const std::map<int, GenerationRecord>& generation_records(std::int64_t generation) const;
+  std::int64_t generations_written() const { return generations_written_; }
 
   // A timestamped line in events.log.
   void event(const std::string& line);
@@ -53,10 +54,9 @@ class RunDirectory {
   int cell_count_;
   std::ofstream metrics_;
   std::ofstream events_;
-  std::map<std::int64_t, std::map<int, std::string>> pending_;  // generation -> cell -> line
-  std::map<std::int64_t, std::map<int, std::string>> written_lines_;  // the last call's, for progress lines
-  std::map<std::int64_t, std::map<int, std::vector<float>>> previews_;  // generation -> cell -> samples
-  std::int64_t written_ = 0;
+  std::map<std::int64_t, std::map<int, GenerationRecord>> pending_;  // generation -> cell -> record
+  std::map<std::int64_t, std::map<int, GenerationRecord>> written_;   // the last call's, for progress lines
+  std::int64_t generations_written_ = 0;
 };
 
 }  // namespace cellgan

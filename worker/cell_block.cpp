@@ -1,13 +1,12 @@
 // A worker's block of cells (see cell_block.h).
 #include "worker/cell_block.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <stdexcept>
 #include <string>
 
 #include "common/bytes.h"
+#include "common/nn/torch_generator_lock.h"
 #include "common/process_stats.h"
 #include "grid/topology.h"
 
@@ -16,6 +15,7 @@ namespace cellgan {
 CellBlock::CellBlock(const Config& config, const GridShape& grid, std::vector<int> cells, const TrainingData& data,
                      SampleScorer& scorer)
     : config_(config), grid_(grid), cells_(std::move(cells)), trainer_(config, data, scorer) {
+  const auto lock = lock_torch_generator();
   for (int cell : cells_) {
     const auto hood = neighbourhood(grid_, cell, config_.grid.neighbourhood);
     states_.push_back(trainer_.initial_state(cell, static_cast<int>(hood.size()) - 1));
@@ -73,7 +73,10 @@ std::vector<GenerationRecord> CellBlock::run_generation(const std::map<int, Halo
         neighbours.push_back({&copy.first, &copy.second});
       }
     }
-    records.push_back(trainer_.run_generation(state, neighbours));
+    {
+      const auto lock = lock_torch_generator();
+      records.push_back(trainer_.run_generation(state, neighbours));
+    }
     for (auto it = copies.begin(); it != copies.end();)
       it = last_reader.at(it->first) <= i ? copies.erase(it) : std::next(it);
     release_free_memory();  // keeps the resident set from creeping up
@@ -89,23 +92,6 @@ Bytes CellBlock::encoded_results() const {
     size += CellTrainer::encoded_ensemble_bound(s);
   }
   return encode_result(cells, size, [this](std::size_t i, ByteWriter& w) { CellTrainer::encode_ensemble(states_[i], w); });
-}
-
-std::string to_json_line(const GenerationRecord& r) {
-  nlohmann::json j;
-  j["cell"] = r.cell;
-  j["generation"] = r.generation;
-  j["generator_loss"] = r.generator_loss;
-  j["discriminator_loss"] = r.discriminator_loss;
-  j["scores"] = r.scores;
-  j["generator_lrs"] = r.generator_lrs;
-  j["discriminator_lrs"] = r.discriminator_lrs;
-  j["mixture_weights"] = r.mixture_weights;
-  j["generators_replaced"] = r.generators_replaced;
-  j["discriminators_replaced"] = r.discriminators_replaced;
-  j["mixture_improved"] = r.mixture_improved;
-  j["seconds"] = r.seconds;
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace cellgan

@@ -36,6 +36,7 @@ class CellBlock {
   // trained yet, and from a copy (Individual::encode) taken just before
   // one trains, kept only while a later cell still reads it. So a block
   // holds the copies of the cells on its frontier, not of all its cells.
+  // Each cell trains under lock_torch_generator() (torch_generator_lock.h).
   std::vector<GenerationRecord> run_generation(const std::map<int, HaloMessage>& halos);
 
   // The worker's answer to the master's gather: encode(ResultMessage) of
@@ -50,8 +51,5 @@ class CellBlock {
   CellTrainer trainer_;
   std::vector<CellState> states_;
 };
-
-// A GenerationRecord as one line of metrics.jsonl (with '\n').
-std::string to_json_line(const GenerationRecord& record);
 
 }  // namespace cellgan

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "common/config.h"
+#include "common/generation_record.h"
 #include "common/nn/ensemble.h"
 #include "common/nn/scores.h"
 #include "common/nn/training_data.h"
@@ -62,27 +63,6 @@ struct NeighbourCentre {
   const std::vector<std::uint8_t>* discriminator = nullptr;
   const Individual* live_generator = nullptr;
   const Individual* live_discriminator = nullptr;
-};
-
-// What one generation of one cell did: a line of metrics.jsonl.
-struct GenerationRecord {
-  int cell = 0;
-  std::int64_t generation = 0;  // 1-based: the generation just completed
-  double generator_loss = 0.0;       // best local G fitness
-  double discriminator_loss = 0.0;   // best local D fitness
-  std::map<std::string, double> scores;  // of the mixture (fid, tvd, ...)
-  std::vector<double> generator_lrs;
-  std::vector<double> discriminator_lrs;
-  std::vector<double> mixture_weights;
-  int generators_replaced = 0;
-  int discriminators_replaced = 0;
-  bool mixture_improved = false;
-  // On preview generations (evaluation.preview_every), the first samples
-  // the kept mixture was scored on, row-major (n x 784 or n x 2); else
-  // empty. Not part of metrics.jsonl.
-  std::vector<float> preview;
-  // Seconds per phase: gather, train, evaluate, mutate, idle.
-  std::map<std::string, double> seconds;
 };
 
 class CellTrainer {

@@ -1,10 +1,12 @@
 // The worker's communication thread (see worker_comm.h).
 #include "worker/worker_comm.h"
 
-#include <algorithm>
 #include <iterator>
 #include <utility>
 
+#include <fmt/core.h>
+
+#include "common/error.h"
 #include "common/idle_backoff.h"
 #include "common/log.h"
 
@@ -14,51 +16,51 @@ namespace {
 constexpr int kMaster = 0;
 }  // namespace
 
-WorkerComm::WorkerComm(std::unique_ptr<Communicator> world, std::unique_ptr<Communicator> global,
-                       std::unique_ptr<Communicator> local, HaloPlan plan,
-                       std::chrono::milliseconds heartbeat_interval)
-    : world_(std::move(world)),
-      global_(std::move(global)),
-      local_(std::move(local)),
-      plan_(std::move(plan)),
-      heartbeat_interval_(heartbeat_interval) {}
+WorkerComm::WorkerComm(JobComms comms, std::chrono::milliseconds heartbeat_interval,
+                       std::chrono::milliseconds master_dead_after)
+    : comms_(std::move(comms)),
+      heartbeat_interval_(heartbeat_interval),
+      master_dead_after_(master_dead_after),
+      last_from_master_(Clock::now()) {}
 
-void WorkerComm::publish_centres(std::int64_t generation, std::map<int, std::pair<Bytes, Bytes>> centres) {
-  // Encoded before taking the lock, so the communication thread keeps
-  // receiving while megabytes are copied.
-  std::deque<Outgoing> queued;
-  for (const auto& out : plan_.sends) {
-    auto& [g_bytes, d_bytes] = centres.at(out.cell);
-    Bytes payload = encode(HaloMessage{generation, out.cell, std::move(g_bytes), std::move(d_bytes)});
-    // A copy for each destination but the last, which takes the encoding.
-    for (std::size_t i = 0; i + 1 < out.to_workers.size(); ++i)
-      queued.push_back({true, out.to_workers[i], kTagHalo, payload});
-    if (!out.to_workers.empty()) queued.push_back({true, out.to_workers.back(), kTagHalo, std::move(payload)});
+int WorkerComm::local_rank() const { return comms_.local ? comms_.local->rank() : 0; }
+int WorkerComm::local_size() const { return comms_.local ? comms_.local->size() : 1; }
+
+Communicator& WorkerComm::comm(Channel channel) {
+  switch (channel) {
+    case Channel::kWorld: return *comms_.world;
+    case Channel::kGlobal: return *comms_.global;
+    case Channel::kLocal: return *comms_.local;
   }
-  std::lock_guard<std::mutex> lock(mutex_);
-  std::move(queued.begin(), queued.end(), std::back_inserter(outgoing_));
+  throw std::logic_error("WorkerComm: unknown channel");
 }
 
-std::map<int, HaloMessage> WorkerComm::wait_for_halos(std::int64_t generation) {
+void WorkerComm::queue(Outgoing out) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  outgoing_.push_back(std::move(out));
+}
+
+void WorkerComm::send_local(int dest, int tag, Bytes payload) {
+  queue({Channel::kLocal, dest, tag, std::move(payload)});
+}
+
+Message WorkerComm::receive_local(int source, int tag) {
   std::unique_lock<std::mutex> lock(mutex_);
-  auto complete = [&] {
-    for (int cell : plan_.receives)
-      if (!halos_.count({generation, cell})) return false;
-    return true;
-  };
-  changed_.wait(lock, complete);
-  std::map<int, HaloMessage> result;
-  for (int cell : plan_.receives) {
-    auto it = halos_.find({generation, cell});
-    result.emplace(cell, std::move(it->second));
-    halos_.erase(it);
-  }
-  return result;
+  const auto key = std::make_pair(source, tag);
+  changed_.wait(lock, [&] {
+    const auto it = received_.find(key);
+    return abort_.has_value() || (it != received_.end() && !it->second.empty());
+  });
+  if (abort_) throw JobAborted(abort_->exit_code, abort_->reason);
+  auto& queue = received_[key];
+  Message message = std::move(queue.front());
+  queue.pop_front();
+  return message;
 }
 
-void WorkerComm::report(RecordsMessage records) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  outgoing_.push_back({false, kMaster, kTagRecords, encode(records)});
+void WorkerComm::report(const RecordsMessage& records) {
+  Bytes payload = encode(records);  // encoded before the lock is taken
+  queue({Channel::kWorld, kMaster, kTagRecords, std::move(payload)});
 }
 
 void WorkerComm::set_progress(WorkerState state, std::int64_t generation) {
@@ -67,11 +69,15 @@ void WorkerComm::set_progress(WorkerState state, std::int64_t generation) {
   generation_ = generation;
 }
 
-void WorkerComm::gather_results(Bytes payload) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  gather_payload_ = std::move(payload);
-  gather_done_ = false;
-  changed_.wait(lock, [&] { return gather_done_; });
+void WorkerComm::send_result(Bytes payload) {
+  queue({Channel::kGlobal, kMaster, kTagResult, std::move(payload)});
+}
+
+void WorkerComm::send_failure(const std::string& reason) {
+  Bytes payload = encode(FailureMessage{reason});
+  std::lock_guard<std::mutex> lock(mutex_);
+  state_ = WorkerState::kFailed;
+  outgoing_.push_back({Channel::kWorld, kMaster, kTagFailure, std::move(payload)});
 }
 
 void WorkerComm::finish() {
@@ -79,59 +85,77 @@ void WorkerComm::finish() {
   finish_requested_ = true;
 }
 
-void WorkerComm::send_heartbeat() {
+std::optional<AbortMessage> WorkerComm::aborted() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return abort_;
+}
+
+bool WorkerComm::master_lost() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return master_lost_;
+}
+
+void WorkerComm::TEST_stop_heartbeats() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  heartbeats_stopped_ = true;
+}
+
+void WorkerComm::send_heartbeat(Clock::time_point now) {
   HeartbeatMessage hb;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (heartbeats_stopped_) return;
     hb.state = state_;
     hb.generation = generation_;
   }
-  world_->send(kMaster, kTagHeartbeat, encode(hb));
-  last_heartbeat_ = std::chrono::steady_clock::now();
+  comms_.world->send(kMaster, kTagHeartbeat, encode(hb));
+  last_heartbeat_ = now;
 }
 
-bool WorkerComm::run_once() {
+bool WorkerComm::run_once(Clock::time_point now) {
   bool did = false;
   // 1. Sends queued by the training thread.
   std::deque<Outgoing> out;
-  std::optional<Bytes> gather;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     out.swap(outgoing_);
-    // Taken, not copied: the training thread waits in gather_results() until
-    // gather_done_, and a worker's results are its largest message.
-    gather = std::exchange(gather_payload_, std::nullopt);
   }
   for (Outgoing& o : out) {
-    Communicator& comm = o.to_local ? *local_ : *world_;
-    comm.send(o.dest, o.tag, std::move(o.payload));
+    comm(o.channel).send(o.dest, o.tag, std::move(o.payload));
     did = true;
   }
-  // 2. Halos from the neighbours.
-  if (local_) {
-    while (auto msg = local_->try_receive(kAnySource, kTagHalo)) {
-      HaloMessage halo = decode_halo(msg->payload);
+  // 2. Messages from the other workers, kept by (source, tag) in order.
+  if (comms_.local) {
+    while (auto msg = comms_.local->try_receive()) {
       std::lock_guard<std::mutex> lock(mutex_);
-      halos_[{halo.generation, halo.cell}] = std::move(halo);
+      received_[{msg->source, msg->tag}].push_back(std::move(*msg));
       did = true;
     }
   }
-  // 3. Heartbeat.
-  if (std::chrono::steady_clock::now() - last_heartbeat_ >= heartbeat_interval_) {
-    send_heartbeat();
-    did = true;
-  }
-  world_->pending_sends();
-  if (local_) local_->pending_sends();
-  // 4. The final gather (a collective of GLOBAL; the master takes part).
-  if (gather) {
-    flush_sends(*world_);
-    if (local_) flush_sends(*local_);
-    global_->gather(kMaster, *gather);
+  // 3. The master: heartbeats and an abort.
+  while (auto msg = comms_.world->try_receive(kMaster, kAnyTag)) {
     std::lock_guard<std::mutex> lock(mutex_);
-    gather_done_ = true;
+    last_from_master_ = now;
+    if (msg->tag == kTagAbort && !abort_) abort_ = decode_abort(msg->payload);
     did = true;
   }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!abort_ && now - last_from_master_ >= master_dead_after_) {
+      const double silent = std::chrono::duration<double>(now - last_from_master_).count();
+      abort_ = AbortMessage{kExitFailure, fmt::format("the master has been silent for {:.1f} s", silent)};
+      master_lost_ = true;
+      did = true;
+    }
+  }
+  // 4. Heartbeat.
+  if (now - last_heartbeat_ >= heartbeat_interval_) {
+    send_heartbeat(now);
+    did = true;
+  }
+  comms_.world->pending_sends();
+  comms_.global->pending_sends();
+  if (comms_.local) comms_.local->pending_sends();
   if (did) changed_.notify_all();
   return did;
 }
@@ -142,16 +166,18 @@ void WorkerComm::run() {
   // 200 times a second and a busy one answers within a fraction of a ms.
   IdleBackoff backoff(std::chrono::microseconds(200), std::chrono::microseconds(5000));
   for (;;) {
-    const bool did = run_once();
+    const bool did = run_once(Clock::now());
     bool finishing;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       finishing = finish_requested_ && outgoing_.empty();
     }
     if (finishing) {
-      send_heartbeat();
-      flush_sends(*world_);
-      if (local_) flush_sends(*local_);
+      send_heartbeat(Clock::now());
+      bool flushed = flush_sends(*comms_.world, master_dead_after_);
+      flushed = flush_sends(*comms_.global, master_dead_after_) && flushed;
+      if (comms_.local) flushed = flush_sends(*comms_.local, master_dead_after_) && flushed;
+      if (!flushed) log::warn("messages still in flight after {} ms at exit", master_dead_after_.count());
       return;
     }
     backoff.after_round(did);

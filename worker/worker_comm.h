@@ -1,89 +1,105 @@
-// The worker's communication thread: it alone owns the worker's MPI
-// communicators (WORLD, GLOBAL, LOCAL) once training starts. The training
-// thread reaches it only through the methods below, which queue work and
-// wait on a condition variable (STYLE.md, principle 3).
+// The worker's communication thread: it alone owns the worker's
+// communicators (JobComms: WORLD, GLOBAL, LOCAL) once training starts. The
+// training thread reaches it only through the methods below, which queue
+// work and wait on a condition variable (STYLE.md, principle 3).
 //
-// Each run_once() step: send what the training thread queued; receive any
-// halo (LOCAL) into the halo store; send a heartbeat when it is due; run a
-// requested final gather; wake waiting callers. run() loops run_once()
-// and sleeps when there was nothing to do, backing off from 0.2 ms to 5 ms,
-// so the thread never spins on the cores the training thread needs.
+// Each run_once(now) step: send what the training thread queued; receive
+// LOCAL messages into the store (by source and tag, in arrival order);
+// receive the master's heartbeats and abort; send a heartbeat when it is
+// due; wake waiting callers. run() loops run_once() and sleeps when there
+// was nothing to do, backing off from 0.2 ms to 5 ms, so the thread never
+// spins on the cores the training thread needs.
 //
-// Thread-safety: publish_centres, wait_for_halos, report, set_progress,
-// gather_results and finish may be called from the training thread while
-// run() runs on the communication thread. run_once() belongs to one thread.
+// Deadlines: every wait of the training thread (receive_local) ends with
+// JobAborted when the master aborts the run or has been silent for
+// `master_dead_after`. finish() flushes the last messages for at most that
+// long too.
+//
+// Thread-safety: the WorkerExchange methods, report, set_progress,
+// send_result, send_failure, finish, aborted and TEST_stop_heartbeats may
+// be called from the training thread while run() runs on the
+// communication thread. run_once() belongs to one thread.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <memory>
 #include <mutex>
 #include <optional>
 #include <utility>
 
-#include "common/comm/communicator.h"
+#include "common/comm/job_comms.h"
 #include "common/comm/protocol.h"
-#include "grid/partition.h"
+#include "worker/worker_exchange.h"
 
 namespace cellgan {
 
-class WorkerComm {
+class WorkerComm final : public WorkerExchange {
  public:
-  // `world`, `global` and `local` are this worker's communicators; `plan`
-  // says which halos it sends and receives (workers = LOCAL ranks).
-  WorkerComm(std::unique_ptr<Communicator> world, std::unique_ptr<Communicator> global,
-             std::unique_ptr<Communicator> local, HaloPlan plan, std::chrono::milliseconds heartbeat_interval);
+  using Clock = std::chrono::steady_clock;
+
+  // `comms` are this worker's communicators (world, global, local).
+  WorkerComm(JobComms comms, std::chrono::milliseconds heartbeat_interval,
+             std::chrono::milliseconds master_dead_after);
 
   // --- Training thread ---
-  // Queues this worker's centre individuals of generation g for the
-  // workers that need them. `centres` maps cell -> (G bytes, D bytes); it
-  // is taken by value so that the bytes move into the messages.
-  void publish_centres(std::int64_t generation, std::map<int, std::pair<Bytes, Bytes>> centres);
-  // Blocks until every halo of generation g this worker needs has arrived;
-  // returns them by cell and removes them from the store.
-  std::map<int, HaloMessage> wait_for_halos(std::int64_t generation);
+  int local_rank() const override;
+  int local_size() const override;
+  void send_local(int dest, int tag, Bytes payload) override;
+  Message receive_local(int source, int tag) override;
   // Queues a records message to the master.
-  void report(RecordsMessage records);
+  void report(const RecordsMessage& records);
   // What the next heartbeats say.
   void set_progress(WorkerState state, std::int64_t generation);
-  // Runs the final GLOBAL gather with this payload; blocks until done.
-  void gather_results(Bytes payload);
+  // Queues the worker's result for the master (GLOBAL).
+  void send_result(Bytes payload);
+  // Queues a failure report for the master and sets the state to kFailed.
+  void send_failure(const std::string& reason);
   // Asks run() to flush its sends, send a last heartbeat and return.
   void finish();
+  // Set once the master has aborted the run or is presumed dead.
+  std::optional<AbortMessage> aborted();
+  // True once the master is presumed dead: silent for master_dead_after.
+  bool master_lost();
+  // Test hook: the thread stops sending heartbeats but goes on otherwise.
+  void TEST_stop_heartbeats();
 
   // --- Communication thread ---
   void run();
-  // One step; true if it did anything. Exposed for tests.
-  bool run_once();
+  // One step at time `now`; true if it did anything. Exposed for tests.
+  bool run_once(Clock::time_point now);
 
  private:
-  void send_heartbeat();
-
-  std::unique_ptr<Communicator> world_, global_, local_;
-  const HaloPlan plan_;
-  const std::chrono::milliseconds heartbeat_interval_;
-  std::chrono::steady_clock::time_point last_heartbeat_{};
-
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  // Guarded by mutex_:
+  enum class Channel { kWorld, kGlobal, kLocal };
   struct Outgoing {
-    bool to_local;  // LOCAL (halos) or WORLD (to the master)
+    Channel channel;
     int dest;
     int tag;
     Bytes payload;
   };
+  void queue(Outgoing out);
+  void send_heartbeat(Clock::time_point now);
+  Communicator& comm(Channel channel);
+
+  JobComms comms_;
+  const std::chrono::milliseconds heartbeat_interval_;
+  const std::chrono::milliseconds master_dead_after_;
+  Clock::time_point last_heartbeat_{};
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  // Guarded by mutex_:
   std::deque<Outgoing> outgoing_;
-  std::map<std::pair<std::int64_t, int>, HaloMessage> halos_;  // (generation, cell)
+  std::map<std::pair<int, int>, std::deque<Message>> received_;  // (source, tag) -> messages, in order
   WorkerState state_ = WorkerState::kInactive;
   std::int64_t generation_ = 0;
-  std::optional<Bytes> gather_payload_;
-  bool gather_done_ = false;
+  Clock::time_point last_from_master_;
+  std::optional<AbortMessage> abort_;
   bool finish_requested_ = false;
+  bool heartbeats_stopped_ = false;
+  bool master_lost_ = false;
 };
 
 }  // namespace cellgan

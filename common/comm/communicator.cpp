@@ -6,7 +6,10 @@
 #include "common/comm/communicator.h"
 
 #include <chrono>
+#include <string>
 #include <thread>
+
+#include <fmt/core.h>
 
 namespace cellgan {
 namespace {
@@ -16,15 +19,26 @@ constexpr auto kSendPollSleep = std::chrono::microseconds(200);
 
 }  // namespace
 
-Message receive_blocking(Communicator& comm, int source, int tag) {
+Message receive_blocking(Communicator& comm, int source, int tag, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     if (auto message = comm.try_receive(source, tag)) return std::move(*message);
+    if (std::chrono::steady_clock::now() >= deadline)
+      throw DeadlineExceeded(fmt::format("no message from rank {} with tag {} within {} ms",
+                                         source == kAnySource ? std::string("any") : std::to_string(source),
+                                         tag == kAnyTag ? std::string("any") : std::to_string(tag),
+                                         timeout.count()));
     std::this_thread::sleep_for(kReceivePollSleep);
   }
 }
 
-void flush_sends(Communicator& comm) {
-  while (comm.pending_sends() > 0) std::this_thread::sleep_for(kSendPollSleep);
+bool flush_sends(Communicator& comm, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (comm.pending_sends() > 0) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(kSendPollSleep);
+  }
+  return true;
 }
 
 }  // namespace cellgan

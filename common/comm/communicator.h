@@ -17,9 +17,12 @@
 // MPI in its process). Other threads reach it through that thread's queue.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace cellgan {
@@ -52,10 +55,20 @@ class Communicator {
   virtual void barrier() = 0;
 };
 
-// Blocks (polling with short sleeps) until a matching message arrives.
-Message receive_blocking(Communicator& comm, int source = kAnySource, int tag = kAnyTag);
+// Waiting has a deadline everywhere in cellgan: a peer that has died is
+// never reported by MPI (STACK.md), so a wait without one could last
+// forever. Thrown by the helpers below when the time is up.
+class DeadlineExceeded : public std::runtime_error {
+ public:
+  explicit DeadlineExceeded(const std::string& what) : std::runtime_error(what) {}
+};
 
-// Blocks (polling) until every queued send has completed.
-void flush_sends(Communicator& comm);
+// Blocks (polling with short sleeps) until a matching message arrives, for
+// at most `timeout`; then throws DeadlineExceeded.
+Message receive_blocking(Communicator& comm, int source, int tag, std::chrono::milliseconds timeout);
+
+// Blocks (polling) until every queued send has completed, for at most
+// `timeout`; returns false if some are still in flight then.
+bool flush_sends(Communicator& comm, std::chrono::milliseconds timeout);
 
 }  // namespace cellgan

@@ -111,11 +111,11 @@ MpiSession::~MpiSession() {
   if (code != MPI_SUCCESS) log::error("MPI_Finalize failed (code {})", code);
 }
 
-std::unique_ptr<Communicator> MpiSession::world() const {
+std::unique_ptr<Communicator> MpiSession::world() {
   return std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, /*owned=*/false);
 }
 
-std::unique_ptr<Communicator> MpiSession::create_group(const std::vector<int>& world_ranks, int tag) const {
+std::unique_ptr<Communicator> MpiSession::group(const std::vector<int>& world_ranks, int tag) {
   MPI_Comm comm = create_group_comm(world_ranks, tag, world_rank_, world_size_);
   try {
     return std::make_unique<MpiCommunicator>(comm, /*owned=*/true);
@@ -125,8 +125,8 @@ std::unique_ptr<Communicator> MpiSession::create_group(const std::vector<int>& w
   }
 }
 
-std::unique_ptr<Communicator> MpiSession::create_cartesian(const std::vector<int>& worker_world_ranks, int rows,
-                                                           int cols, int tag) const {
+std::unique_ptr<Communicator> MpiSession::cartesian(const std::vector<int>& worker_world_ranks, int rows, int cols,
+                                                    int tag) {
   if (rows <= 0 || cols <= 0 || static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) !=
                                     worker_world_ranks.size()) {
     throw std::invalid_argument(fmt::format("create_cartesian: a {}x{} grid does not fit {} worker ranks", rows,

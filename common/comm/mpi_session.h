@@ -5,13 +5,9 @@
 // always the main thread) and MPI_Finalize in its destructor. <mpi.h> is
 // not included here.
 //
-// The three communicators:
-// - WORLD:  every rank; configuration and control.
-// - GLOBAL: the master (rank 0) and the active workers, made with
-//   MPI_Comm_create_group by its members only; for gathers.
-// - LOCAL:  the active workers only, as a periodic Cartesian communicator
-//   (MPI_Cart_create, no reordering, so LOCAL rank = world rank - 1 for a
-//   full set of workers); for the neighbour exchange.
+// It is the MPI JobCommsFactory (job_comms.h): group() uses
+// MPI_Comm_create_group, called by the members only; cartesian() adds
+// MPI_Cart_create (periodic, no reordering) over such a group.
 //
 // Thread-safety: construct and destroy on the main thread; the
 // communicators it makes belong to the thread that owns MPI.
@@ -20,30 +16,24 @@
 #include <memory>
 #include <vector>
 
-#include "common/comm/communicator.h"
+#include "common/comm/job_comms.h"
 
 namespace cellgan {
 
-class MpiSession {
+class MpiSession final : public JobCommsFactory {
  public:
   MpiSession(int* argc, char*** argv);
   ~MpiSession();
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
 
-  int world_rank() const { return world_rank_; }
-  int world_size() const { return world_size_; }
+  int world_rank() const override { return world_rank_; }
+  int world_size() const override { return world_size_; }
 
-  std::unique_ptr<Communicator> world() const;
-
-  // Called by exactly the ranks in `world_ranks` (ascending); the new
-  // communicator's ranks follow that order. Uses MPI_Comm_create_group.
-  std::unique_ptr<Communicator> create_group(const std::vector<int>& world_ranks, int tag) const;
-
-  // Called by exactly the ranks in `worker_world_ranks` (ascending): a
-  // periodic dims[0] x dims[1] Cartesian communicator over them.
-  std::unique_ptr<Communicator> create_cartesian(const std::vector<int>& worker_world_ranks, int rows,
-                                                 int cols, int tag) const;
+  std::unique_ptr<Communicator> world() override;
+  std::unique_ptr<Communicator> group(const std::vector<int>& world_ranks, int tag) override;
+  std::unique_ptr<Communicator> cartesian(const std::vector<int>& world_ranks, int rows, int cols,
+                                          int tag) override;
 
   // Ends every rank of the job at once (MPI_Abort).
   [[noreturn]] void abort(int code) const;

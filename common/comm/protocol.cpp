@@ -36,6 +36,19 @@ StartMessage decode_start(const Bytes& b) {
   return m;
 }
 
+Bytes encode(const HelloMessage& m) {
+  ByteWriter w;
+  w.put_string(m.blas_kernels);
+  return w.take();
+}
+
+HelloMessage decode_hello(const Bytes& b) {
+  ByteReader r(b, "hello message");
+  HelloMessage m;
+  m.blas_kernels = r.get_string();
+  return m;
+}
+
 Bytes encode(const HeartbeatMessage& m) {
   ByteWriter w;
   w.put<std::uint8_t>(static_cast<std::uint8_t>(m.state));
@@ -70,16 +83,67 @@ HaloMessage decode_halo(const Bytes& b) {
   return m;
 }
 
+namespace {
+
+void put_doubles(ByteWriter& w, const std::map<std::string, double>& values) {
+  w.put<std::uint32_t>(static_cast<std::uint32_t>(values.size()));
+  for (const auto& [name, value] : values) {
+    w.put_string(name);
+    w.put<double>(value);
+  }
+}
+
+std::map<std::string, double> get_doubles(ByteReader& r) {
+  std::map<std::string, double> values;
+  const auto n = r.get<std::uint32_t>();
+  for (std::uint32_t i = 0; i < n; ++i) {
+    std::string name = r.get_string();
+    values[std::move(name)] = r.get<double>();
+  }
+  return values;
+}
+
+void put_record(ByteWriter& w, const GenerationRecord& g) {
+  w.put<std::int32_t>(g.cell);
+  w.put<std::int64_t>(g.generation);
+  w.put<double>(g.generator_loss);
+  w.put<double>(g.discriminator_loss);
+  put_doubles(w, g.scores);
+  w.put_vector(g.generator_lrs);
+  w.put_vector(g.discriminator_lrs);
+  w.put_vector(g.mixture_weights);
+  w.put<std::int32_t>(g.generators_replaced);
+  w.put<std::int32_t>(g.discriminators_replaced);
+  w.put<std::uint8_t>(g.mixture_improved ? 1 : 0);
+  w.put_vector(g.preview);
+  put_doubles(w, g.seconds);
+}
+
+GenerationRecord get_record(ByteReader& r) {
+  GenerationRecord g;
+  g.cell = r.get<std::int32_t>();
+  g.generation = r.get<std::int64_t>();
+  g.generator_loss = r.get<double>();
+  g.discriminator_loss = r.get<double>();
+  g.scores = get_doubles(r);
+  g.generator_lrs = r.get_vector<double>();
+  g.discriminator_lrs = r.get_vector<double>();
+  g.mixture_weights = r.get_vector<double>();
+  g.generators_replaced = r.get<std::int32_t>();
+  g.discriminators_replaced = r.get<std::int32_t>();
+  g.mixture_improved = r.get<std::uint8_t>() != 0;
+  g.preview = r.get_vector<float>();
+  g.seconds = get_doubles(r);
+  return g;
+}
+
+}  // namespace
+
 Bytes encode(const RecordsMessage& m) {
   ByteWriter w;
   w.put<std::int64_t>(m.generation);
-  w.put<std::int32_t>(m.cells);
-  w.put_string(m.json_lines);
-  w.put<std::uint32_t>(static_cast<std::uint32_t>(m.previews.size()));
-  for (const auto& [cell, samples] : m.previews) {
-    w.put<std::int32_t>(cell);
-    w.put_vector(samples);
-  }
+  w.put<std::uint32_t>(static_cast<std::uint32_t>(m.records.size()));
+  for (const GenerationRecord& g : m.records) put_record(w, g);
   return w.take();
 }
 
@@ -87,13 +151,8 @@ RecordsMessage decode_records(const Bytes& b) {
   ByteReader r(b, "records message");
   RecordsMessage m;
   m.generation = r.get<std::int64_t>();
-  m.cells = r.get<std::int32_t>();
-  m.json_lines = r.get_string();
-  const auto previews = r.get<std::uint32_t>();
-  for (std::uint32_t i = 0; i < previews; ++i) {
-    const int cell = r.get<std::int32_t>();
-    m.previews[cell] = r.get_vector<float>();
-  }
+  const auto n = r.get<std::uint32_t>();
+  for (std::uint32_t i = 0; i < n; ++i) m.records.push_back(get_record(r));
   return m;
 }
 
@@ -128,6 +187,34 @@ ResultMessage decode_result(const Bytes& b) {
   m.cells = r.get_vector<std::int32_t>();
   const auto n = r.get<std::uint32_t>();
   for (std::uint32_t i = 0; i < n; ++i) m.ensembles.push_back(r.get_bytes());
+  return m;
+}
+
+Bytes encode(const FailureMessage& m) {
+  ByteWriter w;
+  w.put_string(m.reason);
+  return w.take();
+}
+
+FailureMessage decode_failure(const Bytes& b) {
+  ByteReader r(b, "failure message");
+  FailureMessage m;
+  m.reason = r.get_string();
+  return m;
+}
+
+Bytes encode(const AbortMessage& m) {
+  ByteWriter w;
+  w.put<std::int32_t>(m.exit_code);
+  w.put_string(m.reason);
+  return w.take();
+}
+
+AbortMessage decode_abort(const Bytes& b) {
+  ByteReader r(b, "abort message");
+  AbortMessage m;
+  m.exit_code = r.get<std::int32_t>();
+  m.reason = r.get_string();
   return m;
 }
 

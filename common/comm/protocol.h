@@ -1,30 +1,41 @@
-// The wire protocol of a coevolution run, step by step (STYLE.md, 10).
+// The wire protocol of a cellgan job, step by step (STYLE.md, 10).
 //
-// Tags and payloads (all payloads are ByteWriter encodings):
+// Every wait below has a deadline (job_comms.h, communicator.h): no rank
+// ever waits for a peer forever. W is the number of workers; the master is
+// world rank 0, workers are 1..W.
 //
 //  1. Start-up, WORLD. The master validates the configuration and sends
-//     every worker kTagStart: StartMessage{ok, error, config_yaml}. On
-//     ok = false each worker exits with kExitBadInput without output, so
-//     bad input is one line, printed by the master alone, and no rank hangs.
-//  2. Communicators. All ranks: GLOBAL = create_group({0..W}); at once
-//     every member calls gather(root 0) on it: a worker gives the name of
-//     its BLAS kernels (blas_kernels(), as raw characters), the master
-//     nothing. Workers: LOCAL = create_cartesian({1..W}, partition dims).
-//  3. Every generation g (0-based), LOCAL. Each worker sends, for each of
-//     its cells that another worker needs, kTagHalo: HaloMessage{g, cell,
-//     centre G, centre D} to each such worker, then waits for all the
-//     halos of generation g it needs. Halos of later generations that
-//     arrive early are kept until asked for.
-//  4. Each generation, WORLD. The worker's training thread reports its
-//     cells' records: kTagRecords: RecordsMessage{g + 1, JSON lines,
-//     previews} (the number of generations completed, 1-based; previews
-//     only on generations that are multiples of evaluation.preview_every).
-//  5. Throughout, WORLD. The worker's communication thread sends
-//     kTagHeartbeat: HeartbeatMessage{state, generation} every
-//     heartbeat_interval_ms, whatever the training thread is doing.
-//  6. End, GLOBAL. Every member calls gather(root 0): a worker gives
-//     ResultMessage{cells, encoded ensembles}; the master gives nothing.
-//     Then each worker sends a last kTagHeartbeat with state kFinished.
+//     every worker kTagStart: StartMessage{ok, error, config_yaml, source}.
+//     On ok = false each worker exits with kExitBadInput without output,
+//     so bad input is one line, printed by the master alone. A worker
+//     waits for it at most the default runtime.dead_after_ms (it cannot
+//     know the configured one yet).
+//  2. Communicators. All ranks: GLOBAL = group({0..W}); workers: LOCAL =
+//     cartesian({1..W}) with the layout's worker grid. Then each worker
+//     sends the master, on GLOBAL, kTagHello: HelloMessage{BLAS kernels}.
+//  3. Throughout, WORLD, every runtime.heartbeat_interval_ms:
+//     worker -> master kTagHeartbeat: HeartbeatMessage{state, generation};
+//     master -> worker kTagMasterHeartbeat (empty). A worker's
+//     communication thread beats whatever its training thread does. A
+//     worker silent for dead_after_ms is declared dead by the master; a
+//     master silent that long is declared dead by each worker.
+//  4. Every generation g (0-based), LOCAL: the layout's exchange between
+//     workers (coevolution: for each of its cells that another worker
+//     needs, kTagHalo: HaloMessage{g, cell, centre G, centre D} to that
+//     worker, in cell order; halos of later generations wait their turn).
+//  5. Every generation, WORLD: kTagRecords: RecordsMessage{g + 1, typed
+//     GenerationRecords of the worker's cells, previews inside them on
+//     preview generations}. The master writes metrics.jsonl from them.
+//  6. End, GLOBAL: each worker sends kTagResult: ResultMessage{cells,
+//     encoded ensembles}, then a last heartbeat with state kFinished, and
+//     exits. The master scores and writes the result once it has every
+//     worker's result.
+//  7. Errors. A worker whose training fails sends kTagFailure:
+//     FailureMessage{reason} on WORLD and exits with kExitFailure. When the
+//     master ends the run early (a failed or dead worker, or its own
+//     error), it sends every worker still alive kTagAbort:
+//     AbortMessage{exit code, reason}; each exits with that code. Nothing
+//     is ever sent to a worker declared dead (STACK.md).
 //
 // Thread-safety: pure encode/decode functions.
 #pragma once
@@ -36,6 +47,7 @@
 #include <vector>
 
 #include "common/comm/communicator.h"
+#include "common/generation_record.h"
 
 namespace cellgan {
 
@@ -46,9 +58,14 @@ enum Tag : int {
   kTagHeartbeat = 2,
   kTagRecords = 3,
   kTagHalo = 4,
+  kTagHello = 5,
+  kTagResult = 6,
+  kTagFailure = 7,
+  kTagAbort = 8,
+  kTagMasterHeartbeat = 9,
 };
 
-// Group-creation tags for MPI_Comm_create_group.
+// Group-creation tags (MPI_Comm_create_group).
 inline constexpr int kGlobalGroupTag = 101;
 inline constexpr int kLocalGroupTag = 102;
 
@@ -64,6 +81,12 @@ struct StartMessage {
 };
 Bytes encode(const StartMessage& m);
 StartMessage decode_start(const Bytes& b);
+
+struct HelloMessage {
+  std::string blas_kernels;  // math_kernels.h: blas_kernels()
+};
+Bytes encode(const HelloMessage& m);
+HelloMessage decode_hello(const Bytes& b);
 
 struct HeartbeatMessage {
   WorkerState state = WorkerState::kInactive;
@@ -82,11 +105,8 @@ Bytes encode(const HaloMessage& m);
 HaloMessage decode_halo(const Bytes& b);
 
 struct RecordsMessage {
-  std::int64_t generation = 0;
-  std::string json_lines;  // one line per cell, each ending in '\n'
-  std::int32_t cells = 0;
-  // Preview samples by cell, on preview generations only (row-major floats).
-  std::map<int, std::vector<float>> previews;
+  std::int64_t generation = 0;  // generations completed, 1-based
+  std::vector<GenerationRecord> records;  // one per cell of the worker
 };
 Bytes encode(const RecordsMessage& m);
 RecordsMessage decode_records(const Bytes& b);
@@ -102,5 +122,18 @@ ResultMessage decode_result(const Bytes& b);
 // holds its ensembles apart from the message. `size_bound` reserves room.
 Bytes encode_result(const std::vector<std::int32_t>& cells, std::size_t size_bound,
                     const std::function<void(std::size_t, ByteWriter&)>& write);
+
+struct FailureMessage {
+  std::string reason;  // one line: what failed on the worker
+};
+Bytes encode(const FailureMessage& m);
+FailureMessage decode_failure(const Bytes& b);
+
+struct AbortMessage {
+  std::int32_t exit_code = 1;  // the code every rank exits with (error.h)
+  std::string reason;
+};
+Bytes encode(const AbortMessage& m);
+AbortMessage decode_abort(const Bytes& b);
 
 }  // namespace cellgan

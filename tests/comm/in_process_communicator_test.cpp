@@ -19,6 +19,8 @@
 namespace cellgan {
 namespace {
 
+constexpr std::chrono::milliseconds kTestTimeout{10000};  // far beyond any healthy wait here
+
 // Runs `body` once per rank, each on its own thread, and joins them all.
 void run_ranks(int n, const std::function<void(Communicator&)>& body) {
   InProcessNetwork network(n);
@@ -84,7 +86,7 @@ TEST(InProcessCommunicatorTest, OrderIsKeptPerPairAndTag) {
     }
     std::map<std::pair<int, int>, int> last;  // (source, tag) -> last sequence
     for (int received = 0; received < (kRanks - 1) * kMessages; ++received) {
-      const Message m = receive_blocking(comm);
+      const Message m = receive_blocking(comm, kAnySource, kAnyTag, kTestTimeout);
       EXPECT_EQ(decode(m.payload, 0), m.source);
       const int seq = decode(m.payload, 1);
       EXPECT_EQ(1 + seq % 2, m.tag);
@@ -109,10 +111,10 @@ TEST(InProcessCommunicatorTest, SelectiveReceiveKeepsOtherStreams) {
   c2->send(0, 7, encode({20}));
   c1->send(0, 8, encode({11}));
   c1->send(0, 7, encode({12}));
-  EXPECT_EQ(decode(receive_blocking(*c0, 1, 8).payload, 0), 11);
-  EXPECT_EQ(decode(receive_blocking(*c0, 2, kAnyTag).payload, 0), 20);
-  EXPECT_EQ(decode(receive_blocking(*c0, 1, 7).payload, 0), 10);
-  EXPECT_EQ(decode(receive_blocking(*c0, kAnySource, 7).payload, 0), 12);
+  EXPECT_EQ(decode(receive_blocking(*c0, 1, 8, kTestTimeout).payload, 0), 11);
+  EXPECT_EQ(decode(receive_blocking(*c0, 2, kAnyTag, kTestTimeout).payload, 0), 20);
+  EXPECT_EQ(decode(receive_blocking(*c0, 1, 7, kTestTimeout).payload, 0), 10);
+  EXPECT_EQ(decode(receive_blocking(*c0, kAnySource, 7, kTestTimeout).payload, 0), 12);
   EXPECT_FALSE(c0->try_receive().has_value());
 }
 
@@ -121,12 +123,12 @@ TEST(InProcessCommunicatorTest, AnySourceAnyTagReceivesFromEveryone) {
   run_ranks(kRanks, [&](Communicator& comm) {
     if (comm.rank() != 0) {
       comm.send(0, 100 + comm.rank(), encode({comm.rank() * 3}));
-      flush_sends(comm);
+      flush_sends(comm, kTestTimeout);
       return;
     }
     std::vector<bool> seen(kRanks, false);
     for (int i = 1; i < kRanks; ++i) {
-      const Message m = receive_blocking(comm, kAnySource, kAnyTag);
+      const Message m = receive_blocking(comm, kAnySource, kAnyTag, kTestTimeout);
       ASSERT_GE(m.source, 1);
       ASSERT_LT(m.source, kRanks);
       EXPECT_FALSE(seen[m.source]);
@@ -143,7 +145,7 @@ TEST(InProcessCommunicatorTest, ReceiveBlockingWaitsForALateSend) {
       std::this_thread::sleep_for(std::chrono::milliseconds(30));
       comm.send(0, 3, {1, 2, 3});
     } else {
-      const Message m = receive_blocking(comm, 1, 3);
+      const Message m = receive_blocking(comm, 1, 3, kTestTimeout);
       EXPECT_EQ(m.payload, (Bytes{1, 2, 3}));
     }
   });
@@ -201,7 +203,7 @@ TEST(InProcessCommunicatorTest, CommunicatorsOutliveTheNetwork) {
     c0 = network.communicator(0);
   }
   c0->send(0, 0, {9});
-  EXPECT_EQ(receive_blocking(*c0).payload, Bytes{9});
+  EXPECT_EQ(receive_blocking(*c0, kAnySource, kAnyTag, kTestTimeout).payload, Bytes{9});
   EXPECT_EQ(c0->gather(0, {4}), std::vector<Bytes>{Bytes{4}});
   c0->barrier();
 }

@@ -142,43 +142,74 @@ TEST(Protocol, HaloTruncated) {
 
 // ---------------------------------------------------------------- RecordsMessage
 
-TEST(Protocol, RecordsRoundTrip) {
+GenerationRecord full_record(int cell) {
+  GenerationRecord g;
+  g.cell = cell;
+  g.generation = 3;
+  g.generator_loss = 0.6931471805599453;
+  g.discriminator_loss = -1.0 / 3.0;
+  g.scores = {{"fid", 123.456789012345}, {"tvd", 0.25}};
+  g.generator_lrs = {2e-4, 1.9999e-4};
+  g.discriminator_lrs = {2.0001e-4};
+  g.mixture_weights = {0.2, 0.3, 0.5};
+  g.generators_replaced = 1;
+  g.discriminators_replaced = 2;
+  g.mixture_improved = true;
+  g.preview = {0.5f, -1.0f, 0.25f, 1.0f};
+  g.seconds = {{"train", 1.5}, {"idle", 0.0}};
+  return g;
+}
+
+void expect_same_record(const GenerationRecord& a, const GenerationRecord& b) {
+  EXPECT_EQ(a.cell, b.cell);
+  EXPECT_EQ(a.generation, b.generation);
+  EXPECT_EQ(a.generator_loss, b.generator_loss);  // bit for bit: doubles travel raw
+  EXPECT_EQ(a.discriminator_loss, b.discriminator_loss);
+  EXPECT_EQ(a.scores, b.scores);
+  EXPECT_EQ(a.generator_lrs, b.generator_lrs);
+  EXPECT_EQ(a.discriminator_lrs, b.discriminator_lrs);
+  EXPECT_EQ(a.mixture_weights, b.mixture_weights);
+  EXPECT_EQ(a.generators_replaced, b.generators_replaced);
+  EXPECT_EQ(a.discriminators_replaced, b.discriminators_replaced);
+  EXPECT_EQ(a.mixture_improved, b.mixture_improved);
+  EXPECT_EQ(a.preview, b.preview);
+  EXPECT_EQ(a.seconds, b.seconds);
+}
+
+TEST(Protocol, RecordsRoundTripTyped) {
   RecordsMessage m;
   m.generation = 3;
-  m.cells = 2;
-  m.json_lines = "{\"generation\":3,\"cell\":0}\n{\"generation\":3,\"cell\":1}\n";
+  m.records = {full_record(0), full_record(7)};
+  m.records[1].preview.clear();
+  m.records[1].mixture_improved = false;
   const RecordsMessage back = decode_records(encode(m));
   EXPECT_EQ(back.generation, 3);
-  EXPECT_EQ(back.cells, 2);
-  EXPECT_EQ(back.json_lines, m.json_lines);
-
-  EXPECT_TRUE(back.previews.empty());
+  ASSERT_EQ(back.records.size(), 2u);
+  expect_same_record(back.records[0], m.records[0]);
+  expect_same_record(back.records[1], m.records[1]);
 
   const RecordsMessage none = decode_records(encode(RecordsMessage{}));
   EXPECT_EQ(none.generation, 0);
-  EXPECT_EQ(none.cells, 0);
-  EXPECT_EQ(none.json_lines, "");
-}
-
-TEST(Protocol, RecordsCarryPreviewsByCell) {
-  RecordsMessage m;
-  m.generation = 10;
-  m.cells = 2;
-  m.json_lines = "{\"cell\":4}\n{\"cell\":7}\n";
-  m.previews[4] = {0.5f, -1.0f, 0.25f, 1.0f};
-  m.previews[7] = {-0.125f, 0.75f};
-  const RecordsMessage back = decode_records(encode(m));
-  EXPECT_EQ(back.json_lines, m.json_lines);
-  EXPECT_EQ(back.previews, m.previews);
-  expect_prefixes_rejected(encode(m), [](const Bytes& b) { decode_records(b); }, "records message");
+  EXPECT_TRUE(none.records.empty());
 }
 
 TEST(Protocol, RecordsTruncated) {
   RecordsMessage m;
   m.generation = 1;
-  m.cells = 1;
-  m.json_lines = "{\"cell\":0}\n";
+  m.records = {full_record(2)};
   expect_prefixes_rejected(encode(m), [](const Bytes& b) { decode_records(b); }, "records message");
+}
+
+// ---------------------------------------------------------------- Hello, failure, abort
+
+TEST(Protocol, HelloFailureAndAbortRoundTrip) {
+  EXPECT_EQ(decode_hello(encode(HelloMessage{"OpenBLAS SkylakeX"})).blas_kernels, "OpenBLAS SkylakeX");
+  EXPECT_EQ(decode_failure(encode(FailureMessage{"cell 3: weights not finite"})).reason,
+            "cell 3: weights not finite");
+  const AbortMessage a = decode_abort(encode(AbortMessage{2, "bad input on rank 0"}));
+  EXPECT_EQ(a.exit_code, 2);
+  EXPECT_EQ(a.reason, "bad input on rank 0");
+  expect_prefixes_rejected(encode(AbortMessage{1, "x"}), [](const Bytes& b) { decode_abort(b); }, "abort message");
 }
 
 // ---------------------------------------------------------------- ResultMessage

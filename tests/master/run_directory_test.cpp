@@ -1,9 +1,12 @@
 // Tests of master/run_directory.h: the output_dir checks, config.yaml, ordered metrics.jsonl and events.log.
 #include "master/run_directory.h"
 
+#include "master/metrics_line.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
@@ -30,15 +33,41 @@ Config config_in(const std::string& output_dir) {
 }
 
 // One metrics line, as a worker writes it.
-std::string record(std::int64_t generation, int cell) {
-  return "{\"generation\":" + std::to_string(generation) + ",\"cell\":" + std::to_string(cell) + ",\"loss\":0.5}";
+// The metrics.jsonl line of a record (metrics_line.h), without its '\n'.
+std::string line_of(const GenerationRecord& r) {
+  std::string line = to_json_line(r);
+  line.pop_back();
+  return line;
 }
 
-// A worker's records for its cells, one line each ending in '\n'.
-std::string records(std::int64_t generation, const std::vector<int>& cells) {
-  std::string lines;
-  for (int cell : cells) lines += record(generation, cell) + "\n";
-  return lines;
+GenerationRecord typed_record(std::int64_t generation, int cell) {
+  GenerationRecord r;
+  r.cell = cell;
+  r.generation = generation;
+  r.generator_loss = 0.5 + cell;
+  r.discriminator_loss = 1.0 / (1 + generation);
+  r.scores = {{"fid", 100.0 + cell}};
+  r.seconds = {{"train", 0.25}};
+  return r;
+}
+
+// The line one record of (generation, cell) gives.
+std::string record(std::int64_t generation, int cell) { return line_of(typed_record(generation, cell)); }
+
+// A worker's records for its cells, in the order given.
+std::vector<GenerationRecord> records(std::int64_t generation, const std::vector<int>& cells) {
+  std::vector<GenerationRecord> out;
+  for (int cell : cells) out.push_back(typed_record(generation, cell));
+  return out;
+}
+
+// The same with preview samples on some cells.
+std::vector<GenerationRecord> records(std::int64_t generation, const std::vector<int>& cells,
+                                      const std::map<int, std::vector<float>>& previews) {
+  std::vector<GenerationRecord> out = records(generation, cells);
+  for (auto& r : out)
+    if (previews.count(r.cell)) r.preview = previews.at(r.cell);
+  return out;
 }
 
 std::vector<std::string> lines_of(const std::string& path) {
@@ -131,17 +160,17 @@ TEST(RunDirectory, WritesAGenerationOnlyWhenComplete) {
   EXPECT_EQ(lines_of(run.path("metrics.jsonl")),
             (std::vector<std::string>{record(1, 0), record(1, 1), record(1, 2), record(1, 3)}));
 
-  const auto& g1 = run.generation_lines(1);
+  const auto& g1 = run.generation_records(1);
   ASSERT_EQ(g1.size(), 4u);
-  for (int cell = 0; cell < 4; ++cell) EXPECT_EQ(g1.at(cell), record(1, cell));
+  for (int cell = 0; cell < 4; ++cell) EXPECT_EQ(line_of(g1.at(cell)), record(1, cell));
 }
 
 TEST(RunDirectory, HandsOverPreviewsOnceTheirGenerationIsComplete) {
   TempDir tmp;
   RunDirectory run(config_in(tmp.file("run")), 2);
-  run.add_records(1, records(1, {0}), {{0, {0.5f, -0.5f}}});
+  run.add_records(1, records(1, {0}, {{0, {0.5f, -0.5f}}}));
   EXPECT_TRUE(run.take_previews(1).empty()) << "generation 1 is not complete yet";
-  EXPECT_EQ(run.add_records(1, records(1, {1}), {{1, {1.0f, 0.0f}}}), std::vector<std::int64_t>{1});
+  EXPECT_EQ(run.add_records(1, records(1, {1}, {{1, {1.0f, 0.0f}}})), std::vector<std::int64_t>{1});
   const auto previews = run.take_previews(1);
   ASSERT_EQ(previews.size(), 2u);
   EXPECT_EQ(previews.at(0), (std::vector<float>{0.5f, -0.5f}));
@@ -150,7 +179,7 @@ TEST(RunDirectory, HandsOverPreviewsOnceTheirGenerationIsComplete) {
   EXPECT_EQ(run.add_records(2, records(2, {0, 1})), std::vector<std::int64_t>{2});
   EXPECT_TRUE(run.take_previews(2).empty()) << "a generation without previews";
   // Previews of a generation not taken are dropped by the next call.
-  run.add_records(3, records(3, {0, 1}), {{0, {0.25f}}});
+  run.add_records(3, records(3, {0, 1}, {{0, {0.25f}}}));
   run.add_records(4, records(4, {0}));
   EXPECT_TRUE(run.take_previews(3).empty());
 }
@@ -159,11 +188,11 @@ TEST(RunDirectory, OrdersRecordsThatArriveOutOfOrder) {
   TempDir tmp;
   RunDirectory run(config_in(tmp.file("run")), 4);
   // Generation 2 of worker B before generation 1 of worker A; cells within a
-  // message in no particular order, the last line without its '\n'.
+  // message in no particular order.
   EXPECT_TRUE(run.add_records(1, records(1, {3, 2})).empty());
   EXPECT_TRUE(run.add_records(2, records(2, {3, 2})).empty());
   EXPECT_TRUE(lines_of(run.path("metrics.jsonl")).empty());
-  EXPECT_EQ(run.add_records(1, record(1, 1) + "\n" + record(1, 0)), std::vector<std::int64_t>{1});
+  EXPECT_EQ(run.add_records(1, records(1, {1, 0})), std::vector<std::int64_t>{1});
   EXPECT_EQ(run.add_records(2, records(2, {1, 0})), std::vector<std::int64_t>{2});
 
   std::vector<std::string> expected;
@@ -192,14 +221,14 @@ TEST(RunDirectory, ALateGenerationReleasesTheOnesWaitingBehindIt) {
   // Each generation's own lines, also when several were written at once.
   for (int g = 1; g <= 3; ++g) {
     SCOPED_TRACE("generation " + std::to_string(g));
-    const auto& lines = run.generation_lines(g);
-    ASSERT_EQ(lines.size(), 2u);
-    EXPECT_EQ(lines.at(0), record(g, 0));
-    EXPECT_EQ(lines.at(1), record(g, 1));
+    const auto& typed = run.generation_records(g);
+    ASSERT_EQ(typed.size(), 2u);
+    EXPECT_EQ(line_of(typed.at(0)), record(g, 0));
+    EXPECT_EQ(line_of(typed.at(1)), record(g, 1));
   }
   // Only the last call's generations are kept.
   run.add_records(4, records(4, {0}));
-  EXPECT_THROW(run.generation_lines(3), std::out_of_range);
+  EXPECT_THROW(run.generation_records(3), std::out_of_range);
 }
 
 TEST(RunDirectory, EventsAreTimestampedLines) {

@@ -2,7 +2,7 @@
 // CTest as `mpirun -np 4 comm_mpi_check` (test mpi_comm_4ranks).
 //
 // It builds the job's three communicators the way cellgan does: WORLD,
-// GLOBAL = {0,1,2,3} through create_group, LOCAL = a periodic 1x3 Cartesian
+// GLOBAL = {0,1,2,3} through group(), LOCAL = a periodic 1x3 Cartesian
 // communicator over the workers {1,2,3}. Then it checks ranks and sizes, a
 // ring exchange on LOCAL (small and MLP-sized messages), an any-source
 // receive on WORLD, gathers on GLOBAL with distinct payload sizes and
@@ -32,6 +32,7 @@ constexpr int kTagRingSmall = 11;
 constexpr int kTagRingLarge = 12;
 constexpr int kTagHello = 13;
 constexpr std::size_t kLargeBytes = 2600000;  // about one MLP's parameters
+constexpr std::chrono::milliseconds kTestTimeout{30000};  // far beyond any healthy wait here
 
 int g_failures = 0;
 
@@ -57,13 +58,13 @@ void check_ring_on_local(Communicator& local) {
   local.send(right, kTagRingSmall, pattern(1000 + r, r));
   // Take the small one first although it was sent second: tags are
   // separate streams.
-  const Message small = receive_blocking(local, left, kTagRingSmall);
+  const Message small = receive_blocking(local, left, kTagRingSmall, kTestTimeout);
   check(small.source == left && small.tag == kTagRingSmall, "LOCAL ring: small message header");
   check(small.payload == pattern(1000 + left, left), "LOCAL ring: small payload from the left neighbour");
-  const Message large = receive_blocking(local, kAnySource, kTagRingLarge);
+  const Message large = receive_blocking(local, kAnySource, kTagRingLarge, kTestTimeout);
   check(large.source == left, "LOCAL ring: large message source");
   check(large.payload == pattern(kLargeBytes, 100 + left), "LOCAL ring: large payload from the left neighbour");
-  flush_sends(local);
+  flush_sends(local, kTestTimeout);
   check(local.pending_sends() == 0, "LOCAL ring: sends still pending after flush_sends");
   check(!local.try_receive().has_value(), "LOCAL ring: unexpected extra message");
 }
@@ -97,34 +98,34 @@ void check_gathers_on_global(Communicator& global) {
   }
 }
 
-void run(const MpiSession& session) {
+void run(MpiSession& session) {
   const int me = session.world_rank();
   auto world = session.world();
   check(world->rank() == me && world->size() == kRanks, "WORLD rank/size");
 
-  auto global = session.create_group({0, 1, 2, 3}, kTagGlobal);
+  auto global = session.group({0, 1, 2, 3}, kTagGlobal);
   check(global->rank() == me && global->size() == kRanks, "GLOBAL rank/size");
 
   std::unique_ptr<Communicator> local;
   if (me != 0) {
-    local = session.create_cartesian({1, 2, 3}, /*rows=*/1, /*cols=*/3, kTagLocal);
+    local = session.cartesian({1, 2, 3}, /*rows=*/1, /*cols=*/3, kTagLocal);
     check(local->rank() == me - 1 && local->size() == kRanks - 1, "LOCAL rank/size (expected world rank - 1, 3)");
     check_ring_on_local(*local);
     local->barrier();
   } else {
     bool rejected = false;
     try {
-      session.create_group({1, 2, 3}, kTagLocal);
+      session.group({1, 2, 3}, kTagLocal);
     } catch (const std::invalid_argument&) {
       rejected = true;
     }
-    check(rejected, "create_group by a non-member should throw std::invalid_argument");
+    check(rejected, "group() by a non-member should throw std::invalid_argument");
   }
 
   if (me == 0) {
     std::vector<bool> seen(kRanks, false);
     for (int i = 1; i < kRanks; ++i) {
-      const Message m = receive_blocking(*world, kAnySource, kTagHello);
+      const Message m = receive_blocking(*world, kAnySource, kTagHello, kTestTimeout);
       const bool valid = m.source >= 1 && m.source < kRanks && !seen[m.source];
       check(valid, "WORLD any-source receive: bad or repeated source " + std::to_string(m.source));
       if (valid) seen[m.source] = true;
@@ -132,7 +133,7 @@ void run(const MpiSession& session) {
     }
   } else {
     world->send(0, kTagHello, pattern(5, me));
-    flush_sends(*world);
+    flush_sends(*world, kTestTimeout);
   }
 
   check_gathers_on_global(*global);

@@ -1,98 +1,80 @@
 // The worker's communication thread, driven step by step (run_once) over the
-// in-process communicator: halos reach the neighbour worker and are matched
-// by generation, records and heartbeats reach the master.
+// in-process communicators: messages between workers keep their order per
+// (source, tag), records and heartbeats reach the master, and every wait
+// ends — with the message, or with JobAborted when the master aborts or
+// falls silent.
 #include "worker/worker_comm.h"
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "common/comm/in_process_communicator.h"
-#include "grid/topology.h"
+#include "common/error.h"
 
 namespace cellgan {
 namespace {
 
-// A 1xN grid on N workers (2 by default): each worker owns one cell and
-// needs the others (N <= 3, von Neumann).
-struct RowOfWorkers {
-  explicit RowOfWorkers(int n = 2)
-      : world(n + 1), global(n + 1), local(n), grid(1, n), partition(partition_cells(grid, n)) {
+using Clock = WorkerComm::Clock;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kHeartbeat{50};
+constexpr milliseconds kMasterDeadAfter{1000};
+
+// N workers (2 by default) and the master's ends of WORLD and GLOBAL.
+struct Workers {
+  explicit Workers(int n = 2) : world(n + 1), global(n + 1), local(n) {
     master = world.communicator(0);
+    master_global = global.communicator(0);
     for (int w = 0; w < n; ++w) {
-      comms.push_back(std::make_unique<WorkerComm>(world.communicator(w + 1), global.communicator(w + 1),
-                                                   local.communicator(w),
-                                                   halo_plan(grid, partition, NeighbourhoodKind::kVonNeumann, w),
-                                                   std::chrono::milliseconds(50)));
+      JobComms c{world.communicator(w + 1), global.communicator(w + 1), local.communicator(w)};
+      comms.push_back(std::make_unique<WorkerComm>(std::move(c), kHeartbeat, kMasterDeadAfter));
     }
   }
-  void step(int times = 2) {
+  void step(Clock::time_point now, int times = 2) {
     for (int i = 0; i < times; ++i)
-      for (auto& c : comms) c->run_once();
+      for (auto& c : comms) c->run_once(now);
   }
   InProcessNetwork world, global, local;
-  GridShape grid;
-  Partition partition;
-  std::unique_ptr<Communicator> master;
+  std::unique_ptr<Communicator> master, master_global;
   std::vector<std::unique_ptr<WorkerComm>> comms;
 };
 
-std::map<int, std::pair<Bytes, Bytes>> centre(int cell, std::uint8_t tag) {
-  return {{cell, {Bytes{tag, 1}, Bytes{tag, 2}}}};
+TEST(WorkerComm, MessagesBetweenWorkersArriveInOrderPerSourceAndTag) {
+  Workers t(3);
+  const auto now = Clock::now();
+  t.comms[1]->send_local(0, 4, Bytes{1});
+  t.comms[1]->send_local(0, 4, Bytes{2});
+  t.comms[2]->send_local(0, 4, Bytes{3});
+  t.comms[1]->send_local(0, 9, Bytes{4});
+  t.step(now);
+  EXPECT_EQ(t.comms[0]->receive_local(2, 4).payload, Bytes{3});
+  EXPECT_EQ(t.comms[0]->receive_local(1, 9).payload, Bytes{4});
+  EXPECT_EQ(t.comms[0]->receive_local(1, 4).payload, Bytes{1});
+  EXPECT_EQ(t.comms[0]->receive_local(1, 4).payload, Bytes{2});
+  EXPECT_EQ(t.comms[0]->local_rank(), 0);
+  EXPECT_EQ(t.comms[2]->local_size(), 3);
 }
 
-TEST(WorkerComm, HalosReachTheNeighbourWorker) {
-  RowOfWorkers t;
-  t.comms[0]->publish_centres(0, centre(0, 10));
-  t.comms[1]->publish_centres(0, centre(1, 11));
-  t.step();
-  const auto at0 = t.comms[0]->wait_for_halos(0);
-  const auto at1 = t.comms[1]->wait_for_halos(0);
-  ASSERT_EQ(at0.size(), 1u);
-  ASSERT_EQ(at1.size(), 1u);
-  EXPECT_EQ(at0.at(1).generator, (Bytes{11, 1}));
-  EXPECT_EQ(at0.at(1).discriminator, (Bytes{11, 2}));
-  EXPECT_EQ(at1.at(0).generator, (Bytes{10, 1}));
-  EXPECT_EQ(at1.at(0).generation, 0);
-}
-
-TEST(WorkerComm, ACentreNeededByTwoWorkersReachesBoth) {
-  RowOfWorkers t(3);  // on a 1x3 ring every cell is both others' neighbour
-  for (int w = 0; w < 3; ++w) t.comms[w]->publish_centres(0, centre(w, static_cast<std::uint8_t>(40 + w)));
-  t.step();
-  for (int w = 0; w < 3; ++w) {
-    const auto halos = t.comms[w]->wait_for_halos(0);
-    ASSERT_EQ(halos.size(), 2u) << "worker " << w;
-    for (const auto& [cell, halo] : halos) {
-      EXPECT_NE(cell, w);
-      EXPECT_EQ(halo.generator, (Bytes{static_cast<std::uint8_t>(40 + cell), 1})) << "worker " << w;
-      EXPECT_EQ(halo.discriminator, (Bytes{static_cast<std::uint8_t>(40 + cell), 2})) << "worker " << w;
-    }
-  }
-}
-
-TEST(WorkerComm, EarlyHalosOfALaterGenerationWaitTheirTurn) {
-  RowOfWorkers t;
-  // Worker 1 runs ahead: it publishes generations 0 and 1 before worker 0 asks.
-  t.comms[1]->publish_centres(0, centre(1, 20));
-  t.comms[1]->publish_centres(1, centre(1, 21));
-  t.comms[0]->publish_centres(0, centre(0, 30));
-  t.step();
-  EXPECT_EQ(t.comms[0]->wait_for_halos(0).at(1).generator, (Bytes{20, 1}));
-  EXPECT_EQ(t.comms[0]->wait_for_halos(1).at(1).generator, (Bytes{21, 1}));
-}
-
-TEST(WorkerComm, RecordsAndHeartbeatsReachTheMaster) {
-  RowOfWorkers t;
+TEST(WorkerComm, RecordsResultAndHeartbeatsReachTheMaster) {
+  Workers t;
+  const auto now = Clock::now();
   t.comms[0]->set_progress(WorkerState::kProcessing, 3);
   RecordsMessage r;
   r.generation = 3;
-  r.cells = 1;
-  r.json_lines = "{\"cell\":0}\n";
+  r.records.resize(1);
+  r.records[0].cell = 5;
+  r.records[0].generator_loss = 0.125;
   t.comms[0]->report(r);
-  t.step(1);
+  t.comms[0]->send_result(Bytes{7, 7});
+  t.step(now, 1);
   bool got_records = false, got_heartbeat = false;
   while (auto m = t.master->try_receive()) {
     if (m->tag == kTagRecords && m->source == 1) {
-      EXPECT_EQ(decode_records(m->payload).json_lines, r.json_lines);
+      const RecordsMessage back = decode_records(m->payload);
+      ASSERT_EQ(back.records.size(), 1u);
+      EXPECT_EQ(back.records[0].cell, 5);
+      EXPECT_EQ(back.records[0].generator_loss, 0.125);
       got_records = true;
     }
     if (m->tag == kTagHeartbeat && m->source == 1) {
@@ -104,9 +86,76 @@ TEST(WorkerComm, RecordsAndHeartbeatsReachTheMaster) {
   }
   EXPECT_TRUE(got_records);
   EXPECT_TRUE(got_heartbeat);
-  // The next heartbeat waits for the interval.
-  t.step(1);
+  const auto result = t.master_global->try_receive(1, kTagResult);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->payload, (Bytes{7, 7}));
+  // The next heartbeat waits for the interval, then comes.
+  t.step(now + kHeartbeat / 2, 1);
   EXPECT_FALSE(t.master->try_receive(1, kTagHeartbeat).has_value());
+  t.step(now + kHeartbeat, 1);
+  EXPECT_TRUE(t.master->try_receive(1, kTagHeartbeat).has_value());
+}
+
+TEST(WorkerComm, StoppedHeartbeatsStaySilentWhileTheRestGoesOn) {
+  Workers t;
+  const auto now = Clock::now();
+  t.comms[0]->TEST_stop_heartbeats();
+  t.comms[0]->report(RecordsMessage{});
+  t.step(now + kHeartbeat * 3, 1);
+  EXPECT_FALSE(t.master->try_receive(1, kTagHeartbeat).has_value());
+  EXPECT_TRUE(t.master->try_receive(1, kTagRecords).has_value());
+  EXPECT_TRUE(t.master->try_receive(2, kTagHeartbeat).has_value());
+}
+
+TEST(WorkerComm, AFailureIsReportedToTheMaster) {
+  Workers t;
+  t.comms[1]->send_failure("cell 3: out of memory");
+  t.step(Clock::now(), 1);
+  const auto failure = t.master->try_receive(2, kTagFailure);
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_EQ(decode_failure(failure->payload).reason, "cell 3: out of memory");
+  const auto hb = t.master->try_receive(2, kTagHeartbeat);
+  ASSERT_TRUE(hb.has_value());
+  EXPECT_EQ(decode_heartbeat(hb->payload).state, WorkerState::kFailed);
+}
+
+TEST(WorkerComm, TheMastersAbortEndsAWaitWithItsExitCode) {
+  Workers t;
+  const auto now = Clock::now();
+  t.master->send(1, kTagAbort, encode(AbortMessage{kExitBadInput, "worker rank 2 failed"}));
+  std::thread waiter([&] {
+    try {
+      t.comms[0]->receive_local(1, 4);
+      ADD_FAILURE() << "receive_local returned without a message";
+    } catch (const JobAborted& e) {
+      EXPECT_EQ(e.exit_code(), kExitBadInput);
+      EXPECT_STREQ(e.what(), "worker rank 2 failed");
+    }
+  });
+  t.step(now, 1);
+  waiter.join();
+  EXPECT_FALSE(t.comms[0]->master_lost());
+  ASSERT_TRUE(t.comms[0]->aborted().has_value());
+  EXPECT_FALSE(t.comms[1]->aborted().has_value());
+}
+
+TEST(WorkerComm, ASilentMasterIsPresumedDeadAfterTheDeadline) {
+  Workers t;
+  const auto start = Clock::now();
+  // The master's heartbeats keep it alive...
+  t.master->send(1, kTagMasterHeartbeat, Bytes{});
+  t.step(start + kMasterDeadAfter / 2, 1);
+  t.step(start + kMasterDeadAfter + kMasterDeadAfter / 4, 1);
+  EXPECT_FALSE(t.comms[0]->aborted().has_value()) << "heard from the master half a deadline ago";
+  EXPECT_TRUE(t.comms[1]->aborted().has_value()) << "never heard from the master";
+  // ...and a wait ends once the master has been silent for the deadline.
+  t.step(start + 2 * kMasterDeadAfter, 1);
+  const auto abort = t.comms[0]->aborted();
+  ASSERT_TRUE(abort.has_value());
+  EXPECT_EQ(abort->exit_code, kExitFailure);
+  EXPECT_NE(abort->reason.find("master has been silent"), std::string::npos) << abort->reason;
+  EXPECT_TRUE(t.comms[0]->master_lost());
+  EXPECT_THROW(t.comms[0]->receive_local(1, 4), JobAborted);
 }
 
 }  // namespace

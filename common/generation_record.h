@@ -1,0 +1,36 @@
+// What one generation of one cell did: the typed record a worker sends
+// the master each generation (protocol.h) and the master writes as one
+// line of metrics.jsonl. Plain values, no Torch.
+//
+// Thread-safety: a plain value type.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace cellgan {
+
+struct GenerationRecord {
+  int cell = 0;
+  std::int64_t generation = 0;            // 1-based: the generation just completed
+  double generator_loss = 0.0;            // best local G fitness
+  double discriminator_loss = 0.0;        // best local D fitness
+  std::map<std::string, double> scores;   // of the mixture (fid, tvd, ...)
+  std::vector<double> generator_lrs;
+  std::vector<double> discriminator_lrs;
+  std::vector<double> mixture_weights;
+  int generators_replaced = 0;
+  int discriminators_replaced = 0;
+  bool mixture_improved = false;
+  // On preview generations (evaluation.preview_every), the first samples
+  // the kept mixture was scored on, row-major (n x 784 or n x 2); else
+  // empty. Not part of metrics.jsonl.
+  std::vector<float> preview;
+  // Seconds per phase of the generation, by phase name (see
+  // worker/cell_trainer.h); "idle" is the worker's wait for its neighbours.
+  std::map<std::string, double> seconds;
+};
+
+}  // namespace cellgan

@@ -1,0 +1,76 @@
+// The coevolution layout, master half (see coevolution_results.h).
+#include "master/coevolution_results.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "common/nn/ensemble.h"
+#include "common/nn/scores.h"
+#include "master/final_ensemble.h"
+#include "master/run_directory.h"
+
+namespace cellgan {
+namespace {
+
+// Checks the worker count before the partition does, to say it in mpirun's terms.
+const Config& checked(const Config& config, int workers) {
+  const GridShape grid(static_cast<int>(config.grid.rows), static_cast<int>(config.grid.cols));
+  if (workers > grid.cell_count())
+    throw InputError(fmt::format("{}: workers: {} worker ranks do not fit a {}x{} grid: expected 1..{} (mpirun -np "
+                                 "2..{})",
+                                 config.source, workers, grid.rows(), grid.cols(), grid.cell_count(),
+                                 grid.cell_count() + 1));
+  return config;
+}
+
+}  // namespace
+
+CoevolutionResults::CoevolutionResults(const Config& config, int workers)
+    : config_(checked(config, workers)),
+      grid_(static_cast<int>(config.grid.rows), static_cast<int>(config.grid.cols)),
+      partition_(partition_cells(grid_, workers)) {}
+
+std::vector<std::string> CoevolutionResults::assignment() const {
+  std::vector<std::string> lines;
+  lines.push_back(fmt::format("start: {} workers, grid {}x{}, worker grid {}x{} of {}", partition_.workers,
+                              grid_.rows(), grid_.cols(), partition_.worker_rows, partition_.worker_cols,
+                              partition_.blocks ? "blocks" : "strips"));
+  for (int w = 0; w < partition_.workers; ++w)
+    lines.push_back(fmt::format("assign: worker rank {} <- cells {}", w + 1,
+                                fmt::join(partition_.cells_of[static_cast<std::size_t>(w)], ",")));
+  return lines;
+}
+
+RunResult CoevolutionResults::finish(std::vector<ResultMessage> results, const FinishContext& context) {
+  std::vector<Ensemble> ensembles;
+  for (std::size_t w = 0; w < results.size(); ++w) {
+    for (Bytes& bytes : results[w].ensembles)
+      ensembles.push_back(Ensemble::decode(bytes, fmt::format("result of worker rank {}", w + 1)));
+    results[w].ensembles.clear();
+  }
+  std::sort(ensembles.begin(), ensembles.end(), [](const Ensemble& a, const Ensemble& b) { return a.cell < b.cell; });
+  context.run.event(fmt::format("gathered {} ensembles", ensembles.size()));
+  if (config_.evaluation.grid_ensemble && ensembles.size() > 1)
+    ensembles.push_back(grid_ensemble(ensembles, config_.training.population_size));
+
+  const std::vector<CellResult> scored = score_ensembles(config_, ensembles, context.scorer);
+  const std::size_t best = best_result(scored, objective_name(config_));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - context.started).count();
+  write_result_files(config_, config_.output_dir, ensembles[best], scored, best, seconds,
+                     context.master_kernels, context.worker_kernels);
+  context.run.event(fmt::format("finished: best ensemble {}", ensemble_label(scored[best].cell)));
+
+  RunResult out;
+  out.output_dir = config_.output_dir;
+  out.best = ensemble_label(scored[best].cell);
+  out.best_generators = ensembles[best].generators.size();
+  out.scores = scored[best].scores;
+  out.seconds = seconds;
+  return out;
+}
+
+}  // namespace cellgan

@@ -1,0 +1,30 @@
+// The coevolution layout, master half (master_layout.h): cells are split
+// over the workers by partition_cells(); a generation has one record per
+// cell; at the end every cell's ensemble, and the grid-wide one when
+// evaluation.grid_ensemble is on, is scored and the best is written
+// (final_ensemble.h).
+//
+// Thread-safety: belongs to the master's control thread.
+#pragma once
+
+#include "grid/partition.h"
+#include "master/master_layout.h"
+
+namespace cellgan {
+
+class CoevolutionResults final : public MasterLayout {
+ public:
+  // Throws InputError unless 1 <= workers <= the grid's cells.
+  CoevolutionResults(const Config& config, int workers);
+
+  std::vector<std::string> assignment() const override;
+  int records_per_generation() const override { return grid_.cell_count(); }
+  RunResult finish(std::vector<ResultMessage> results, const FinishContext& context) override;
+
+ private:
+  const Config& config_;
+  GridShape grid_;
+  Partition partition_;
+};
+
+}  // namespace cellgan

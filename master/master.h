@@ -1,0 +1,101 @@
+// The master rank of a cellgan job (SPEC §2): validates the input, hands
+// the configuration to the workers, watches their heartbeats, writes the
+// metrics as generations complete, and at the end hands the workers'
+// results to its layout (master_layout.h), which scores and writes them.
+// Runs the same over MPI and in one process with its workers
+// (JobCommsFactory); its loop is a step, run_once(now), so a test can
+// drive it with a clock of its own.
+//
+// Endings (common/error.h codes; main maps exceptions to them):
+// - finished: run() returns the result (kExitOk).
+// - bad input (configuration, worker count, data, classifier, a finished
+//   output directory): InputError before anything is written; the workers
+//   are told first and exit with kExitBadInput.
+// - a worker reports a failure, or is silent for runtime.dead_after_ms:
+//   events.log and the log say which and why; every other live worker is
+//   sent an abort, and run() throws std::runtime_error (kExitFailure).
+//   worker_lost() says whether a worker was declared dead: the process must
+//   then not wait for it in MPI_Finalize.
+// - any other exception on the master: every live worker is sent an abort
+//   with the exit code of the exception's kind, then it is rethrown.
+// Nothing is ever sent to a worker declared dead (STACK.md).
+//
+// Thread-safety: one thread (the master's main thread), once.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/comm/job_comms.h"
+#include "common/comm/protocol.h"
+#include "common/config.h"
+#include "master/heartbeat_monitor.h"
+#include "master/master_layout.h"
+
+namespace cellgan {
+
+class RunDirectory;
+class SampleScorer;
+
+class Master {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  Master(JobCommsFactory& factory, std::string config_path);
+  ~Master();
+  Master(const Master&) = delete;
+  Master& operator=(const Master&) = delete;
+
+  // Reads and validates the configuration and the input, tells every
+  // worker the verdict, then builds GLOBAL and the run directory. Throws
+  // InputError (after telling the workers) on bad input.
+  void start(Clock::time_point now);
+  // One step of the control loop at time `now`: takes in the workers'
+  // messages, writes complete generations, beats to the workers when due,
+  // and checks their liveness. Returns false once every generation is
+  // written and every worker's result is in. Throws as described above.
+  bool run_once(Clock::time_point now);
+  // Hands the results to the layout: scores, chooses, writes.
+  RunResult finish();
+
+  // start(), run_once() until done (sleeping a little when idle), and
+  // finish(), with the real clock. On any exception the live workers are
+  // sent an abort first.
+  RunResult run();
+
+  bool worker_lost() const { return worker_lost_; }
+  // Sends every worker still running an AbortMessage; waits a bounded time
+  // for the sends to leave.
+  void abort_workers(int exit_code, const std::string& reason);
+
+ private:
+  void take(const Message& message, bool from_global, Clock::time_point now);
+  void check_liveness(Clock::time_point now);
+  void write_progress(std::int64_t generation, Clock::time_point now);
+  bool running(int worker) const;
+
+  JobCommsFactory& factory_;
+  const std::string config_path_;
+  const int workers_;
+  Clock::time_point started_{};
+  Config config_;
+  std::unique_ptr<SampleScorer> scorer_;
+  std::unique_ptr<MasterLayout> layout_;
+  JobComms comms_;
+  std::unique_ptr<RunDirectory> run_;
+  std::unique_ptr<HeartbeatMonitor> monitor_;
+  bool workers_started_ = false;  // they were sent an ok start message
+  bool worker_lost_ = false;
+  bool busy_ = false;  // the last run_once() received something
+  Clock::time_point last_beat_sent_{};
+  std::string master_kernels_;
+  std::vector<std::optional<std::string>> worker_kernels_;  // by worker, rank 1 first
+  std::vector<std::optional<ResultMessage>> results_;       // by worker
+  std::vector<bool> failed_;                                // by worker: reported a failure
+};
+
+}  // namespace cellgan

@@ -1,0 +1,12 @@
+// Choosing the master half of a layout (see master_layout.h).
+#include "master/master_layout.h"
+
+#include "master/coevolution_results.h"
+
+namespace cellgan {
+
+std::unique_ptr<MasterLayout> make_master_layout(const Config& config, int workers) {
+  return std::make_unique<CoevolutionResults>(config, workers);
+}
+
+}  // namespace cellgan

@@ -1,0 +1,64 @@
+// The master half of a layout (see worker/worker_layout.h for what a
+// layout is and the worker half): how the work is split over the workers,
+// how many records each generation has, and the end of the run — turning
+// the workers' results into the run's result, scored and written.
+//
+// The job skeleton (Master, master.h) calls assignment() and
+// records_per_generation() at start-up and finish() once every worker's
+// result is in. Everything else — validation, heartbeats, deadlines,
+// errors, metrics.jsonl, previews — is the skeleton's.
+//
+// Implementations: CoevolutionResults (coevolution_results.h).
+//
+// Thread-safety: belongs to the master's control thread.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/comm/protocol.h"
+#include "common/config.h"
+
+namespace cellgan {
+
+class RunDirectory;
+class SampleScorer;
+
+// What the run ended with, for the command line.
+struct RunResult {
+  std::string output_dir;
+  std::string best;                      // "cell 3", or "grid" (the grid-wide ensemble)
+  std::size_t best_generators = 0;       // generators in the best ensemble
+  std::map<std::string, double> scores;  // of the best ensemble
+  double seconds = 0.0;
+};
+
+// What the end of the run may use besides the results.
+struct FinishContext {
+  SampleScorer& scorer;
+  RunDirectory& run;
+  std::chrono::steady_clock::time_point started;  // when the master started
+  std::string master_kernels;
+  std::vector<std::string> worker_kernels;  // by worker, rank 1 first
+};
+
+class MasterLayout {
+ public:
+  virtual ~MasterLayout() = default;
+  // Lines for events.log: which worker does what.
+  virtual std::vector<std::string> assignment() const = 0;
+  // The records a complete generation has (one per cell).
+  virtual int records_per_generation() const = 0;
+  // `results[i]` is worker rank i + 1's. Scores, chooses and writes the
+  // result files into the run directory.
+  virtual RunResult finish(std::vector<ResultMessage> results, const FinishContext& context) = 0;
+};
+
+// The master half of `config.layout`. Throws InputError when the job's
+// `workers` do not fit the layout.
+std::unique_ptr<MasterLayout> make_master_layout(const Config& config, int workers);
+
+}  // namespace cellgan

@@ -1,0 +1,16 @@
+// A GenerationRecord as one line of metrics.jsonl (SPEC §9): the typed
+// record becomes JSON here, and only here.
+//
+// Thread-safety: a pure function.
+#pragma once
+
+#include <string>
+
+#include "common/generation_record.h"
+
+namespace cellgan {
+
+// One line, with its '\n'. The preview samples are not part of it.
+std::string to_json_line(const GenerationRecord& record);
+
+}  // namespace cellgan

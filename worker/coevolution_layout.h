@@ -1,0 +1,48 @@
+// The coevolution layout, worker half (worker_layout.h; SPEC §2-3): the
+// worker trains its block of cells of the grid. Each generation it sends
+// the centres of its cells that other workers need (kTagHalo, in cell
+// order), takes in the halos it needs, and runs one generation of every
+// cell (CellBlock). Its result is every cell's ensemble.
+//
+// The cells are split over the workers by partition_cells(); the workers'
+// Cartesian grid is the partition's. "idle" in each record is the wait for
+// the halos, shared evenly over the worker's cells.
+//
+// Thread-safety: belongs to the worker's training thread.
+#pragma once
+
+#include <memory>
+
+#include "grid/partition.h"
+#include "worker/worker_layout.h"
+
+namespace cellgan {
+
+class CellBlock;
+class SampleScorer;
+class TrainingData;
+
+class CoevolutionLayout final : public WorkerLayout {
+ public:
+  // Throws InputError unless 1 <= workers <= the grid's cells.
+  CoevolutionLayout(const Config& config, int workers);
+  ~CoevolutionLayout() override;
+
+  int worker_rows() const override { return partition_.worker_rows; }
+  int worker_cols() const override { return partition_.worker_cols; }
+  std::string start(int local_rank) override;
+  std::vector<GenerationRecord> run_generation(std::int64_t generation, WorkerExchange& exchange) override;
+  Bytes results() override;
+
+ private:
+  const Config& config_;
+  GridShape grid_;
+  Partition partition_;
+  HaloPlan plan_;
+  std::vector<int> sent_cells_;  // this worker's cells that other workers need
+  std::unique_ptr<TrainingData> data_;
+  std::unique_ptr<SampleScorer> scorer_;
+  std::unique_ptr<CellBlock> block_;
+};
+
+}  // namespace cellgan

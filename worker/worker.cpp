@@ -1,0 +1,105 @@
+// A worker rank (see worker.h).
+#include "worker/worker.h"
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "common/comm/protocol.h"
+#include "common/config.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "common/math_kernels.h"
+#include "common/process_stats.h"
+#include "worker/worker_comm.h"
+#include "worker/worker_layout.h"
+
+namespace cellgan {
+namespace {
+
+constexpr int kMaster = 0;
+
+// How long a worker waits for the start message: the default
+// runtime.dead_after_ms, since the configured one comes with the message.
+std::chrono::milliseconds start_timeout() { return std::chrono::milliseconds(RuntimeConfig{}.dead_after_ms); }
+
+}  // namespace
+
+Worker::Worker(JobCommsFactory& factory) : factory_(factory) {}
+
+int Worker::run() {
+  const int rank = factory_.world_rank();
+  const int workers = factory_.world_size() - 1;
+  JobComms comms;
+  comms.world = factory_.world();
+
+  // 1. Start-up: the master's verdict on the configuration.
+  StartMessage start;
+  try {
+    start = decode_start(receive_blocking(*comms.world, kMaster, kTagStart, start_timeout()).payload);
+  } catch (const DeadlineExceeded& e) {
+    log::error("worker rank {}: no start message from the master: {}", rank, e.what());
+    master_lost_ = true;
+    return kExitFailure;
+  }
+  if (!start.ok) return kExitBadInput;  // the master has printed the reason
+  const Config config = parse_config(start.config_yaml, start.config_source);
+  log::set_level(log::parse_level(config.runtime.log_level));
+  torch::set_num_threads(static_cast<int>(config.runtime.threads));
+  std::unique_ptr<WorkerLayout> layout = make_worker_layout(config, workers);
+
+  // 2. Communicators, then hello to the master.
+  std::vector<int> all, worker_ranks;
+  for (int r = 0; r <= workers; ++r) all.push_back(r);
+  for (int r = 1; r <= workers; ++r) worker_ranks.push_back(r);
+  comms.global = factory_.group(all, kGlobalGroupTag);
+  comms.local = factory_.cartesian(worker_ranks, layout->worker_rows(), layout->worker_cols(), kLocalGroupTag);
+  const int me = comms.local->rank();
+  const std::string kernels = blas_kernels();
+  comms.global->send(kMaster, kTagHello, encode(HelloMessage{kernels}));
+
+  // 3. The communication thread takes the communicators; this thread trains.
+  WorkerComm comm(std::move(comms), std::chrono::milliseconds(config.runtime.heartbeat_interval_ms),
+                  std::chrono::milliseconds(config.runtime.dead_after_ms));
+  comm.set_progress(WorkerState::kProcessing, 0);
+  std::thread comm_thread([&comm] { comm.run(); });
+  log::set_thread_name("train");
+
+  int exit_code = kExitOk;
+  std::int64_t done = 0;
+  try {
+    const std::string share = layout->start(me);
+    log::info("worker {} of {}: {}, {} kernels", me + 1, workers, share, kernels);
+    for (std::int64_t g = 0; g < config.training.generations; ++g) {
+      if (const auto abort = comm.aborted()) throw JobAborted(abort->exit_code, abort->reason);
+      if (g == hooks_.stop_heartbeats_at) comm.TEST_stop_heartbeats();
+      if (g == hooks_.throw_at) throw std::runtime_error(fmt::format("test fault in generation {}", g + 1));
+      RecordsMessage message;
+      message.generation = g + 1;
+      message.records = layout->run_generation(g, comm);
+      comm.report(message);
+      comm.set_progress(WorkerState::kProcessing, g + 1);
+      done = g + 1;
+    }
+    comm.send_result(layout->results());
+    comm.set_progress(WorkerState::kFinished, done);
+  } catch (const JobAborted& e) {
+    log::error("worker rank {}: run ended by the master: {}", rank, e.what());
+    exit_code = e.exit_code();
+  } catch (const std::exception& e) {
+    log::error("worker rank {}: {}", rank, e.what());
+    comm.send_failure(fmt::format("generation {}: {}", done + 1, e.what()));
+    exit_code = kExitFailure;
+  }
+  comm.finish();
+  comm_thread.join();
+  master_lost_ = comm.master_lost();
+  log::info("worker {} done: peak RSS {:.1f} MB", me + 1, static_cast<double>(peak_rss_bytes()) / 1e6);
+  return exit_code;
+}
+
+}  // namespace cellgan

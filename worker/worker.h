@@ -1,0 +1,49 @@
+// A worker rank of a cellgan job (SPEC §2): receives the configuration
+// from the master, joins GLOBAL and LOCAL, and runs its layout
+// (worker_layout.h) on the training thread — the caller's — while a
+// communication thread (WorkerComm) owns the communicators, beats, and
+// watches the master. Runs the same over MPI and in one process with the
+// master and the other workers (JobCommsFactory).
+//
+// Endings and exit codes (common/error.h):
+// - finished: the result is sent to the master; kExitOk.
+// - bad input: the master said so at start-up; kExitBadInput, silently
+//   (the master prints the one line).
+// - its own failure: the error is logged and sent to the master
+//   (kTagFailure); kExitFailure.
+// - the master aborted the run: the code in its AbortMessage.
+// - the master is presumed dead (silent for runtime.dead_after_ms, or no
+//   start message within the default of it): kExitFailure, and
+//   master_lost() is true — the process must not wait in MPI_Finalize.
+//
+// Thread-safety: construct and run() on one thread, once.
+#pragma once
+
+#include <cstdint>
+
+#include "common/comm/job_comms.h"
+
+namespace cellgan {
+
+class Worker {
+ public:
+  // Test hooks (LevelDB style): faults placed by generation (0-based).
+  struct TestHooks {
+    std::int64_t stop_heartbeats_at = -1;  // heartbeats stop, training goes on
+    std::int64_t throw_at = -1;            // the training step throws
+  };
+
+  explicit Worker(JobCommsFactory& factory);
+  void TEST_set_hooks(const TestHooks& hooks) { hooks_ = hooks; }
+
+  // Runs the worker's part of the job; returns the exit code.
+  int run();
+  bool master_lost() const { return master_lost_; }
+
+ private:
+  JobCommsFactory& factory_;
+  TestHooks hooks_;
+  bool master_lost_ = false;
+};
+
+}  // namespace cellgan

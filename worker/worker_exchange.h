@@ -1,0 +1,45 @@
+// What a layout (worker_layout.h) may do with the other workers: send a
+// message to a worker and receive the next one from a worker, over LOCAL.
+// The worker's communication thread (worker_comm.h) carries them.
+//
+// Contract:
+// - Workers are LOCAL ranks 0..local_size()-1 (world rank = LOCAL rank + 1
+//   for a full set of workers).
+// - Messages from one worker with one tag arrive in send order.
+// - receive_local() blocks until the message has arrived, or throws
+//   JobAborted when the run ends early (the master aborts it, or has been
+//   silent for runtime.dead_after_ms): no wait lasts forever.
+//
+// Thread-safety: called from the training thread only.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "common/comm/communicator.h"
+
+namespace cellgan {
+
+// The run ended while this worker waited. exit_code() is the code every
+// rank exits with (common/error.h).
+class JobAborted : public std::runtime_error {
+ public:
+  JobAborted(int exit_code, const std::string& reason) : std::runtime_error(reason), exit_code_(exit_code) {}
+  int exit_code() const { return exit_code_; }
+
+ private:
+  int exit_code_;
+};
+
+class WorkerExchange {
+ public:
+  virtual ~WorkerExchange() = default;
+  virtual int local_rank() const = 0;
+  virtual int local_size() const = 0;
+  // Queues `payload` for worker `dest`; never blocks.
+  virtual void send_local(int dest, int tag, Bytes payload) = 0;
+  // The next message from worker `source` with `tag`.
+  virtual Message receive_local(int source, int tag) = 0;
+};
+
+}  // namespace cellgan

@@ -1,0 +1,12 @@
+// Choosing the worker half of a layout (see worker_layout.h).
+#include "worker/worker_layout.h"
+
+#include "worker/coevolution_layout.h"
+
+namespace cellgan {
+
+std::unique_ptr<WorkerLayout> make_worker_layout(const Config& config, int workers) {
+  return std::make_unique<CoevolutionLayout>(config, workers);
+}
+
+}  // namespace cellgan

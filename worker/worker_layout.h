@@ -1,0 +1,58 @@
+// A layout is how a job trains (configuration key `layout`): what a worker
+// does each generation, what it reports, and what the master gathers and
+// scores at the end. It is a pair of halves, one per side, since master/
+// and worker/ never include each other:
+// - WorkerLayout (this file): a worker's share of the job, one generation
+//   at a time, and its result;
+// - MasterLayout (master/master_layout.h): how work is assigned, how many
+//   records a generation has, and the end: gathering, scoring, writing.
+// Both halves agree through the protocol (common/comm/protocol.h):
+// records are GenerationRecords, and the result is a ResultMessage.
+//
+// The job skeleton (Worker, worker.h) calls, in order: worker_grid()
+// before LOCAL is made; start(); run_generation(g) for g = 0..G-1;
+// results(). Everything else — start-up, heartbeats, deadlines, errors,
+// records to the master — is the skeleton's.
+//
+// Implementations: CoevolutionLayout (coevolution_layout.h).
+//
+// Thread-safety: belongs to the worker's training thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/comm/communicator.h"
+#include "common/config.h"
+#include "common/generation_record.h"
+#include "worker/worker_exchange.h"
+
+namespace cellgan {
+
+class WorkerLayout {
+ public:
+  virtual ~WorkerLayout() = default;
+
+  // The dims of the workers' periodic Cartesian grid (LOCAL): rows x cols
+  // = the number of workers.
+  virtual int worker_rows() const = 0;
+  virtual int worker_cols() const = 0;
+
+  // Builds this worker's share (data, networks, ...). `local_rank` is the
+  // worker's rank in LOCAL. Returns one line for the log.
+  virtual std::string start(int local_rank) = 0;
+
+  // One generation g (0-based): the exchange with the other workers, then
+  // the training. Returns one record per unit of work (a cell), in order.
+  virtual std::vector<GenerationRecord> run_generation(std::int64_t generation, WorkerExchange& exchange) = 0;
+
+  // The encoded ResultMessage for the master, after the last generation.
+  virtual Bytes results() = 0;
+};
+
+// The worker half of `config.layout` for a job of `workers` workers.
+std::unique_ptr<WorkerLayout> make_worker_layout(const Config& config, int workers);
+
+}  // namespace cellgan
