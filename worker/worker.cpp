@@ -76,7 +76,7 @@ int Worker::run() {
     log::info("worker {} of {}: {}, {} kernels", me + 1, workers, share, kernels);
     for (std::int64_t g = 0; g < config.training.generations; ++g) {
       if (const auto abort = comm.aborted()) throw JobAborted(abort->exit_code, abort->reason);
-      if (g == hooks_.stop_heartbeats_at) comm.TEST_stop_heartbeats();
+      if (g == hooks_.silent_from) comm.TEST_go_silent();
       if (g == hooks_.throw_at) throw std::runtime_error(fmt::format("test fault in generation {}", g + 1));
       RecordsMessage message;
       message.generation = g + 1;

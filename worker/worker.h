@@ -29,7 +29,7 @@ class Worker {
  public:
   // Test hooks (LevelDB style): faults placed by generation (0-based).
   struct TestHooks {
-    std::int64_t stop_heartbeats_at = -1;  // heartbeats stop, training goes on
+    std::int64_t silent_from = -1;  // says nothing more to the master (WorkerComm::TEST_go_silent)
     std::int64_t throw_at = -1;            // the training step throws
   };
 

@@ -95,16 +95,16 @@ bool WorkerComm::master_lost() {
   return master_lost_;
 }
 
-void WorkerComm::TEST_stop_heartbeats() {
+void WorkerComm::TEST_go_silent() {
   std::lock_guard<std::mutex> lock(mutex_);
-  heartbeats_stopped_ = true;
+  silent_ = true;
 }
 
 void WorkerComm::send_heartbeat(Clock::time_point now) {
   HeartbeatMessage hb;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (heartbeats_stopped_) return;
+    if (silent_) return;
     hb.state = state_;
     hb.generation = generation_;
   }
@@ -116,11 +116,14 @@ bool WorkerComm::run_once(Clock::time_point now) {
   bool did = false;
   // 1. Sends queued by the training thread.
   std::deque<Outgoing> out;
+  bool silent;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     out.swap(outgoing_);
+    silent = silent_;
   }
   for (Outgoing& o : out) {
+    if (silent && o.channel != Channel::kLocal) continue;
     comm(o.channel).send(o.dest, o.tag, std::move(o.payload));
     did = true;
   }

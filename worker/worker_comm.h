@@ -16,7 +16,7 @@
 // long too.
 //
 // Thread-safety: the WorkerExchange methods, report, set_progress,
-// send_result, send_failure, finish, aborted and TEST_stop_heartbeats may
+// send_result, send_failure, finish, aborted, master_lost and TEST_go_silent may
 // be called from the training thread while run() runs on the
 // communication thread. run_once() belongs to one thread.
 #pragma once
@@ -63,8 +63,10 @@ class WorkerComm final : public WorkerExchange {
   std::optional<AbortMessage> aborted();
   // True once the master is presumed dead: silent for master_dead_after.
   bool master_lost();
-  // Test hook: the thread stops sending heartbeats but goes on otherwise.
-  void TEST_stop_heartbeats();
+  // Test hook: from now on the thread sends the master nothing (no
+  // heartbeats, records or result), as if the path to it had hung; it goes
+  // on exchanging with the other workers and listening to the master.
+  void TEST_go_silent();
 
   // --- Communication thread ---
   void run();
@@ -98,7 +100,7 @@ class WorkerComm final : public WorkerExchange {
   Clock::time_point last_from_master_;
   std::optional<AbortMessage> abort_;
   bool finish_requested_ = false;
-  bool heartbeats_stopped_ = false;
+  bool silent_ = false;
   bool master_lost_ = false;
 };
 

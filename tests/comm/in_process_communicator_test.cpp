@@ -210,3 +210,22 @@ TEST(InProcessCommunicatorTest, CommunicatorsOutliveTheNetwork) {
 
 }  // namespace
 }  // namespace cellgan
+
+namespace cellgan {
+namespace {
+
+TEST(ReceiveBlocking, EndsAtItsDeadlineWithDeadlineExceeded) {
+  InProcessNetwork net(2);
+  auto c0 = net.communicator(0);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    receive_blocking(*c0, 1, 3, std::chrono::milliseconds(50));
+    FAIL() << "no message was sent";
+  } catch (const DeadlineExceeded& e) {
+    EXPECT_STREQ(e.what(), "no message from rank 1 with tag 3 within 50 ms");
+  }
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(50));
+}
+
+}  // namespace
+}  // namespace cellgan

@@ -96,15 +96,18 @@ TEST(WorkerComm, RecordsResultAndHeartbeatsReachTheMaster) {
   EXPECT_TRUE(t.master->try_receive(1, kTagHeartbeat).has_value());
 }
 
-TEST(WorkerComm, StoppedHeartbeatsStaySilentWhileTheRestGoesOn) {
+TEST(WorkerComm, ASilencedWorkerSendsTheMasterNothingButGoesOnWithTheOthers) {
   Workers t;
   const auto now = Clock::now();
-  t.comms[0]->TEST_stop_heartbeats();
+  t.comms[0]->TEST_go_silent();
   t.comms[0]->report(RecordsMessage{});
+  t.comms[0]->send_result(Bytes{1});
+  t.comms[0]->send_local(1, 4, Bytes{5});
   t.step(now + kHeartbeat * 3, 1);
-  EXPECT_FALSE(t.master->try_receive(1, kTagHeartbeat).has_value());
-  EXPECT_TRUE(t.master->try_receive(1, kTagRecords).has_value());
+  EXPECT_FALSE(t.master->try_receive(1).has_value());
+  EXPECT_FALSE(t.master_global->try_receive(1).has_value());
   EXPECT_TRUE(t.master->try_receive(2, kTagHeartbeat).has_value());
+  EXPECT_EQ(t.comms[1]->receive_local(0, 4).payload, Bytes{5});
 }
 
 TEST(WorkerComm, AFailureIsReportedToTheMaster) {

@@ -1,0 +1,155 @@
+// A whole job in one process (a master and W workers on threads): it gives
+// the same result, to the bit, as the same job under mpirun, whatever W;
+// and when a worker falls silent or fails, or the master fails, every rank
+// ends, each with the documented exit code, within the deadlines.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "common/error.h"
+#include "tests/app/one_process_job.h"
+#include "tests/common/test_files.h"
+
+namespace cellgan {
+namespace {
+
+using test::read_bytes;
+using test::run_one_process_job;
+using test::TempDir;
+using test::write_bytes;
+
+// tests/mpi/toy-2x2.yaml with `output_dir` and extra sed-like replacements.
+std::string toy_config(const TempDir& tmp, const std::string& name, const std::string& output_dir,
+                       const std::map<std::string, std::string>& replace = {}) {
+  std::string text = read_bytes(std::string(CELLGAN_SOURCE_DIR) + "/tests/mpi/toy-2x2.yaml");
+  text = std::regex_replace(text, std::regex("output_dir: .*"), "output_dir: " + output_dir);
+  for (const auto& [from, to] : replace) {
+    const auto at = text.find(from);
+    if (at == std::string::npos) throw std::logic_error("toy_config: '" + from + "' not in toy-2x2.yaml");
+    text.replace(at, from.size(), to);
+  }
+  const std::string path = tmp.file(name + ".yaml");
+  write_bytes(path, text);
+  return path;
+}
+
+// metrics.jsonl without the timings, one JSON line per record.
+std::vector<std::string> metrics_without_seconds(const std::string& dir) {
+  std::istringstream in(read_bytes(dir + "/metrics.jsonl"));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    j.erase("seconds");
+    lines.push_back(j.dump());
+  }
+  return lines;
+}
+
+TEST(OneProcessJob, GivesTheResultOfTheMpirunJobToTheBitForW124) {
+  TempDir tmp;
+  // The reference: the same job as real MPI processes (W = 2).
+  const std::string reference = tmp.file("mpirun");
+  const std::string command = fmt::format(
+      "OMP_NUM_THREADS=1 OMPI_MCA_mpi_yield_when_idle=1 timeout 120 {} {} --oversubscribe --bind-to none -np 3 {} "
+      "train {} > {} 2>&1",
+      CELLGAN_MPIEXEC, ::geteuid() == 0 ? "--allow-run-as-root" : "", CELLGAN_EXECUTABLE,
+      toy_config(tmp, "mpirun", reference), tmp.file("mpirun.log"));
+  ASSERT_EQ(std::system(command.c_str()), 0) << read_bytes(tmp.file("mpirun.log"));
+  const std::string reference_ensemble = read_bytes(reference + "/ensemble.bin");
+  const auto reference_metrics = metrics_without_seconds(reference);
+  ASSERT_EQ(reference_metrics.size(), 16u);  // 4 cells x 4 generations
+
+  for (int w : {1, 2, 4}) {
+    SCOPED_TRACE("W = " + std::to_string(w));
+    const std::string dir = tmp.file("w" + std::to_string(w));
+    const auto out = run_one_process_job(toy_config(tmp, "w" + std::to_string(w), dir), w);
+    ASSERT_TRUE(out.result.has_value()) << out.master_error;
+    EXPECT_EQ(out.worker_codes, std::vector<int>(static_cast<std::size_t>(w), kExitOk));
+    EXPECT_TRUE(read_bytes(dir + "/ensemble.bin") == reference_ensemble) << "ensemble.bin differs from mpirun's";
+    EXPECT_EQ(metrics_without_seconds(dir), reference_metrics);
+  }
+}
+
+// Short deadlines, and enough generations that the run is still going
+// when the fault strikes.
+std::map<std::string, std::string> fast_deadlines() {
+  return {{"generations: 4", "generations: 400"},
+          {"heartbeat_interval_ms: 100", "heartbeat_interval_ms: 50, late_after_ms: 200, dead_after_ms: 600"}};
+}
+constexpr double kDeadAfter = 0.6;
+
+TEST(OneProcessJob, ASilentWorkerIsDeclaredDeadWithinTheDeadlineAndEveryRankEnds) {
+  TempDir tmp;
+  const std::string dir = tmp.file("run");
+  const auto out = run_one_process_job(toy_config(tmp, "silent", dir, fast_deadlines()), 2,
+                                       {{2, Worker::TestHooks{/*silent_from=*/2, /*throw_at=*/-1}}});
+  EXPECT_FALSE(out.result.has_value());
+  EXPECT_TRUE(out.worker_lost);
+  // "worker rank 2 is dead: silent for S s", with dead_after <= S < dead_after + a few polls.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(out.master_error, m, std::regex(R"(worker rank 2 is dead: silent for ([0-9.]+) s)")))
+      << out.master_error;
+  const double silent = std::stod(m[1].str());
+  EXPECT_GE(silent, kDeadAfter);
+  EXPECT_LT(silent, kDeadAfter + 0.2);
+  const std::string events = read_bytes(dir + "/events.log");
+  EXPECT_NE(events.find("worker rank 2 late"), std::string::npos) << events;
+  EXPECT_NE(events.find("worker rank 2 dead"), std::string::npos) << events;
+  // Worker 1 was told and ended with the code; worker 2, never told, ends
+  // once the master has been silent for its deadline.
+  EXPECT_EQ(out.worker_codes, (std::vector<int>{kExitFailure, kExitFailure}));
+  EXPECT_EQ(out.master_lost, (std::vector<bool>{false, true}));
+  EXPECT_LT(out.workers_ended_after.count(), 2 * kDeadAfter + 0.5);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/result.json"));
+}
+
+TEST(OneProcessJob, AThrowInAWorkersTrainingStepEndsEveryRank) {
+  TempDir tmp;
+  const std::string dir = tmp.file("run");
+  const auto out = run_one_process_job(toy_config(tmp, "throw", dir, fast_deadlines()), 3,
+                                       {{1, Worker::TestHooks{/*silent_from=*/-1, /*throw_at=*/2}}});
+  EXPECT_FALSE(out.result.has_value());
+  EXPECT_FALSE(out.worker_lost);
+  EXPECT_NE(out.master_error.find("worker rank 1 failed: generation 3: test fault in generation 3"),
+            std::string::npos)
+      << out.master_error;
+  EXPECT_EQ(out.worker_codes, (std::vector<int>{kExitFailure, kExitFailure, kExitFailure}));
+  EXPECT_EQ(out.master_lost, (std::vector<bool>{false, false, false}));
+  EXPECT_LT(out.workers_ended_after.count(), kDeadAfter);  // told at once, not by a deadline
+  EXPECT_NE(read_bytes(dir + "/events.log").find("worker rank 1 failed"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/result.json"));
+}
+
+TEST(OneProcessJob, BadInputEndsEveryWorkerWithTheBadInputCode) {
+  TempDir tmp;
+  const std::string dir = tmp.file("run");
+  const auto out = run_one_process_job(toy_config(tmp, "bad", dir, {{"rows: 2", "rows: 0"}}), 2);
+  EXPECT_NE(out.master_error.find("grid.rows"), std::string::npos) << out.master_error;
+  EXPECT_EQ(out.worker_codes, (std::vector<int>{kExitBadInput, kExitBadInput}));
+  EXPECT_FALSE(std::filesystem::exists(dir));
+}
+
+TEST(OneProcessJob, AnErrorOnTheMasterAfterTheStartEndsEveryWorker) {
+  TempDir tmp;
+  // The output folder cannot be made (its parent is a file): the master
+  // fails after it has told the workers to start.
+  write_bytes(tmp.file("a-file"), "x");
+  const std::string dir = tmp.file("a-file") + "/run";
+  const auto out = run_one_process_job(toy_config(tmp, "master-error", dir, fast_deadlines()), 2);
+  EXPECT_FALSE(out.result.has_value());
+  EXPECT_FALSE(out.master_error.empty());
+  EXPECT_EQ(out.worker_codes, (std::vector<int>{kExitFailure, kExitFailure}));
+  EXPECT_EQ(out.master_lost, (std::vector<bool>{false, false}));
+  EXPECT_LT(out.workers_ended_after.count(), kDeadAfter);
+}
+
+}  // namespace
+}  // namespace cellgan
