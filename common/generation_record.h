@@ -28,8 +28,14 @@ struct GenerationRecord {
   // the kept mixture was scored on, row-major (n x 784 or n x 2); else
   // empty. Not part of metrics.jsonl.
   std::vector<float> preview;
-  // Seconds per phase of the generation, by phase name (see
-  // worker/cell_trainer.h); "idle" is the worker's wait for its neighbours.
+  // Seconds per phase, exactly these seven keys (worker/cell_trainer.h):
+  //   gather    reading the neighbours' centres
+  //   select    the tournaments, cloning the winners
+  //   train     the Adam steps of the selected copies, mutation excluded
+  //   mutate    the learning-rate mutations before the steps
+  //   replace   choosing and moving the replaced individuals
+  //   evaluate  fitness, scoring the trained copies, the mixture ES
+  //   idle      the worker's wait for its neighbours' halos
   std::map<std::string, double> seconds;
 };
 

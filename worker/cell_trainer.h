@@ -3,29 +3,36 @@
 // (encoded, or live for cells of the same worker) and gets the cell's new
 // state and a record of the generation.
 //
-// The steps, in order:
+// The steps, in order (each a function of worker/generation_steps.h; the
+// phase whose seconds it counts in brackets):
 //  1. gather   N_G = local generators + neighbour centres, N_D likewise.
 //              Neighbours are read without their Adam state; one that
-//              wins a tournament is read again, whole.
+//              wins a tournament is read again, whole.           [gather]
 //  2. fitness  every G against every D of the neighbourhood on
-//              fitness_samples real and generated samples (lower is better)
+//              fitness_samples real and generated samples (lower is
+//              better)                                           [evaluate]
 //  3. select   tournament (tournament_size) population_size times on N_G
 //              and on N_D; winners are cloned with Adam state and lr
+//                                                                [select]
 //  4. train    batches_per_generation batches (0 = one epoch); each G steps
 //              against a random selected D; the Ds step every (skip+1)-th
-//              batch against a random selected G
+//              batch against a random selected G                 [train]
 //  5. mutate   before each step, with probability p:
 //              lr <- max(0, lr + scale * N(-lr0/10, lr0)), written to Adam
+//                                                                [mutate]
 //  6. replace  trained copies are scored against the gathered
-//              neighbourhood; per replacement rule they replace the worst
-//              local individuals (if_better: only when strictly better).
-//              Copies with non-finite weights are discarded.
+//              neighbourhood [evaluate]; per replacement rule they replace
+//              the worst local individuals (if_better: only when strictly
+//              better) [replace]. Copies with non-finite weights are
+//              discarded.
 //  7. mixture  (1+1)-ES on the weights of the mixture (local generators +
 //              neighbour centres): w' = normalise(clip(w + N(0, sigma), 0)),
 //              kept when its objective is lower (objective_name(): FID for
 //              images, mode TVD for toy data). On preview generations the
 //              record keeps the first samples of the kept mixture's score
 //              (GenerationRecord::preview); nothing extra is drawn.
+//                                                                [evaluate]
+//  8. record   losses, learning rates, weights and phase seconds.
 //
 // Determinism: right after the gather, Torch's global generator and the
 // cell's SplitMix64 are seeded from (seed, cell, generation), so the
@@ -86,7 +93,8 @@ class CellTrainer {
   static void encode_ensemble(const CellState& state, ByteWriter& w);
   static std::size_t encoded_ensemble_bound(const CellState& state);
 
-  // Mutates an individual's lr in place (step 5); exposed for tests.
+  // Mutates an individual's lr in place (step 5, mutate_learning_rate() of
+  // generation_steps.h with the trainer's configuration); for tests.
   void mutate_learning_rate(Individual& individual, SplitMix64& rng) const;
 
  private:

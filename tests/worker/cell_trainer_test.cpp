@@ -1,57 +1,27 @@
 // One generation of one cell (SPEC §3): the mutated learning rate reaches
 // Adam, generations are deterministic, the R1 penalty reaches the
 // discriminators, replacement rules hold, mixture weights stay a
-// distribution, and non-finite individuals never enter.
+// distribution, non-finite individuals never enter, and the phase seconds
+// are the seven named phases.
 #include "worker/cell_trainer.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
 #include <numeric>
+#include <set>
+#include <string>
 
 #include "common/bytes.h"
 #include "common/nn/training_data.h"
+#include "tests/worker/toy_cell_fixture.h"
 
 namespace cellgan {
 namespace {
 
-Config toy_config() {
-  Config c = parse_config(R"(
-seed: 11
-data: {dataset: ring, toy_samples: 1000}
-network: {kind: toy, latent_dim: 4, toy_hidden: 16}
-grid: {rows: 3, cols: 3}
-training: {generations: 2, batches_per_generation: 5, batch_size: 50, fitness_samples: 100, score_samples: 100,
-           learning_rate: 1.0e-3}
-)",
-                          "test");
-  return c;
-}
-
-struct Fixture {
-  explicit Fixture(Config c) : config(std::move(c)), data(config), scorer(make_scorer(config)),
-        trainer(config, data, *scorer) {
-    for (int cell : {1, 3, 5, 7}) {
-      CellState s = trainer.initial_state(cell, 4);
-      centres.push_back({s.generators[0].encode(), s.discriminators[0].encode()});
-    }
-  }
-  Config config;
-  TrainingData data;
-  std::unique_ptr<SampleScorer> scorer;
-  CellTrainer trainer;
-  struct Centre {
-    std::vector<std::uint8_t> generator, discriminator;
-  };
-  // Centres of 4 other cells, as a 3x3 von Neumann neighbourhood has.
-  std::vector<Centre> centres;
-
-  std::vector<NeighbourCentre> neighbours() const {
-    std::vector<NeighbourCentre> out;
-    for (const Centre& c : centres) out.push_back({&c.generator, &c.discriminator});
-    return out;
-  }
-};
+using worker_test::Fixture;
+using worker_test::toy_config;
 
 TEST(CellTrainer, MutatedLearningRateReachesAdam) {
   Config c = toy_config();
@@ -219,6 +189,25 @@ TEST(CellTrainer, ANeighbourThatWinsBringsItsAdamState) {
   ASSERT_FALSE(state.empty());
   for (const auto& [key, st] : state)
     EXPECT_EQ(static_cast<const torch::optim::AdamParamState&>(*st).step(), 7 + c.training.batches_per_generation);
+}
+
+TEST(CellTrainer, PhaseSecondsAreTheSevenNamedPhases) {
+  Fixture f(toy_config());
+  CellState s = f.trainer.initial_state(4, 4);
+  const std::set<std::string> phases{"evaluate", "gather", "idle", "mutate", "replace", "select", "train"};
+  for (int gen = 0; gen < 2; ++gen) {
+    const GenerationRecord r = f.trainer.run_generation(s, f.neighbours());
+    std::set<std::string> keys;
+    for (const auto& [phase, seconds] : r.seconds) {
+      keys.insert(phase);
+      EXPECT_TRUE(std::isfinite(seconds)) << phase;
+      EXPECT_GE(seconds, 0.0) << phase;
+    }
+    EXPECT_EQ(keys, phases);
+    EXPECT_EQ(r.seconds.at("idle"), 0.0);  // the worker loop's to fill
+    EXPECT_GT(r.seconds.at("train"), 0.0);
+    EXPECT_GT(r.seconds.at("evaluate"), 0.0);
+  }
 }
 
 }  // namespace

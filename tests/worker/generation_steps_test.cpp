@@ -1,0 +1,237 @@
+// The steps of one generation (generation_steps.h) one by one: seeding,
+// tournaments, training with mutation, scoring the trained copies,
+// replacement and the mixture ES. The whole generation is tested in
+// cell_trainer_test.cpp.
+#include "worker/generation_steps.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "tests/worker/toy_cell_fixture.h"
+
+namespace cellgan {
+namespace {
+
+using worker_test::Fixture;
+using worker_test::toy_config;
+
+// Individuals of `cell` with the given fitness values, one per value.
+std::vector<Individual> generators_with_fitness(Fixture& f, int cell, const std::vector<double>& fitness) {
+  std::vector<Individual> out;
+  for (double value : fitness) {
+    CellState s = f.trainer.initial_state(cell, 4);
+    out.push_back(std::move(s.generators[0]));
+    out.back().fitness = value;
+    ++cell;  // different weights for each
+  }
+  return out;
+}
+
+std::vector<std::vector<std::uint8_t>> encoded(const std::vector<Individual>& individuals) {
+  std::vector<std::vector<std::uint8_t>> out;
+  for (const Individual& i : individuals) out.push_back(i.encode());
+  return out;
+}
+
+TEST(ReplaceWorst, IfBetterKeepsALocalIndividualThatIsAtLeastAsGood) {
+  Fixture f(toy_config());
+  std::vector<Individual> local = generators_with_fitness(f, 0, {0.5, 0.9, 0.4});
+  std::vector<Individual> copies = generators_with_fitness(f, 10, {1.2, 0.7, 0.5});
+  const auto local_before = encoded(local);
+  const auto copies_before = encoded(copies);
+  // Worst local first (0.9, 0.5, 0.4) against the best copy first (0.5,
+  // 0.7, 1.2): 0.5 < 0.9 replaces; 0.7 is not below 0.5; 0.7 not below 0.4.
+  EXPECT_EQ(replace_worst(local, copies, 3, ReplacementRule::kIfBetter), 1);
+  EXPECT_EQ(local[1].encode(), copies_before[2]);
+  EXPECT_EQ(local[0].encode(), local_before[0]);
+  EXPECT_EQ(local[2].encode(), local_before[2]);
+  // A tie is not better.
+  std::vector<Individual> tied_local = generators_with_fitness(f, 0, {0.5});
+  std::vector<Individual> tied_copy = generators_with_fitness(f, 10, {0.5});
+  EXPECT_EQ(replace_worst(tied_local, tied_copy, 1, ReplacementRule::kIfBetter), 0);
+  EXPECT_EQ(tied_local[0].encode(), local_before[0]);
+}
+
+TEST(ReplaceWorst, AlwaysReplacesTheWorstWithTheBest) {
+  Fixture f(toy_config());
+  std::vector<Individual> local = generators_with_fitness(f, 0, {0.5, 0.9, 0.4});
+  std::vector<Individual> copies = generators_with_fitness(f, 10, {1.2, 0.7, 3.0});
+  const auto local_before = encoded(local);
+  const auto copies_before = encoded(copies);
+  EXPECT_EQ(replace_worst(local, copies, 2, ReplacementRule::kAlways), 2);
+  EXPECT_EQ(local[1].encode(), copies_before[1]);  // worst local <- best copy
+  EXPECT_EQ(local[0].encode(), copies_before[0]);  // next worst <- next best, though worse
+  EXPECT_EQ(local[2].encode(), local_before[2]);   // beyond n_replacements
+}
+
+TEST(ReplaceWorst, NonFiniteCopiesAreSkippedAndANaNLocalCountsAsWorst) {
+  Fixture f(toy_config());
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<Individual> local = generators_with_fitness(f, 0, {0.5, nan});
+  std::vector<Individual> copies = generators_with_fitness(f, 10, {0.1, nan, 0.3});
+  {  // the best copy by fitness has non-finite weights
+    torch::NoGradGuard no_grad;
+    copies[0].module().parameters()[0].fill_(std::numeric_limits<float>::infinity());
+  }
+  const auto local_before = encoded(local);
+  const auto copies_before = encoded(copies);
+  EXPECT_EQ(replace_worst(local, copies, 2, ReplacementRule::kIfBetter), 1);
+  EXPECT_EQ(local[1].encode(), copies_before[2]);  // the NaN local went; the finite 0.3 copy came
+  EXPECT_EQ(local[0].encode(), local_before[0]);   // no finite copy is left for it
+  EXPECT_TRUE(local[0].is_finite() && local[1].is_finite());
+}
+
+TEST(TournamentWinners, AreDeepCopiesOfTheBestDrawn) {
+  Fixture f(toy_config());
+  std::vector<Individual> held = generators_with_fitness(f, 0, {0.3, std::numeric_limits<double>::quiet_NaN(), 0.1});
+  std::vector<Individual*> pool;
+  for (Individual& i : held) pool.push_back(&i);
+  const std::vector<const NeighbourCentre*> origin(pool.size(), nullptr);
+  SplitMix64 rng(9);
+  // 64 draws miss the best of 3 with probability (2/3)^64.
+  std::vector<Individual> winners = tournament_winners(pool, origin, 2, 64, rng);
+  ASSERT_EQ(winners.size(), 2u);
+  for (Individual& w : winners) {
+    EXPECT_EQ(w.encode(), held[2].encode());
+    EXPECT_EQ(w.fitness, 0.1);
+  }
+  {  // a deep copy: changing the winner leaves the pool alone
+    torch::NoGradGuard no_grad;
+    winners[0].module().parameters()[0].add_(1.0);
+  }
+  EXPECT_NE(winners[0].encode(), held[2].encode());
+  EXPECT_EQ(winners[1].encode(), held[2].encode());
+  // Tournaments of one are uniform draws: over many, every index wins, NaN too.
+  std::set<std::string> seen;
+  for (const Individual& w : tournament_winners(pool, origin, 60, 1, rng)) seen.insert(std::to_string(w.fitness));
+  EXPECT_EQ(seen.size(), 3u);
+}
+
+TEST(SeedGeneration, DependsOnTheCellAndTheGenerationOnly) {
+  Fixture f(toy_config());
+  CellState s = f.trainer.initial_state(4, 4);
+  const auto draws = [&](const CellState& state) {
+    GenerationWorkingSet work;
+    seed_generation(f.config, state, work);
+    return std::make_pair(torch::rand({4}), work.rng.next());
+  };
+  const auto first = draws(s);
+  torch::rand({100});  // draws in between change nothing
+  const auto again = draws(s);
+  EXPECT_TRUE(torch::equal(first.first, again.first));
+  EXPECT_EQ(first.second, again.second);
+  s.generation += 1;
+  const auto next = draws(s);
+  EXPECT_FALSE(torch::equal(first.first, next.first));
+  EXPECT_NE(first.second, next.second);
+  CellState other = f.trainer.initial_state(5, 4);
+  EXPECT_NE(draws(other).second, first.second);
+}
+
+// Two clones of the cell's first pair as the selected copies, and the
+// generation seeded.
+void select_two_pairs(Fixture& f, CellState& s, GenerationWorkingSet& work) {
+  for (int k = 0; k < 2; ++k) {
+    work.selected_generators.push_back(s.generators[0].clone());
+    work.selected_discriminators.push_back(s.discriminators[0].clone());
+  }
+  seed_generation(f.config, s, work);
+}
+
+std::int64_t adam_steps(Individual& individual) {
+  const auto& state = individual.optimizer().state();
+  if (state.empty()) return 0;
+  return static_cast<const torch::optim::AdamParamState&>(*state.begin()->second).step();
+}
+
+TEST(Train, StepsEveryCopyAndTheDiscriminatorsEverySkipPlusOneBatches) {
+  Config c = toy_config();
+  c.training.discriminator_skip = 1;
+  c.training.mutation_probability = 1.0;
+  c.training.mutation_scale = 1.0;
+  Fixture f(c);
+  CellState s = f.trainer.initial_state(4, 4);
+  GenerationWorkingSet work;
+  select_two_pairs(f, s, work);
+  const double mutating = train(c.training, f.data, /*batches=*/5, c.network.latent_dim, /*cell=*/8, work);
+  EXPECT_GE(mutating, 0.0);
+  for (std::vector<Individual>* trained : {&work.selected_generators, &work.selected_discriminators}) {
+    const bool is_g = trained == &work.selected_generators;
+    for (Individual& i : *trained) {
+      EXPECT_EQ(adam_steps(i), is_g ? 5 : 3);  // D on batches 0, 2, 4
+      EXPECT_EQ(i.source_cell, 8);
+      EXPECT_NE(i.learning_rate(), c.training.learning_rate);  // mutated before every step
+      for (const auto& p : i.module().parameters()) EXPECT_FALSE(p.grad().defined());
+    }
+  }
+}
+
+TEST(Train, IsRepeatableFromTheSameSeed) {
+  Fixture f(toy_config());
+  std::vector<std::vector<std::uint8_t>> out;
+  for (int run = 0; run < 2; ++run) {
+    CellState s = f.trainer.initial_state(4, 4);
+    GenerationWorkingSet work;
+    select_two_pairs(f, s, work);
+    train(f.config.training, f.data, 3, f.config.network.latent_dim, 4, work);
+    out.push_back(work.selected_generators[1].encode());
+  }
+  EXPECT_EQ(out[0], out[1]);
+}
+
+TEST(ScoreTrainedCopies, ScoresTheCopiesAndLeavesThePoolAsItWas) {
+  Fixture f(toy_config());
+  CellState s = f.trainer.initial_state(4, 4);
+  const std::vector<NeighbourCentre> neighbours = f.neighbours();
+  GenerationWorkingSet work;
+  gather_neighbourhood(s, neighbours, network_shape(f.config), {}, work);
+  ASSERT_EQ(work.generator_pool.size(), 5u);
+  ASSERT_EQ(work.generator_origin[0], nullptr);
+  ASSERT_EQ(work.generator_origin[1], &neighbours[0]);
+  seed_generation(f.config, s, work);
+  evaluate_fitness(f.config.training, f.data, f.config.network.latent_dim, work);
+  for (Individual* i : work.generator_pool) ASSERT_TRUE(std::isfinite(i->fitness));
+  select_by_tournament(f.config.training, work);
+  ASSERT_EQ(work.selected_generators.size(), 1u);
+  const double selected_fitness = work.selected_generators[0].fitness;
+  train(f.config.training, f.data, 5, f.config.network.latent_dim, 4, work);
+  std::vector<double> pool_before;
+  for (Individual* i : work.generator_pool) pool_before.push_back(i->fitness);
+  for (Individual* i : work.discriminator_pool) pool_before.push_back(i->fitness);
+  score_trained_copies(work);
+  std::vector<double> pool_after;
+  for (Individual* i : work.generator_pool) pool_after.push_back(i->fitness);
+  for (Individual* i : work.discriminator_pool) pool_after.push_back(i->fitness);
+  EXPECT_EQ(pool_before, pool_after);
+  EXPECT_TRUE(std::isfinite(work.selected_generators[0].fitness));
+  EXPECT_TRUE(std::isfinite(work.selected_discriminators[0].fitness));
+  EXPECT_NE(work.selected_generators[0].fitness, selected_fitness);  // trained, so rescored
+}
+
+TEST(EvolveMixture, KeepsAPreviewOnPreviewGenerationsOnly) {
+  Config c = toy_config();
+  c.evaluation.preview_every = 2;
+  c.training.mixture_sigma = 0.3;
+  Fixture f(c);
+  CellState s = f.trainer.initial_state(4, 4);
+  f.trainer.run_generation(s, f.neighbours());  // gathers the neighbours' generators
+  ASSERT_EQ(s.neighbour_generators.size(), 4u);
+  const std::string objective = objective_name(c);
+  for (std::int64_t generation : {2, 3}) {
+    SplitMix64 rng(21);
+    const MixtureOutcome out = evolve_mixture(c, *f.scorer, objective, generation, s, rng);
+    EXPECT_EQ(out.preview.size(), generation == 2 ? static_cast<std::size_t>(c.training.score_samples * 2) : 0u);
+    EXPECT_EQ(out.scores.at(objective), s.mixture_objective);
+    EXPECT_NEAR(std::accumulate(s.mixture_weights.begin(), s.mixture_weights.end(), 0.0), 1.0, 1e-12);
+  }
+}
+
+}  // namespace
+}  // namespace cellgan

@@ -1,0 +1,316 @@
+// The steps of one generation of one cell (see generation_steps.h).
+#include "worker/generation_steps.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+#include "common/nn/discriminator_step.h"
+#include "common/nn/ensemble.h"
+#include "common/nn/losses.h"
+
+namespace cellgan {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+double finite_or_inf(double v) { return std::isfinite(v) ? v : INFINITY; }
+
+// A neighbour's centre individual of `role`: weights only (for fitness and
+// the mixture) or whole, with its Adam state (for a tournament winner).
+Individual neighbour_individual(const NeighbourCentre& n, Role role, const NetworkShape& shape,
+                                const AdamSettings& adam, bool whole) {
+  const Individual* live = role == Role::kGenerator ? n.live_generator : n.live_discriminator;
+  if (live != nullptr) return whole ? live->clone() : live->clone_weights();
+  const std::vector<std::uint8_t>* bytes = role == Role::kGenerator ? n.generator : n.discriminator;
+  return Individual::decode(*bytes, shape, adam, whole);
+}
+
+std::vector<double> normalised(std::vector<double> w) {
+  const double total = std::accumulate(w.begin(), w.end(), 0.0);
+  if (total <= 0.0) return std::vector<double>(w.size(), 1.0 / static_cast<double>(w.size()));
+  for (double& x : w) x /= total;
+  return w;
+}
+
+// Rows of the mixture's score sample a generation's record keeps: all of
+// them for toy data, grid_images for images, on preview generations only.
+std::int64_t preview_rows(const Config& config, std::int64_t generation) {
+  const std::int64_t every = config.evaluation.preview_every;
+  if (every <= 0 || generation % every != 0) return 0;
+  const std::int64_t n = config.training.score_samples;
+  return is_toy(config.data.dataset) ? n : std::min(n, config.evaluation.grid_images);
+}
+
+}  // namespace
+
+void gather_neighbourhood(CellState& state, const std::vector<NeighbourCentre>& neighbours, const NetworkShape& shape,
+                          const AdamSettings& adam, GenerationWorkingSet& work) {
+  // The two sets of neighbour generators are never held at once.
+  state.neighbour_generators.clear();
+  for (const NeighbourCentre& n : neighbours) {
+    work.neighbour_generators.push_back(neighbour_individual(n, Role::kGenerator, shape, adam, /*whole=*/false));
+    work.neighbour_discriminators.push_back(
+        neighbour_individual(n, Role::kDiscriminator, shape, adam, /*whole=*/false));
+  }
+  for (auto& g : state.generators) {
+    work.generator_pool.push_back(&g);
+    work.generator_origin.push_back(nullptr);
+  }
+  for (auto& d : state.discriminators) {
+    work.discriminator_pool.push_back(&d);
+    work.discriminator_origin.push_back(nullptr);
+  }
+  for (std::size_t k = 0; k < neighbours.size(); ++k) {
+    work.generator_pool.push_back(&work.neighbour_generators[k]);
+    work.generator_origin.push_back(&neighbours[k]);
+    work.discriminator_pool.push_back(&work.neighbour_discriminators[k]);
+    work.discriminator_origin.push_back(&neighbours[k]);
+  }
+}
+
+void seed_generation(const Config& config, const CellState& state, GenerationWorkingSet& work) {
+  const std::uint64_t stream =
+      (static_cast<std::uint64_t>(state.cell) << 32) ^ static_cast<std::uint64_t>(state.generation);
+  torch::manual_seed(derive_seed(config.seed, Stream::kCellTraining, stream));
+  work.rng = SplitMix64(derive_seed(config.seed, Stream::kCellTraining, stream ^ (1ULL << 63)));
+}
+
+void draw_generation_losses(const TrainingConfig& training, CellState& state, SplitMix64& rng) {
+  if (training.loss != LossKind::kMustangs) return;
+  for (std::size_t i = 0; i < state.generators.size(); ++i) {
+    state.generators[i].loss = draw_mustangs_loss(rng);
+    state.discriminators[i].loss = discriminator_loss_for(state.generators[i].loss);
+  }
+}
+
+void evaluate_fitness(const TrainingConfig& training, const TrainingData& data, std::int64_t latent_dim,
+                      GenerationWorkingSet& work) {
+  const torch::Tensor index = torch::randint(data.size(), {training.fitness_samples}, torch::kLong);
+  work.fitness_real = data.rows(index);
+  work.fitness_latent = torch::randn({training.fitness_samples, latent_dim});
+  play_every_pair(work.generator_pool, work.discriminator_pool, work.fitness_real, work.fitness_latent);
+}
+
+void play_every_pair(const std::vector<Individual*>& generators, const std::vector<Individual*>& discriminators,
+                     const torch::Tensor& real, const torch::Tensor& z) {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> d_real;
+  for (Individual* d : discriminators) {
+    d->discriminator()->eval();
+    d_real.push_back(d->discriminator()->forward(real));
+  }
+  std::vector<double> d_total(discriminators.size(), 0.0);
+  for (Individual* g : generators) {
+    g->generator()->eval();
+    const torch::Tensor fake = g->generator()->forward(z);
+    double g_total = 0.0;
+    for (std::size_t j = 0; j < discriminators.size(); ++j) {
+      const torch::Tensor d_fake = discriminators[j]->discriminator()->forward(fake);
+      g_total += generator_loss(g->loss, d_fake).item<double>();
+      d_total[j] += discriminator_loss(discriminator_loss_for(g->loss), d_real[j], d_fake).item<double>();
+    }
+    g->fitness = g_total / static_cast<double>(discriminators.size());
+  }
+  for (std::size_t j = 0; j < discriminators.size(); ++j)
+    discriminators[j]->fitness = d_total[j] / static_cast<double>(generators.size());
+  for (Individual* g : generators) g->generator()->train();
+  for (Individual* d : discriminators) d->discriminator()->train();
+}
+
+void select_by_tournament(const TrainingConfig& training, GenerationWorkingSet& work) {
+  work.selected_generators = tournament_winners(work.generator_pool, work.generator_origin, training.population_size,
+                                                training.tournament_size, work.rng);
+  work.selected_discriminators = tournament_winners(work.discriminator_pool, work.discriminator_origin,
+                                                    training.population_size, training.tournament_size, work.rng);
+}
+
+std::vector<Individual> tournament_winners(const std::vector<Individual*>& pool,
+                                           const std::vector<const NeighbourCentre*>& origin, std::int64_t count,
+                                           std::int64_t tournament, SplitMix64& rng) {
+  std::vector<Individual> winners;
+  for (std::int64_t k = 0; k < count; ++k) {
+    std::size_t best = pool.size();
+    for (std::int64_t t = 0; t < tournament; ++t) {
+      const std::size_t candidate = rng.below(pool.size());
+      if (best == pool.size() || finite_or_inf(pool[candidate]->fitness) < finite_or_inf(pool[best]->fitness))
+        best = candidate;
+    }
+    if (origin[best] == nullptr) {
+      winners.push_back(pool[best]->clone());
+    } else {
+      const Individual& seen = *pool[best];
+      winners.push_back(neighbour_individual(*origin[best], seen.role(), seen.shape(), seen.adam_settings(), true));
+      winners.back().fitness = seen.fitness;
+    }
+  }
+  return winners;
+}
+
+double train(const TrainingConfig& training, const TrainingData& data, std::int64_t batches, std::int64_t latent_dim,
+             int cell, GenerationWorkingSet& work) {
+  std::vector<Individual>& gens = work.selected_generators;
+  std::vector<Individual>& discs = work.selected_discriminators;
+  SplitMix64& rng = work.rng;
+  double mutating = 0.0;
+  const auto mutate = [&](Individual& individual) {
+    const auto started = Clock::now();
+    mutate_learning_rate(training, individual, rng);
+    mutating += seconds_since(started);
+  };
+  const std::int64_t n = data.size();
+  const torch::Tensor order = torch::randperm(n, torch::kLong);
+  for (std::int64_t b = 0; b < batches; ++b) {
+    const std::int64_t start = (b * training.batch_size) % std::max<std::int64_t>(1, n - training.batch_size + 1);
+    const torch::Tensor real = data.rows(order.narrow(0, start, std::min(training.batch_size, n)));
+    const std::int64_t bs = real.size(0);
+    for (Individual& g : gens) {
+      mutate(g);
+      Individual& d = discs[rng.below(discs.size())];
+      g.optimizer().zero_grad();
+      const torch::Tensor loss =
+          generator_loss(g.loss, d.discriminator()->forward(g.generator()->forward(torch::randn({bs, latent_dim}))));
+      loss.backward();
+      g.optimizer().step();
+    }
+    if (b % (training.discriminator_skip + 1) != 0) continue;
+    for (Individual& d : discs) {
+      mutate(d);
+      Individual& g = gens[rng.below(gens.size())];
+      torch::Tensor fake;
+      {
+        torch::NoGradGuard no_grad;
+        fake = g.generator()->forward(torch::randn({bs, latent_dim}));
+      }
+      d.optimizer().zero_grad();
+      const torch::Tensor loss =
+          discriminator_step_loss(d.discriminator(), discriminator_loss_for(g.loss), real, fake, training.r1_penalty);
+      loss.backward();
+      d.optimizer().step();
+    }
+  }
+  for (std::vector<Individual>* trained : {&gens, &discs}) {
+    for (Individual& individual : *trained) {
+      individual.source_cell = cell;
+      individual.release_gradients();  // not state; the next step recreates them
+    }
+  }
+  return mutating;
+}
+
+void mutate_learning_rate(const TrainingConfig& training, Individual& individual, SplitMix64& rng) {
+  if (rng.uniform() >= training.mutation_probability) return;
+  const double lr0 = training.learning_rate;
+  const double delta = training.mutation_scale * rng.normal(-lr0 / 10.0, lr0);
+  individual.set_learning_rate(std::max(0.0, individual.learning_rate() + delta));
+}
+
+void score_trained_copies(GenerationWorkingSet& work) {
+  std::vector<Individual*> copies_g, copies_d;
+  for (auto& g : work.selected_generators) copies_g.push_back(&g);
+  for (auto& d : work.selected_discriminators) copies_d.push_back(&d);
+  std::vector<Individual*>& pool_g = work.generator_pool;
+  std::vector<Individual*>& pool_d = work.discriminator_pool;
+  // Copies of G against the gathered Ds, then copies of D against the
+  // gathered Gs; the game also rescores the pool side, which is put back.
+  std::vector<double> saved_d;
+  for (Individual* d : pool_d) saved_d.push_back(d->fitness);
+  play_every_pair(copies_g, pool_d, work.fitness_real, work.fitness_latent);
+  for (std::size_t j = 0; j < pool_d.size(); ++j) pool_d[j]->fitness = saved_d[j];
+  std::vector<double> saved_g;
+  for (Individual* g : pool_g) saved_g.push_back(g->fitness);
+  play_every_pair(pool_g, copies_d, work.fitness_real, work.fitness_latent);
+  for (std::size_t i = 0; i < pool_g.size(); ++i) pool_g[i]->fitness = saved_g[i];
+}
+
+int replace_worst(std::vector<Individual>& local, std::vector<Individual>& copies, std::int64_t n_replacements,
+                  ReplacementRule rule) {
+  std::vector<std::size_t> worst(local.size());
+  std::iota(worst.begin(), worst.end(), 0);
+  std::stable_sort(worst.begin(), worst.end(), [&](std::size_t a, std::size_t b) {
+    return finite_or_inf(local[a].fitness) > finite_or_inf(local[b].fitness);
+  });
+  std::vector<std::size_t> best(copies.size());
+  std::iota(best.begin(), best.end(), 0);
+  std::stable_sort(best.begin(), best.end(), [&](std::size_t a, std::size_t b) {
+    return finite_or_inf(copies[a].fitness) < finite_or_inf(copies[b].fitness);
+  });
+  int replaced = 0;
+  std::size_t next_copy = 0;
+  for (std::int64_t k = 0; k < n_replacements && k < static_cast<std::int64_t>(worst.size()); ++k) {
+    while (next_copy < best.size() &&
+           (!std::isfinite(copies[best[next_copy]].fitness) || !copies[best[next_copy]].is_finite()))
+      ++next_copy;  // non-finite copies are discarded (SPEC §8)
+    if (next_copy >= best.size()) break;
+    Individual& copy = copies[best[next_copy]];
+    Individual& target = local[worst[k]];
+    if (rule == ReplacementRule::kIfBetter && !(copy.fitness < finite_or_inf(target.fitness))) continue;
+    target = std::move(copy);
+    ++next_copy;
+    ++replaced;
+  }
+  return replaced;
+}
+
+void keep_neighbour_generators(CellState& state, GenerationWorkingSet& work) {
+  // Already without Adam state; only sampled from now on.
+  state.neighbour_generators = std::move(work.neighbour_generators);
+  work.neighbour_discriminators.clear();
+}
+
+MixtureOutcome evolve_mixture(const Config& config, SampleScorer& scorer, const std::string& objective,
+                              std::int64_t generation, CellState& state, SplitMix64& rng) {
+  const TrainingConfig& t = config.training;
+  std::vector<Individual*> mixture;
+  for (auto& g : state.generators) mixture.push_back(&g);
+  for (auto& g : state.neighbour_generators) mixture.push_back(&g);
+  std::vector<double> candidate = state.mixture_weights;
+  for (double& w : candidate) w = std::max(0.0, w + rng.normal(0.0, t.mixture_sigma));
+  candidate = normalised(candidate);
+  torch::Generator gen = at::detail::createCPUGenerator(rng.next());
+  const std::uint64_t sample_seed = rng.next();
+  const std::int64_t rows = preview_rows(config, generation);
+  // Scores a sample of the mixture under `weights` (each sample is scored
+  // once; the report carries the objective); copies its first `rows` rows
+  // into `preview`.
+  const auto score = [&](const std::vector<double>& weights, std::vector<float>& preview) {
+    gen.set_current_seed(sample_seed);  // common random numbers for a fair comparison
+    const torch::Tensor samples = sample_mixture(mixture, weights, t.score_samples, gen);
+    if (rows > 0) {
+      const torch::Tensor kept = samples.narrow(0, 0, rows).contiguous();
+      preview.assign(kept.data_ptr<float>(), kept.data_ptr<float>() + kept.numel());
+    }
+    return scorer.report(samples);
+  };
+  std::vector<float> current_preview, challenger_preview;
+  auto current = score(state.mixture_weights, current_preview);
+  auto challenger = score(candidate, challenger_preview);
+  const double current_score = current.at(objective);
+  const double candidate_score = challenger.at(objective);
+  MixtureOutcome outcome;
+  outcome.improved = candidate_score < current_score;
+  if (outcome.improved) state.mixture_weights = candidate;
+  outcome.scores = outcome.improved ? std::move(challenger) : std::move(current);
+  outcome.preview = std::move(outcome.improved ? challenger_preview : current_preview);
+  state.mixture_objective = std::min(candidate_score, finite_or_inf(current_score));
+  return outcome;
+}
+
+void record_outcome(CellState& state, MixtureOutcome mixture, GenerationRecord& record) {
+  state.generation += 1;
+  record.generator_loss = state.centre_generator().fitness;
+  record.discriminator_loss = state.centre_discriminator().fitness;
+  for (const auto& g : state.generators) record.generator_lrs.push_back(g.learning_rate());
+  for (const auto& d : state.discriminators) record.discriminator_lrs.push_back(d.learning_rate());
+  record.mixture_weights = state.mixture_weights;
+  record.mixture_improved = mixture.improved;
+  record.scores = std::move(mixture.scores);
+  record.preview = std::move(mixture.preview);
+}
+
+}  // namespace cellgan

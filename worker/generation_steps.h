@@ -1,0 +1,163 @@
+// The steps of one generation of one cell (SPEC §3), one function each;
+// CellTrainer::run_generation() calls them in this order:
+//
+//   gather_neighbourhood  step 1, before the seed
+//   seed_generation       then draw_generation_losses (mustangs)
+//   evaluate_fitness      step 2
+//   select_by_tournament  step 3
+//   train                 steps 4 and 5 (mutation before each Adam step)
+//   score_trained_copies  step 6, first half
+//   replace_worst         step 6, second half (generators, then discriminators)
+//   keep_neighbour_generators, evolve_mixture   step 7
+//   record_outcome        the record
+//
+// The order is part of the result: every step that draws takes its
+// numbers from the generation's SplitMix64 stream (work.rng) and from
+// Torch's global generator, so calling the steps in another order, or
+// skipping one, changes every later draw. The steps that draw say so.
+//
+// Internal to cellgan_worker (and its tests); the public face is
+// worker/cell_trainer.h.
+//
+// Thread-safety: the functions share no state of their own, but the ones
+// that draw use Torch's process-wide generator, so only one generation may
+// run at a time in a process (the worker has one training thread).
+#pragma once
+
+#include <torch/types.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+#include "common/nn/individual.h"
+#include "common/nn/scores.h"
+#include "common/nn/training_data.h"
+#include "common/rng.h"
+#include "worker/cell_state.h"
+#include "worker/cell_trainer.h"
+
+namespace cellgan {
+
+// What the steps of one generation hand each other. The pools point into
+// the cell's state and into this object, so it is neither copied nor moved.
+struct GenerationWorkingSet {
+  GenerationWorkingSet() = default;
+  GenerationWorkingSet(const GenerationWorkingSet&) = delete;
+  GenerationWorkingSet& operator=(const GenerationWorkingSet&) = delete;
+
+  // gather: the neighbours' centres in neighbourhood order, weights only.
+  std::vector<Individual> neighbour_generators;
+  std::vector<Individual> neighbour_discriminators;
+  // gather: N_G and N_D, the local individuals first, then the neighbours';
+  // `*_origin` is the centre each one came from (null for a local one).
+  std::vector<Individual*> generator_pool;
+  std::vector<Individual*> discriminator_pool;
+  std::vector<const NeighbourCentre*> generator_origin;
+  std::vector<const NeighbourCentre*> discriminator_origin;
+  // seed_generation: the generation's own stream.
+  SplitMix64 rng{0};
+  // evaluate_fitness: the samples fitness was measured on; the trained
+  // copies are scored on the same ones.
+  torch::Tensor fitness_real;
+  torch::Tensor fitness_latent;
+  // select_by_tournament: the winners (deep copies), trained by train()
+  // and offered to replace_worst().
+  std::vector<Individual> selected_generators;
+  std::vector<Individual> selected_discriminators;
+};
+
+// Step 1. Drops the neighbours' generators kept from the last generation
+// (nothing reads them before step 7) and reads every neighbour's centre
+// pair, weights only, into `work`; builds the pools. Draws from Torch's
+// generator (building networks), which is why it comes before the seed.
+void gather_neighbourhood(CellState& state, const std::vector<NeighbourCentre>& neighbours, const NetworkShape& shape,
+                          const AdamSettings& adam, GenerationWorkingSet& work);
+
+// Seeds Torch's global generator and work.rng from (config.seed, cell,
+// generations completed), so the rest depends only on the inputs.
+void seed_generation(const Config& config, const CellState& state, GenerationWorkingSet& work);
+
+// Mustangs only (else nothing): each local pair draws its loss for this
+// generation from `rng`.
+void draw_generation_losses(const TrainingConfig& training, CellState& state, SplitMix64& rng);
+
+// Step 2. Draws fitness_samples real rows and latent vectors (Torch's
+// generator) into `work` and scores every G of the pool against every D.
+void evaluate_fitness(const TrainingConfig& training, const TrainingData& data, std::int64_t latent_dim,
+                      GenerationWorkingSet& work);
+
+// The game behind fitness: each generator's fitness becomes its mean loss
+// against `discriminators`, each discriminator's its mean loss against
+// `generators`, on `real` and the latent batch `z`. No gradients; the
+// networks are left in training mode. Draws nothing.
+void play_every_pair(const std::vector<Individual*>& generators, const std::vector<Individual*>& discriminators,
+                     const torch::Tensor& real, const torch::Tensor& z);
+
+// Step 3. population_size tournaments on each pool (generators first) into
+// work.selected_*. Draws from work.rng.
+void select_by_tournament(const TrainingConfig& training, GenerationWorkingSet& work);
+
+// `count` tournaments of `tournament` draws with replacement from `pool`
+// (lowest fitness wins; NaN counts as +inf). Winners are deep copies: a
+// local one (null origin) is cloned; a neighbour, held without its Adam
+// state, is read again whole from its origin and keeps its fitness.
+std::vector<Individual> tournament_winners(const std::vector<Individual*>& pool,
+                                           const std::vector<const NeighbourCentre*>& origin, std::int64_t count,
+                                           std::int64_t tournament, SplitMix64& rng);
+
+// Steps 4 and 5. `batches` batches of one random permutation of the data:
+// each selected G steps against a random selected D; on every
+// (discriminator_skip + 1)-th batch each selected D steps against a random
+// selected G; mutate_learning_rate() runs before every step. Then marks
+// the copies as trained in `cell` and frees their gradients. Draws from
+// Torch's generator and work.rng. Returns the seconds spent mutating.
+double train(const TrainingConfig& training, const TrainingData& data, std::int64_t batches, std::int64_t latent_dim,
+             int cell, GenerationWorkingSet& work);
+
+// Step 5: with probability mutation_probability,
+// lr <- max(0, lr + scale * N(-lr0/10, lr0)), written to Adam. Draws one
+// uniform from `rng`, and a normal when it mutates.
+void mutate_learning_rate(const TrainingConfig& training, Individual& individual, SplitMix64& rng);
+
+// Step 6, first half: sets the trained copies' fitness against the
+// gathered pools on the fitness samples (copies of G against the pool's Ds
+// and the reverse); the pools' own fitness is left as it was.
+void score_trained_copies(GenerationWorkingSet& work);
+
+// Step 6, second half: up to `n_replacements` copies (best first) replace
+// the worst local individuals (worst first). Copies with a non-finite
+// fitness or weights are skipped. kIfBetter replaces only when the copy's
+// fitness is strictly lower than the local one's (a NaN local counts as
+// +inf). Returns how many were replaced. Draws nothing.
+int replace_worst(std::vector<Individual>& local, std::vector<Individual>& copies, std::int64_t n_replacements,
+                  ReplacementRule rule);
+
+// Step 7, first half: the gathered neighbours' generators become
+// state.neighbour_generators, the mixture's other slots. The pools are not
+// to be used after this.
+void keep_neighbour_generators(CellState& state, GenerationWorkingSet& work);
+
+// What the mixture ES kept.
+struct MixtureOutcome {
+  bool improved = false;                 // the candidate weights were kept
+  std::map<std::string, double> scores;  // the kept weights' report
+  std::vector<float> preview;            // see GenerationRecord::preview
+};
+
+// Step 7: the (1+1)-ES on state.mixture_weights. Draws the candidate and
+// two seeds from `rng`, scores the mixture under both weight vectors on the
+// same latent draws, keeps the candidate when its objective (`objective`,
+// a key of scorer.report()) is lower, and sets state.mixture_objective.
+// `generation` (1-based) decides whether the outcome carries a preview.
+MixtureOutcome evolve_mixture(const Config& config, SampleScorer& scorer, const std::string& objective,
+                              std::int64_t generation, CellState& state, SplitMix64& rng);
+
+// The record: counts the generation as completed in `state` and fills the
+// record's losses, learning rates, mixture weights and mixture outcome.
+// The cell, generation, replacement counts and seconds are the caller's.
+void record_outcome(CellState& state, MixtureOutcome mixture, GenerationRecord& record);
+
+}  // namespace cellgan
