@@ -21,6 +21,7 @@
 
 namespace cellgan {
 
+enum class LayoutKind { kCoevolution };
 enum class DatasetKind { kMnist, kFashion, kIdx, kRing, kGrid };
 enum class NetworkKind { kMlp, kDcgan, kToy };
 enum class NeighbourhoodKind { kVonNeumann, kMoore };
@@ -87,6 +88,7 @@ struct RuntimeConfig {
 struct Config {
   std::uint64_t seed = 1;
   std::string output_dir = "runs/default";
+  LayoutKind layout = LayoutKind::kCoevolution;
   DataConfig data;
   NetworkConfig network;
   GridConfig grid;
@@ -113,6 +115,7 @@ std::vector<std::string> config_differences(const Config& a, const Config& b);
 bool same_config(const Config& a, const Config& b);
 
 // Names, for logs and files.
+const char* to_string(LayoutKind kind);
 const char* to_string(DatasetKind kind);
 const char* to_string(NetworkKind kind);
 const char* to_string(NeighbourhoodKind kind);

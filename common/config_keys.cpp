@@ -23,6 +23,7 @@ namespace {
 
 using I = std::int64_t;
 
+const Names<LayoutKind> kLayouts = {{"coevolution", LayoutKind::kCoevolution}};
 const Names<DatasetKind> kDatasets = {{"mnist", DatasetKind::kMnist},
                                       {"fashion", DatasetKind::kFashion},
                                       {"idx", DatasetKind::kIdx},
@@ -44,6 +45,8 @@ ConfigSection top_level() {
                "on the same BLAS kernels (`docs/operations.md`)")
       .text("output_dir", &Config::output_dir, Text::kNonEmpty,
             "the run directory; must not already hold a finished run (`result.json`)")
+      .choice("layout", &Config::layout, kLayouts,
+              "how the job trains: `coevolution` (the grid of cells). Other layouts plug in behind the Layout interface.")
       .rules([](const Config& c, const KeyFailure& fail) {
         const bool toy_data = is_toy(c.data.dataset);
         const bool toy_net = c.network.kind == NetworkKind::kToy;
@@ -193,6 +196,7 @@ std::string key_path(const ConfigSection& section, const ConfigKey& key) {
   return section.name.empty() ? key.name : section.name + "." + key.name;
 }
 
+const char* to_string(LayoutKind kind) { return config_table::name_of(kLayouts, kind); }
 const char* to_string(DatasetKind kind) { return config_table::name_of(kDatasets, kind); }
 const char* to_string(NetworkKind kind) { return config_table::name_of(kNetworks, kind); }
 const char* to_string(NeighbourhoodKind kind) { return config_table::name_of(kNeighbourhoods, kind); }
