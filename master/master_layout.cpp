@@ -1,12 +1,17 @@
 // Choosing the master half of a layout (see master_layout.h).
 #include "master/master_layout.h"
 
+#include <stdexcept>
+
 #include "master/coevolution_results.h"
 
 namespace cellgan {
 
 std::unique_ptr<MasterLayout> make_master_layout(const Config& config, int workers) {
-  return std::make_unique<CoevolutionResults>(config, workers);
+  switch (config.layout) {
+    case LayoutKind::kCoevolution: return std::make_unique<CoevolutionResults>(config, workers);
+  }
+  throw std::logic_error("unknown layout");
 }
 
 }  // namespace cellgan

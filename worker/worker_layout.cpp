@@ -1,12 +1,17 @@
 // Choosing the worker half of a layout (see worker_layout.h).
 #include "worker/worker_layout.h"
 
+#include <stdexcept>
+
 #include "worker/coevolution_layout.h"
 
 namespace cellgan {
 
 std::unique_ptr<WorkerLayout> make_worker_layout(const Config& config, int workers) {
-  return std::make_unique<CoevolutionLayout>(config, workers);
+  switch (config.layout) {
+    case LayoutKind::kCoevolution: return std::make_unique<CoevolutionLayout>(config, workers);
+  }
+  throw std::logic_error("unknown layout");
 }
 
 }  // namespace cellgan
