@@ -7,6 +7,7 @@
 //   cellgan score ...             score samples or an ensemble
 #include <cstdlib>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 
 #include "app/commands.h"
@@ -48,6 +49,9 @@ int main(int argc, char** argv) {
   } catch (const cellgan::InputError& e) {
     std::cerr << "cellgan: error: " << e.what() << "\n";
     return cellgan::kExitBadInput;
+  } catch (const std::logic_error& e) {  // a broken contract: cellgan's bug, not the user's input
+    std::cerr << "cellgan: internal error: " << e.what() << "; please report it\n";
+    return cellgan::kExitInternal;
   } catch (const std::exception& e) {
     std::cerr << "cellgan: failed: " << e.what() << "\n";
     return cellgan::kExitFailure;

@@ -95,6 +95,9 @@ int score_command(const Args& args) {
     return kExitOk;
   if (vm.count("samples") == vm.count("ensemble"))
     throw InputError("cellgan score: expected exactly one of --samples and --ensemble");
+  // The scores need two samples at least (SampleScorer::report).
+  if (vm.count("ensemble") && vm["count"].as<std::int64_t>() < 2)
+    throw InputError("cellgan score: --count: expected >= 2");
   torch::set_num_threads(1);
   const Config config = load_config(vm["config"].as<std::string>());
   const std::int64_t dim = network_shape(config).data_dim;
@@ -105,6 +108,9 @@ int score_command(const Args& args) {
     if (array.cols != dim)
       throw InputError(fmt::format("{}: shape ({}, {}): expected N x {} for dataset {}", path, array.rows,
                                    array.cols, dim, to_string(config.data.dataset)));
+    if (array.rows < 2)
+      throw InputError(fmt::format("{}: shape ({}, {}): expected at least 2 samples to score", path, array.rows,
+                                   array.cols));
     samples = torch::from_blob(array.data.data(), {array.rows, array.cols}, torch::kFloat32).clone();
   } else {
     const std::string path = vm["ensemble"].as<std::string>();

@@ -1,5 +1,5 @@
 // Configuration: documented structs, parsed once from YAML, validated once,
-// then passed by const& (STYLE.md, principle 6).
+// then passed by const& (docs/configuration.md lists the keys).
 //
 // Every member below is the YAML key of the same name inside its section
 // (the members of Config itself are the top level). Its initializer is the

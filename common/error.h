@@ -1,4 +1,4 @@
-// Errors: the one error model of cellgan (STYLE.md, principle 5).
+// Errors: the one error model of cellgan.
 //
 // - Bad input (configuration, data files, the command line) throws
 //   InputError at the boundary. Its what() is one line that names the file,
@@ -6,7 +6,13 @@
 //   and exits with kExitBadInput; nothing is written before that.
 // - Expected runtime failures (I/O, a peer that has gone) are returned as
 //   values by the functions that can meet them.
-// - A failure every rank must know travels as a message (see comm/wire.h).
+// - A failure every rank must know travels as a message (see
+//   common/comm/protocol.h).
+// - A broken contract, a caller passing what a function's header rules out
+//   (a grid of 0 rows, a cell outside the grid), is a bug, not bad input:
+//   it throws std::logic_error (usually std::invalid_argument), never
+//   InputError. The command line reports it as an internal error and exits
+//   with kExitInternal.
 //
 // Thread-safety: plain value types.
 #pragma once
@@ -16,11 +22,11 @@
 
 namespace cellgan {
 
-// Exit codes of the cellgan executable.
+// Exit codes of the cellgan executable (docs/operations.md, "Exit codes").
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;   // a runtime failure during the run
-inline constexpr int kExitBadInput = 2;  // bad configuration, data or arguments
-inline constexpr int kExitInternal = 70;  // a broken contract inside cellgan (std::logic_error): a bug
+inline constexpr int kExitFailure = 1;    // a runtime failure during the run
+inline constexpr int kExitBadInput = 2;   // bad configuration, data or arguments
+inline constexpr int kExitInternal = 70;  // a bug: a std::logic_error reached main (EX_SOFTWARE)
 
 class InputError : public std::runtime_error {
  public:

@@ -1,4 +1,4 @@
-// The fmt-based logger (STYLE.md, principle 9).
+// The fmt-based logger.
 //
 // Every line carries the time since start, the level, the MPI rank (or
 // "-" before it is known) and a short thread name:

@@ -9,9 +9,8 @@
 #include "grid/partition.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
-
-#include "common/error.h"
 
 namespace cellgan {
 namespace {
@@ -19,18 +18,19 @@ namespace {
 void check_partition(const GridShape& grid, const Partition& partition, int worker) {
   if (partition.owner.size() != static_cast<std::size_t>(grid.cell_count()) ||
       partition.cells_of.size() != static_cast<std::size_t>(partition.workers)) {
-    throw InputError("partition: made for another grid: expected " + std::to_string(grid.cell_count()) +
-                     " owners and " + std::to_string(partition.workers) + " cell lists");
+    throw std::invalid_argument("halo_plan: partition made for another grid: expected " +
+                                std::to_string(grid.cell_count()) + " owners and " +
+                                std::to_string(partition.workers) + " cell lists");
   }
   for (int owner : partition.owner) {
     if (owner < 0 || owner >= partition.workers) {
-      throw InputError("partition: owner " + std::to_string(owner) + " is not a worker: expected 0.." +
-                       std::to_string(partition.workers - 1));
+      throw std::invalid_argument("halo_plan: partition owner " + std::to_string(owner) +
+                                  " is not a worker: expected 0.." + std::to_string(partition.workers - 1));
     }
   }
   if (worker < 0 || worker >= partition.workers) {
-    throw InputError("worker: " + std::to_string(worker) + " is not in the partition: expected 0.." +
-                     std::to_string(partition.workers - 1));
+    throw std::invalid_argument("halo_plan: worker " + std::to_string(worker) +
+                                " is not in the partition: expected 0.." + std::to_string(partition.workers - 1));
   }
 }
 

@@ -6,9 +6,8 @@
 #include "grid/partition.h"
 
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
-
-#include "common/error.h"
 
 namespace cellgan {
 namespace {
@@ -75,9 +74,9 @@ void assign_strips(const GridShape& grid, Partition& p) {
 
 Partition partition_cells(const GridShape& grid, int workers) {
   if (workers < 1 || workers > grid.cell_count()) {
-    throw InputError("workers: " + std::to_string(workers) + " does not fit a " + std::to_string(grid.rows()) +
-                     "x" + std::to_string(grid.cols()) + " grid: expected 1.." +
-                     std::to_string(grid.cell_count()));
+    throw std::invalid_argument("partition_cells: workers " + std::to_string(workers) + " does not fit a " +
+                                std::to_string(grid.rows()) + "x" + std::to_string(grid.cols()) +
+                                " grid: expected 1.." + std::to_string(grid.cell_count()));
   }
   Partition p;
   p.workers = workers;

@@ -32,8 +32,10 @@ struct Partition {
   std::vector<std::vector<int>> cells_of;    // worker -> its cell ids, ascending
 };
 
-// Throws InputError ("workers: N ... expected 1..R*C") unless
-// 1 <= workers <= grid.cell_count().
+// Throws std::invalid_argument ("partition_cells: workers N ... expected
+// 1..R*C") unless 1 <= workers <= grid.cell_count(). The job checks the
+// number of worker ranks against the grid first and reports a bad one as
+// the user's (InputError), so this is a broken contract.
 Partition partition_cells(const GridShape& grid, int workers);
 
 // What one worker exchanges each generation.
@@ -51,6 +53,8 @@ struct HaloPlan {
   std::vector<int> receive_from;  // owner of receives[i]
 };
 
+// Throws std::invalid_argument unless `partition` is partition_cells' for
+// `grid` and 0 <= worker < partition.workers.
 HaloPlan halo_plan(const GridShape& grid, const Partition& partition, NeighbourhoodKind kind, int worker);
 
 }  // namespace cellgan

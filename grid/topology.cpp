@@ -1,14 +1,17 @@
 // The cell grid: shape checks, toroidal wrapping and the von Neumann / Moore
 // neighbourhoods, in the fixed order stated in grid/topology.h.
 //
+// The arguments come from a validated configuration (grid.rows and
+// grid.cols are checked in common/config.cpp), so a bad one is a broken
+// contract: std::invalid_argument, not InputError.
+//
 // Thread-safety: pure functions over immutable values; safe from any thread.
 #include "grid/topology.h"
 
 #include <algorithm>
 #include <climits>
+#include <stdexcept>
 #include <string>
-
-#include "common/error.h"
 
 namespace cellgan {
 namespace {
@@ -34,8 +37,8 @@ int offset_count(NeighbourhoodKind kind) {
     case NeighbourhoodKind::kVonNeumann: return kVonNeumannCount;
     case NeighbourhoodKind::kMoore: return kMooreCount;
   }
-  throw InputError("grid.neighbourhood: unknown kind " + std::to_string(static_cast<int>(kind)) +
-                   ": expected von_neumann or moore");
+  throw std::invalid_argument("neighbourhood: unknown NeighbourhoodKind " + std::to_string(static_cast<int>(kind)) +
+                              ": expected von Neumann or Moore");
 }
 
 // Non-negative remainder: wraps any integer into 0..n-1.
@@ -48,14 +51,14 @@ int wrap(int value, int n) {
 
 GridShape::GridShape(int rows, int cols) : rows_(rows), cols_(cols) {
   if (rows < 1) {
-    throw InputError("grid.rows: " + std::to_string(rows) + " is not a grid size: expected >= 1");
+    throw std::invalid_argument("GridShape: rows " + std::to_string(rows) + " is not a grid size: expected >= 1");
   }
   if (cols < 1) {
-    throw InputError("grid.cols: " + std::to_string(cols) + " is not a grid size: expected >= 1");
+    throw std::invalid_argument("GridShape: cols " + std::to_string(cols) + " is not a grid size: expected >= 1");
   }
   if (rows > INT_MAX / cols) {
-    throw InputError("grid: " + std::to_string(rows) + "x" + std::to_string(cols) +
-                     " has too many cells: expected rows*cols <= " + std::to_string(INT_MAX));
+    throw std::invalid_argument("GridShape: " + std::to_string(rows) + "x" + std::to_string(cols) +
+                                " has too many cells: expected rows*cols <= " + std::to_string(INT_MAX));
   }
 }
 
@@ -63,9 +66,9 @@ int GridShape::wrapped_id(int row, int col) const { return id({wrap(row, rows_),
 
 std::vector<int> neighbourhood(const GridShape& grid, int cell, NeighbourhoodKind kind) {
   if (cell < 0 || cell >= grid.cell_count()) {
-    throw InputError("cell: " + std::to_string(cell) + " is outside a " + std::to_string(grid.rows()) + "x" +
-                     std::to_string(grid.cols()) + " grid: expected 0.." +
-                     std::to_string(grid.cell_count() - 1));
+    throw std::invalid_argument("neighbourhood: cell " + std::to_string(cell) + " is outside a " +
+                                std::to_string(grid.rows()) + "x" + std::to_string(grid.cols()) +
+                                " grid: expected 0.." + std::to_string(grid.cell_count() - 1));
   }
   const int count = offset_count(kind);
   const CellCoord centre = grid.coord(cell);

@@ -30,7 +30,9 @@ struct CellCoord {
 
 class GridShape {
  public:
-  // Throws InputError unless rows >= 1 and cols >= 1.
+  // Throws std::invalid_argument unless rows >= 1, cols >= 1 and rows*cols
+  // fits an int (the configuration's checks of grid.rows and grid.cols
+  // keep a user's grid within that).
   GridShape(int rows, int cols);
   int rows() const { return rows_; }
   int cols() const { return cols_; }
@@ -46,6 +48,7 @@ class GridShape {
 };
 
 // Cell ids of the neighbourhood of `cell`, centre first (see above).
+// Throws std::invalid_argument unless 0 <= cell < grid.cell_count().
 std::vector<int> neighbourhood(const GridShape& grid, int cell, NeighbourhoodKind kind);
 
 }  // namespace cellgan

@@ -1,4 +1,4 @@
-// Liveness of the workers (STYLE.md, principle 7): heartbeat times in,
+// Liveness of the workers: heartbeat times in,
 // late and dead workers out. No MPI, no clock of its own: the caller passes
 // the time, so tests drive it directly.
 //

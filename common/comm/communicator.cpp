@@ -1,6 +1,6 @@
 // The blocking helpers of communicator.h, written once over the interface:
 // they poll with short sleeps instead of spinning, so a waiting rank leaves
-// its core to the ranks that train (STACK.md).
+// its core to the ranks that train (docs/operations.md, "Launching").
 //
 // Thread-safety: call them on the thread that owns `comm`.
 #include "common/comm/communicator.h"

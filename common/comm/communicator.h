@@ -11,7 +11,8 @@
 //   arrived, or nothing.
 // - gather() and barrier() are collectives: every member calls them, in the
 //   same order. They wait by polling with short sleeps, not by spinning, so
-//   waiting ranks leave the cores to ranks that train (STACK.md).
+//   waiting ranks leave the cores to ranks that train (docs/operations.md,
+//   "Launching": ranks share cores).
 //
 // Thread-safety: a Communicator belongs to one thread (the thread that owns
 // MPI in its process). Other threads reach it through that thread's queue.

@@ -116,8 +116,9 @@ ClassifierReport train_classifier(const ImageData& train, const ImageData& test,
                                   std::uint64_t seed, const std::string& path) {
   check_images(train, "training");
   check_images(test, "test");
-  if (train.count < 1 || test.count < 1) throw InputError("classifier: the training and test splits must not be empty");
-  if (epochs < 1) throw InputError(fmt::format("classifier: epochs must be >= 1, got {}", epochs));
+  if (train.count < 1 || test.count < 1)
+    throw std::invalid_argument("train_classifier: the training and test splits must not be empty");
+  if (epochs < 1) throw std::invalid_argument(fmt::format("train_classifier: epochs must be >= 1, got {}", epochs));
 
   const auto started = std::chrono::steady_clock::now();
   torch::manual_seed(seed);

@@ -36,7 +36,10 @@ struct ClassifierReport {
 
 // Trains with Adam (lr 1e-3, batch 64) for `epochs` over `train`, reports
 // the accuracy on `test`, and saves the module to `path` atomically.
-// Deterministic for a given seed. Logs progress per epoch.
+// Deterministic for a given seed. Logs progress per epoch. Throws
+// InputError if the images are not 28x28 or a label is not in 0..9 (the
+// data's fault), std::invalid_argument if epochs < 1 or a split is empty
+// (the caller's: the command line and the loaders check those).
 ClassifierReport train_classifier(const ImageData& train, const ImageData& test, std::int64_t epochs,
                                   std::uint64_t seed, const std::string& path);
 

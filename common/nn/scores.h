@@ -44,7 +44,8 @@ class SampleScorer {
  public:
   virtual ~SampleScorer() = default;
   // The objective (lower is better); report() holds the same value under
-  // objective_name(). samples: [N, data_dim].
+  // objective_name(). samples: [N, data_dim] with N >= 2, else both throw
+  // std::invalid_argument.
   virtual double objective(const torch::Tensor& samples) = 0;
   // Every metric, by name: images {"fid","tvd","is"}; toy {"fid",
   // "mode_tvd","modes_covered","mode_count","high_quality","reverse_kl"}.

@@ -34,6 +34,13 @@ echo "$a" | grep -q "modes_covered" || fail "score printed no mode metrics: $a"
 [ "$a" != "$b" ] || fail "different seeds gave identical scores"
 c=$("$CELLGAN" score --config "$WORK/run/config.yaml" --ensemble "$E" -n 1000 2>/dev/null)
 echo "$c" | grep -q "^1000 samples:" || fail "score --ensemble: $c"
+# Fewer than 2 samples cannot be scored: the user's input (exit 2), not an internal error.
+"$CELLGAN" sample --ensemble "$E" -n 1 --out "$WORK/one.npy" > /dev/null 2>&1 || fail "sample -n 1 failed"
+rc=0; "$CELLGAN" score --config "$WORK/run/config.yaml" --samples "$WORK/one.npy" > /dev/null 2> "$WORK/err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q "one.npy: shape (1, 2): expected at least 2 samples" "$WORK/err" \
+  || fail "score of 1 sample: exit $rc, $(cat "$WORK/err")"
+rc=0; "$CELLGAN" score --config "$WORK/run/config.yaml" --ensemble "$E" -n 1 > /dev/null 2> "$WORK/err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q "count: expected >= 2" "$WORK/err" || fail "score -n 1: exit $rc, $(cat "$WORK/err")"
 # Corrupt ensemble: one error line naming the file, exit 2.
 cp "$E" "$WORK/bad.bin"; printf 'xxxx' | dd of="$WORK/bad.bin" bs=1 seek=200 conv=notrunc 2>/dev/null
 rc=0; "$CELLGAN" sample --ensemble "$WORK/bad.bin" --out "$WORK/x.npy" > /dev/null 2> "$WORK/err" || rc=$?
