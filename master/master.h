@@ -18,7 +18,9 @@
 //   then not wait for it in MPI_Finalize.
 // - any other exception on the master: every live worker is sent an abort
 //   with the exit code of the exception's kind, then it is rethrown.
-// Nothing is ever sent to a worker declared dead (STACK.md).
+// Nothing is ever sent to a worker declared dead: under Open MPI a send to
+// a dead rank can hang MPI_Finalize (docs/architecture.md, "No rank waits
+// forever").
 //
 // Thread-safety: one thread (the master's main thread), once.
 #pragma once

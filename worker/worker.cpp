@@ -93,7 +93,7 @@ int Worker::run() {
   } catch (const std::exception& e) {
     log::error("worker rank {}: {}", rank, e.what());
     comm.send_failure(fmt::format("generation {}: {}", done + 1, e.what()));
-    exit_code = kExitFailure;
+    exit_code = dynamic_cast<const std::logic_error*>(&e) ? kExitInternal : kExitFailure;
   }
   comm.finish();
   comm_thread.join();

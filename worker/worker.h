@@ -10,7 +10,8 @@
 // - bad input: the master said so at start-up; kExitBadInput, silently
 //   (the master prints the one line).
 // - its own failure: the error is logged and sent to the master
-//   (kTagFailure); kExitFailure.
+//   (kTagFailure); kExitFailure, or kExitInternal for a std::logic_error.
+//   The master then ends the others with kExitFailure.
 // - the master aborted the run: the code in its AbortMessage.
 // - the master is presumed dead (silent for runtime.dead_after_ms, or no
 //   start message within the default of it): kExitFailure, and

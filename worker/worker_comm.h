@@ -1,7 +1,7 @@
 // The worker's communication thread: it alone owns the worker's
 // communicators (JobComms: WORLD, GLOBAL, LOCAL) once training starts. The
 // training thread reaches it only through the methods below, which queue
-// work and wait on a condition variable (STYLE.md, principle 3).
+// work and wait on a condition variable.
 //
 // Each run_once(now) step: send what the training thread queued; receive
 // LOCAL messages into the store (by source and tag, in arrival order);

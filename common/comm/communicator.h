@@ -57,7 +57,7 @@ class Communicator {
 };
 
 // Waiting has a deadline everywhere in cellgan: a peer that has died is
-// never reported by MPI (STACK.md), so a wait without one could last
+// never reported by Open MPI (docs/architecture.md), so a wait without one could last
 // forever. Thrown by the helpers below when the time is up.
 class DeadlineExceeded : public std::runtime_error {
  public:

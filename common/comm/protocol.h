@@ -1,4 +1,4 @@
-// The wire protocol of a cellgan job, step by step (STYLE.md, 10).
+// The wire protocol of a cellgan job, step by step.
 //
 // Every wait below has a deadline (job_comms.h, communicator.h): no rank
 // ever waits for a peer forever. W is the number of workers; the master is
@@ -35,7 +35,7 @@
 //     master ends the run early (a failed or dead worker, or its own
 //     error), it sends every worker still alive kTagAbort:
 //     AbortMessage{exit code, reason}; each exits with that code. Nothing
-//     is ever sent to a worker declared dead (STACK.md).
+//     is ever sent to a worker declared dead (docs/architecture.md).
 //
 // Thread-safety: pure encode/decode functions.
 #pragma once

@@ -32,7 +32,7 @@ BARE_LINE = re.compile(r"^seconds per generation per cell after warm-up: (?P<s>[
 BARE_RSS = re.compile(r"^peak RSS: (?P<mb>[0-9.]+) MB", re.M)
 BARE_START_RSS = re.compile(r"^RSS at start: (?P<mb>[0-9.]+) MB", re.M)
 
-PHASES = ["gather", "train", "evaluate", "mutate", "idle"]
+PHASES = ["gather", "select", "train", "mutate", "replace", "evaluate", "idle"]
 TARGET_RATIO = 1.10
 TARGET_SPEEDUP = 1.8
 TARGET_COORD = 5.0  # percent
@@ -232,12 +232,12 @@ def main(argv):
                    f"| {fmt(b['overhead'], '.2f', '%')} |")
     out.append("")
     out.append("Phases: gather = building the neighbourhood, including decoding the neighbours' centres; idle = "
-               "waiting for the halos (the exchange itself runs on the comm thread, so idle is what it costs the "
+               "waiting for the halos and decoding them (the exchange itself runs on the comm thread, so idle is what it costs the "
                "training thread); unrecorded = worker time outside the recorded phases (encoding the centres for "
                "the exchange, sending records, the master's lag); it is approximate (the window is the master's, "
                "the phases the workers'), may come out slightly negative in short runs, and counts in the overhead "
-               "only when positive. train, evaluate (fitness, re-scoring, mixture FID) and mutate (selection "
-               "clones, lr mutation, replacement) are the algorithm's own work.")
+               "only when positive. select (tournaments, cloning the winners), train (Adam steps), mutate (lr "
+               "mutation), replace and evaluate (fitness, re-scoring, mixture FID) are the algorithm's own work.")
     busy = [line for line in env.splitlines() if line.startswith("load before") and _load1(line) >= 1.0]
     if busy:
         out.append("")
