@@ -166,11 +166,11 @@ ConfigSection runtime() {
   return SectionTable<R>("runtime", &Config::runtime)
       .integer("threads", &R::threads, span<I>(1, 64), "Torch intra-op threads per rank; keep 1 when ranks share cores")
       .integer("heartbeat_interval_ms", &R::heartbeat_interval_ms, at_least<I>(10),
-               "how often a worker's communication thread sends a heartbeat")
+               "how often each worker's communication thread and the master send a heartbeat")
       .integer("late_after_ms", &R::late_after_ms, ruled_by<I>("> heartbeat_interval_ms"),
                "silence after which a worker is reported late (`events.log`)")
       .integer("dead_after_ms", &R::dead_after_ms, ruled_by<I>("> late_after_ms"),
-               "silence after which a worker is declared dead")
+               "silence after which a worker is declared dead (and the run ended), or the master by its workers")
       .choice("log_level", &R::log_level, kLogLevels, "the least severe log lines shown")
       .rules([](const Config& c, const KeyFailure& fail) {
         const RuntimeConfig& r = c.runtime;

@@ -15,6 +15,7 @@ std::atomic<int> g_rank{-1};
 std::atomic<int> g_level{static_cast<int>(Level::kInfo)};
 const auto g_start = std::chrono::steady_clock::now();
 thread_local std::string t_thread_name = "main";
+thread_local int t_rank = -1;  // set_thread_rank(); -1: the process's rank
 
 const char* level_name(Level level) {
   switch (level) {
@@ -29,6 +30,7 @@ const char* level_name(Level level) {
 }  // namespace
 
 void set_rank(int rank) { g_rank = rank; }
+void set_thread_rank(int rank) { t_rank = rank; }
 void set_level(Level level) { g_level = static_cast<int>(level); }
 void set_thread_name(std::string_view name) { t_thread_name = std::string(name); }
 
@@ -45,7 +47,7 @@ bool enabled(Level level) { return static_cast<int>(level) >= g_level.load(); }
 void write(Level level, std::string_view message) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - g_start).count();
-  const int rank = g_rank.load();
+  const int rank = t_rank >= 0 ? t_rank : g_rank.load();
   const std::string who = rank < 0 ? std::string("-") : fmt::format("r{}", rank);
   const std::string line =
       fmt::format("[{:9.3f}s] {} {}/{} {}\n", seconds, level_name(level), who, t_thread_name, message);

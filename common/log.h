@@ -20,6 +20,9 @@ enum class Level { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3 };
 
 // Set once per process, early (the rank is known after MPI starts).
 void set_rank(int rank);
+// The rank in the calling thread's lines, for ranks that are threads of one
+// process (the one-process job of the tests); it overrides set_rank's.
+void set_thread_rank(int rank);
 void set_level(Level level);
 // Names the calling thread in its log lines ("main", "comm", "train"...).
 void set_thread_name(std::string_view name);

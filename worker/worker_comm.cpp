@@ -165,6 +165,7 @@ bool WorkerComm::run_once(Clock::time_point now) {
 
 void WorkerComm::run() {
   log::set_thread_name("comm");
+  log::set_thread_rank(comms_.world->rank());
   // Idle back-off, 0.2 ms doubling to 5 ms: an idle thread wakes at most
   // 200 times a second and a busy one answers within a fraction of a ms.
   IdleBackoff backoff(std::chrono::microseconds(200), std::chrono::microseconds(5000));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/comm/in_process_job.h"
+#include "common/log.h"
 #include "master/master.h"
 #include "worker/worker.h"
 
@@ -38,12 +39,14 @@ inline JobOutcome run_one_process_job(const std::string& config_path, int worker
   std::vector<std::thread> threads;
   for (int r = 1; r <= workers; ++r) {
     threads.emplace_back([&, r] {
+      log::set_thread_rank(r);
       Worker worker(*factories[static_cast<std::size_t>(r)]);
       if (hooks.count(r)) worker.TEST_set_hooks(hooks.at(r));
       out.worker_codes[static_cast<std::size_t>(r - 1)] = worker.run();
       out.master_lost[static_cast<std::size_t>(r - 1)] = worker.master_lost();
     });
   }
+  log::set_thread_rank(0);
   Master master(*factories[0], config_path);
   try {
     out.result = master.run();
