@@ -21,6 +21,11 @@ void HeartbeatMonitor::beat(int worker, WorkerState state, std::int64_t generati
   }
 }
 
+void HeartbeatMonitor::restart(Clock::time_point now) {
+  for (std::size_t w = 1; w < slots_.size(); ++w)
+    if (slots_[w].liveness != Liveness::kDead) slots_[w].last_beat = now;
+}
+
 std::vector<HeartbeatMonitor::Event> HeartbeatMonitor::check(Clock::time_point now) {
   std::vector<Event> events;
   for (std::size_t w = 1; w < slots_.size(); ++w) {

@@ -33,6 +33,9 @@ class HeartbeatMonitor {
                    Clock::time_point start);
 
   void beat(int worker, WorkerState state, std::int64_t generation, Clock::time_point now);
+  // Every worker not dead counts as heard from at `now`: for when the
+  // master itself was stalled, so its own silence is not taken for theirs.
+  void restart(Clock::time_point now);
   // Changes since the last call, in worker order.
   std::vector<Event> check(Clock::time_point now);
 

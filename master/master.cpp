@@ -6,9 +6,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <stdexcept>
+#include <thread>
 
 #include "common/error.h"
 #include "common/idle_backoff.h"
@@ -65,10 +67,55 @@ Master::Master(JobCommsFactory& factory, std::string config_path)
 
 Master::~Master() = default;
 
-bool Master::running(int worker) const {
+bool Master::alive(int worker) const {
   const std::size_t i = static_cast<std::size_t>(worker - 1);
-  return workers_started_ && !results_[i] && !failed_[i] &&
+  return workers_started_ && !failed_[i] && !lost_[i] &&
          (!monitor_ || monitor_->liveness(worker) != HeartbeatMonitor::Liveness::kDead);
+}
+
+void Master::wait_until_ready() {
+  const auto dead_after = std::chrono::milliseconds(config_.runtime.dead_after_ms);
+  const auto deadline = Clock::now() + dead_after;
+  std::vector<bool> ready(static_cast<std::size_t>(workers_), false);
+  std::size_t count = 0;
+  IdleBackoff backoff(std::chrono::microseconds(200), std::chrono::milliseconds(5));
+  while (count < ready.size()) {
+    auto msg = comms_.world->try_receive();
+    if (!msg) {
+      if (Clock::now() < deadline) {
+        backoff.after_round(false);
+        continue;
+      }
+      std::vector<int> silent;
+      for (int w = 1; w <= workers_; ++w)
+        if (!ready[static_cast<std::size_t>(w - 1)]) {
+          silent.push_back(w);
+          lost_[static_cast<std::size_t>(w - 1)] = true;
+        }
+      worker_lost_ = true;
+      const std::string what = fmt::format("worker rank {} did not get ready within runtime.dead_after_ms ({} ms)",
+                                           fmt::join(silent, ", "), dead_after.count());
+      log::error("{}", what);
+      abort_workers(kExitFailure, what);
+      throw std::runtime_error(what);
+    }
+    backoff.after_round(true);
+    const std::size_t i = static_cast<std::size_t>(msg->source - 1);
+    if (msg->tag == kTagFailure) {
+      failed_[i] = true;
+      const std::string what =
+          fmt::format("worker rank {} failed: {}", msg->source, decode_failure(msg->payload).reason);
+      log::error("{}; ending the run", what);
+      abort_workers(kExitFailure, what);
+      throw std::runtime_error(what);
+    }
+    if (msg->tag != kTagReady)
+      throw std::logic_error(fmt::format("start-up: tag {} from worker rank {} before it was ready", msg->tag,
+                                         msg->source));
+    if (!ready[i]) ++count;
+    ready[i] = true;
+  }
+  for (int w = 1; w <= workers_; ++w) comms_.world->send(w, kTagGo, Bytes{});
 }
 
 void Master::start(Clock::time_point now) {
@@ -77,6 +124,7 @@ void Master::start(Clock::time_point now) {
   results_.assign(static_cast<std::size_t>(std::max(workers_, 0)), std::nullopt);
   worker_kernels_.assign(results_.size(), std::nullopt);
   failed_.assign(results_.size(), false);
+  lost_.assign(results_.size(), false);
 
   // 1. Validate, then tell the workers either way.
   try {
@@ -91,20 +139,19 @@ void Master::start(Clock::time_point now) {
     check_run_directory(config_);
     const auto lock = lock_torch_generator();
     scorer_ = make_scorer(config_);  // checks the data and the classifier
-  } catch (const InputError& e) {
-    const Bytes no = encode(StartMessage{false, e.what(), "", ""});
+  } catch (const std::exception& e) {
+    const Bytes no = encode(StartMessage{false, exit_code_of(e), e.what(), "", ""});
     for (int w = 1; w <= workers_; ++w) comms_.world->send(w, kTagStart, no);
-    flush_sends(*comms_.world, std::chrono::milliseconds(RuntimeConfig{}.dead_after_ms));
+    flush_sends(*comms_.world, start_timeout());
     throw;
   }
-  const Bytes yes = encode(StartMessage{true, "", to_yaml(config_), config_.source});
+  const Bytes yes = encode(StartMessage{true, 0, "", to_yaml(config_), config_.source});
   for (int w = 1; w <= workers_; ++w) comms_.world->send(w, kTagStart, yes);
   workers_started_ = true;
+  wait_until_ready();
 
   // 2. GLOBAL = the master and every worker; the run directory.
-  std::vector<int> all;
-  for (int r = 0; r <= workers_; ++r) all.push_back(r);
-  comms_.global = factory_.group(all, kGlobalGroupTag);
+  comms_.global = factory_.group(global_ranks(workers_), kGlobalGroupTag);
   run_ = std::make_unique<RunDirectory>(config_, layout_->records_per_generation());
   for (const std::string& line : layout_->assignment()) run_->event(line);
   master_kernels_ = blas_kernels();
@@ -150,7 +197,9 @@ void Master::take(const Message& message, bool from_global, Clock::time_point no
     monitor_->beat(w, WorkerState::kFinished, config_.training.generations, now);
   } else if (!from_global && message.tag == kTagHeartbeat) {
     const HeartbeatMessage hb = decode_heartbeat(message.payload);
-    monitor_->beat(w, results_[i] ? WorkerState::kFinished : hb.state, hb.generation, now);
+    // A worker is finished for the monitor once its result is in, whatever it says.
+    const WorkerState state = hb.state == WorkerState::kFinished && !results_[i] ? WorkerState::kProcessing : hb.state;
+    monitor_->beat(w, state, hb.generation, now);
   } else if (!from_global && message.tag == kTagRecords) {
     RecordsMessage records = decode_records(message.payload);
     monitor_->beat(w, WorkerState::kProcessing, records.generation, now);
@@ -187,6 +236,14 @@ void Master::check_liveness(Clock::time_point now) {
 
 bool Master::run_once(Clock::time_point now) {
   busy_ = false;
+  const auto dead_after = std::chrono::milliseconds(config_.runtime.dead_after_ms);
+  if (last_round_ != Clock::time_point{} && now - last_round_ >= dead_after) {
+    const double stalled = std::chrono::duration<double>(now - last_round_).count();
+    log::warn("the master itself was stalled for {:.1f} s: its silence is not counted against the workers", stalled);
+    run_->event(fmt::format("master stalled for {:.1f} s", stalled));
+    monitor_->restart(now);
+  }
+  last_round_ = now;
   while (auto m = comms_.world->try_receive()) {
     busy_ = true;
     take(*m, false, now);
@@ -196,14 +253,18 @@ bool Master::run_once(Clock::time_point now) {
     take(*m, true, now);
   }
   if (now - last_beat_sent_ >= std::chrono::milliseconds(config_.runtime.heartbeat_interval_ms)) {
-    for (int w = 1; w <= workers_; ++w)
-      if (running(w)) comms_.world->send(w, kTagMasterHeartbeat, Bytes{});
-    last_beat_sent_ = now;
+    beat_to_workers(now);
   }
   comms_.world->pending_sends();
   check_liveness(now);
   const bool all_results = std::all_of(results_.begin(), results_.end(), [](const auto& r) { return r.has_value(); });
   return !(all_results && run_->generations_written() >= config_.training.generations);
+}
+
+void Master::beat_to_workers(Clock::time_point now) {
+  for (int w = 1; w <= workers_; ++w)
+    if (alive(w)) comms_.world->send(w, kTagMasterHeartbeat, Bytes{});
+  last_beat_sent_ = now;
 }
 
 RunResult Master::finish() {
@@ -212,17 +273,16 @@ RunResult Master::finish() {
   std::vector<std::string> kernels;
   for (const auto& k : worker_kernels_) kernels.push_back(k.value_or("unknown"));
   const auto lock = lock_torch_generator();
-  RunResult result = layout_->finish(std::move(results), FinishContext{*scorer_, *run_, started_, master_kernels_, kernels});
-  flush_sends(*comms_.world, std::chrono::milliseconds(config_.runtime.dead_after_ms));
-  return result;
+  return layout_->finish(std::move(results), FinishContext{*scorer_, *run_, started_, master_kernels_, kernels});
 }
 
 void Master::abort_workers(int exit_code, const std::string& reason) {
-  if (!comms_.world) return;
+  if (!comms_.world || aborted_) return;
+  aborted_ = true;
   const Bytes abort = encode(AbortMessage{exit_code, reason});
   for (int w = 1; w <= workers_; ++w)
-    if (running(w)) comms_.world->send(w, kTagAbort, abort);
-  const auto timeout = std::chrono::milliseconds(workers_started_ ? config_.runtime.dead_after_ms : 1000);
+    if (alive(w)) comms_.world->send(w, kTagAbort, abort);
+  const auto timeout = std::chrono::milliseconds(config_.runtime.dead_after_ms);
   if (!flush_sends(*comms_.world, timeout)) log::warn("abort messages still in flight after {} ms", timeout.count());
 }
 
@@ -233,7 +293,37 @@ RunResult Master::run() {
     // with the workers, and nothing it waits for needs a faster answer.
     IdleBackoff backoff(std::chrono::milliseconds(1), std::chrono::milliseconds(20));
     while (run_once(Clock::now())) backoff.after_round(busy_);
-    return finish();
+    // Scoring can take long: it runs on a thread of its own while this one
+    // goes on beating, so the workers waiting for the end do not give up.
+    RunResult result;
+    std::exception_ptr error;
+    std::atomic<bool> finished{false};
+    std::thread scoring([&] {
+      log::set_thread_name("score");
+      log::set_thread_rank(factory_.world_rank());
+      try {
+        result = finish();
+      } catch (...) {
+        error = std::current_exception();
+      }
+      finished = true;
+    });
+    while (!finished) {
+      const auto now = Clock::now();
+      while (comms_.world->try_receive()) {
+      }
+      if (now - last_beat_sent_ >= std::chrono::milliseconds(config_.runtime.heartbeat_interval_ms))
+        beat_to_workers(now);
+      comms_.world->pending_sends();
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    scoring.join();
+    if (error) std::rethrow_exception(error);
+    for (int w = 1; w <= workers_; ++w)
+      if (alive(w)) comms_.world->send(w, kTagDone, Bytes{});
+    if (!flush_sends(*comms_.world, std::chrono::milliseconds(config_.runtime.dead_after_ms)))
+      log::warn("the end of the run did not reach every worker within runtime.dead_after_ms");
+    return result;
   } catch (const std::exception& e) {
     if (workers_started_) abort_workers(exit_code_of(e), e.what());
     throw;

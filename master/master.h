@@ -53,8 +53,9 @@ class Master {
   Master& operator=(const Master&) = delete;
 
   // Reads and validates the configuration and the input, tells every
-  // worker the verdict, then builds GLOBAL and the run directory. Throws
-  // InputError (after telling the workers) on bad input.
+  // worker the verdict, waits until every worker is ready (deadline
+  // runtime.dead_after_ms), then builds GLOBAL and the run directory.
+  // Throws InputError (after telling the workers) on bad input.
   void start(Clock::time_point now);
   // One step of the control loop at time `now`: takes in the workers'
   // messages, writes complete generations, beats to the workers when due,
@@ -65,8 +66,9 @@ class Master {
   RunResult finish();
 
   // start(), run_once() until done (sleeping a little when idle), and
-  // finish(), with the real clock. On any exception the live workers are
-  // sent an abort first.
+  // finish() on a thread of its own while this one keeps beating; then
+  // tells the workers the run is done (kTagDone). With the real clock. On
+  // any exception the live workers are sent an abort first.
   RunResult run();
 
   bool worker_lost() const { return worker_lost_; }
@@ -75,10 +77,13 @@ class Master {
   void abort_workers(int exit_code, const std::string& reason);
 
  private:
+  void wait_until_ready();
   void take(const Message& message, bool from_global, Clock::time_point now);
   void check_liveness(Clock::time_point now);
   void write_progress(std::int64_t generation, Clock::time_point now);
-  bool running(int worker) const;
+  void beat_to_workers(Clock::time_point now);
+  // Started, not failed, not declared dead: the workers messages go to.
+  bool alive(int worker) const;
 
   JobCommsFactory& factory_;
   const std::string config_path_;
@@ -92,12 +97,15 @@ class Master {
   std::unique_ptr<HeartbeatMonitor> monitor_;
   bool workers_started_ = false;  // they were sent an ok start message
   bool worker_lost_ = false;
-  bool busy_ = false;  // the last run_once() received something
+  bool busy_ = false;     // the last run_once() received something
+  bool aborted_ = false;  // the workers were sent an abort
+  Clock::time_point last_round_{};  // the last run_once()
   Clock::time_point last_beat_sent_{};
   std::string master_kernels_;
   std::vector<std::optional<std::string>> worker_kernels_;  // by worker, rank 1 first
   std::vector<std::optional<ResultMessage>> results_;       // by worker
   std::vector<bool> failed_;                                // by worker: reported a failure
+  std::vector<bool> lost_;                                  // by worker: silent at start-up
 };
 
 }  // namespace cellgan

@@ -21,11 +21,9 @@
 namespace cellgan {
 namespace {
 
-constexpr int kMaster = 0;
-
-// How long a worker waits for the start message: the default
-// runtime.dead_after_ms, since the configured one comes with the message.
-std::chrono::milliseconds start_timeout() { return std::chrono::milliseconds(RuntimeConfig{}.dead_after_ms); }
+int exit_code_of(const std::exception& e) {
+  return dynamic_cast<const std::logic_error*>(&e) ? kExitInternal : kExitFailure;
+}
 
 }  // namespace
 
@@ -40,31 +38,56 @@ int Worker::run() {
   // 1. Start-up: the master's verdict on the configuration.
   StartMessage start;
   try {
-    start = decode_start(receive_blocking(*comms.world, kMaster, kTagStart, start_timeout()).payload);
+    start = decode_start(receive_blocking(*comms.world, kMasterRank, kTagStart, start_timeout()).payload);
   } catch (const DeadlineExceeded& e) {
     log::error("worker rank {}: no start message from the master: {}", rank, e.what());
     master_lost_ = true;
     return kExitFailure;
   }
-  if (!start.ok) return kExitBadInput;  // the master has printed the reason
-  const Config config = parse_config(start.config_yaml, start.config_source);
-  log::set_level(log::parse_level(config.runtime.log_level));
-  torch::set_num_threads(static_cast<int>(config.runtime.threads));
-  std::unique_ptr<WorkerLayout> layout = make_worker_layout(config, workers);
+  if (!start.ok) return start.exit_code;  // the master has printed the reason
 
-  // 2. Communicators, then hello to the master.
-  std::vector<int> all, worker_ranks;
-  for (int r = 0; r <= workers; ++r) all.push_back(r);
-  for (int r = 1; r <= workers; ++r) worker_ranks.push_back(r);
-  comms.global = factory_.group(all, kGlobalGroupTag);
-  comms.local = factory_.cartesian(worker_ranks, layout->worker_rows(), layout->worker_cols(), kLocalGroupTag);
+  // 2. What needs no communicator, then ready; go, or the master's abort.
+  Config config;
+  std::unique_ptr<WorkerLayout> layout;
+  try {
+    config = parse_config(start.config_yaml, start.config_source);
+    log::set_level(log::parse_level(config.runtime.log_level));
+    torch::set_num_threads(static_cast<int>(config.runtime.threads));
+    layout = make_worker_layout(config, workers);
+    if (hooks_.throw_at_start) throw std::runtime_error("test fault at start-up");
+  } catch (const std::exception& e) {
+    log::error("worker rank {}: {}", rank, e.what());
+    comms.world->send(kMasterRank, kTagFailure, encode(FailureMessage{fmt::format("start-up: {}", e.what())}));
+    flush_sends(*comms.world, start_timeout());
+    return exit_code_of(e);
+  }
+  const auto dead_after = std::chrono::milliseconds(config.runtime.dead_after_ms);
+  comms.world->send(kMasterRank, kTagReady, Bytes{});
+  try {
+    const Message go = receive_blocking(*comms.world, kMasterRank, kAnyTag, dead_after);
+    if (go.tag == kTagAbort) {
+      const AbortMessage abort = decode_abort(go.payload);
+      log::error("worker rank {}: run ended by the master: {}", rank, abort.reason);
+      return abort.exit_code;
+    }
+    if (go.tag != kTagGo)
+      throw std::logic_error(fmt::format("expected go or abort from the master, got tag {}", go.tag));
+  } catch (const DeadlineExceeded& e) {
+    log::error("worker rank {}: no go from the master: {}", rank, e.what());
+    master_lost_ = true;
+    return kExitFailure;
+  }
+
+  // 3. Communicators (every member has just shown it is alive), then hello.
+  comms.global = factory_.group(global_ranks(workers), kGlobalGroupTag);
+  comms.local =
+      factory_.cartesian(worker_ranks(workers), layout->worker_rows(), layout->worker_cols(), kLocalGroupTag);
   const int me = comms.local->rank();
   const std::string kernels = blas_kernels();
-  comms.global->send(kMaster, kTagHello, encode(HelloMessage{kernels}));
+  comms.global->send(kMasterRank, kTagHello, encode(HelloMessage{kernels}));
 
-  // 3. The communication thread takes the communicators; this thread trains.
-  WorkerComm comm(std::move(comms), std::chrono::milliseconds(config.runtime.heartbeat_interval_ms),
-                  std::chrono::milliseconds(config.runtime.dead_after_ms));
+  // 4. The communication thread takes the communicators; this thread trains.
+  WorkerComm comm(std::move(comms), std::chrono::milliseconds(config.runtime.heartbeat_interval_ms), dead_after);
   comm.set_progress(WorkerState::kProcessing, 0);
   std::thread comm_thread([&comm] { comm.run(); });
   log::set_thread_name("train");
@@ -87,13 +110,14 @@ int Worker::run() {
     }
     comm.send_result(layout->results());
     comm.set_progress(WorkerState::kFinished, done);
+    comm.wait_for_done();  // beating, until the master has written the result
   } catch (const JobAborted& e) {
-    log::error("worker rank {}: run ended by the master: {}", rank, e.what());
+    log::error("worker rank {}: run ended: {}", rank, e.what());
     exit_code = e.exit_code();
   } catch (const std::exception& e) {
     log::error("worker rank {}: {}", rank, e.what());
     comm.send_failure(fmt::format("generation {}: {}", done + 1, e.what()));
-    exit_code = dynamic_cast<const std::logic_error*>(&e) ? kExitInternal : kExitFailure;
+    exit_code = exit_code_of(e);
   }
   comm.finish();
   comm_thread.join();

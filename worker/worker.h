@@ -6,9 +6,11 @@
 // master and the other workers (JobCommsFactory).
 //
 // Endings and exit codes (common/error.h):
-// - finished: the result is sent to the master; kExitOk.
-// - bad input: the master said so at start-up; kExitBadInput, silently
-//   (the master prints the one line).
+// - finished: the result is sent, and the master has said it is written
+//   (kTagDone); kExitOk.
+// - the master refused to start (bad input, kExitBadInput, or another
+//   error): the code in its start message, silently (the master prints the
+//   one line).
 // - its own failure: the error is logged and sent to the master
 //   (kTagFailure); kExitFailure, or kExitInternal for a std::logic_error.
 //   The master then ends the others with kExitFailure.
@@ -32,6 +34,7 @@ class Worker {
   struct TestHooks {
     std::int64_t silent_from = -1;  // says nothing more to the master (WorkerComm::TEST_go_silent)
     std::int64_t throw_at = -1;            // the training step throws
+    bool throw_at_start = false;           // start-up throws, before the communicators
   };
 
   explicit Worker(JobCommsFactory& factory);

@@ -1,7 +1,9 @@
 // The worker's communication thread (see worker_comm.h).
 #include "worker/worker_comm.h"
 
+#include <algorithm>
 #include <iterator>
+#include <stdexcept>
 #include <utility>
 
 #include <fmt/core.h>
@@ -13,7 +15,7 @@
 namespace cellgan {
 
 namespace {
-constexpr int kMaster = 0;
+constexpr int kMaster = kMasterRank;
 }  // namespace
 
 WorkerComm::WorkerComm(JobComms comms, std::chrono::milliseconds heartbeat_interval,
@@ -41,6 +43,8 @@ void WorkerComm::queue(Outgoing out) {
 }
 
 void WorkerComm::send_local(int dest, int tag, Bytes payload) {
+  if (dest < 0 || dest >= local_size() || dest == local_rank())
+    throw std::logic_error(fmt::format("send_local: worker {} is not another worker of 0..{}", dest, local_size() - 1));
   queue({Channel::kLocal, dest, tag, std::move(payload)});
 }
 
@@ -71,6 +75,17 @@ void WorkerComm::set_progress(WorkerState state, std::int64_t generation) {
 
 void WorkerComm::send_result(Bytes payload) {
   queue({Channel::kGlobal, kMaster, kTagResult, std::move(payload)});
+}
+
+void WorkerComm::wait_for_done() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return done_ || abort_.has_value(); });
+  if (abort_) throw JobAborted(abort_->exit_code, abort_->reason);
+}
+
+void WorkerComm::abort_locked(int exit_code, const std::string& reason) {
+  if (!abort_) abort_ = AbortMessage{exit_code, reason};
+  changed_.notify_all();
 }
 
 void WorkerComm::send_failure(const std::string& reason) {
@@ -140,13 +155,14 @@ bool WorkerComm::run_once(Clock::time_point now) {
     std::lock_guard<std::mutex> lock(mutex_);
     last_from_master_ = now;
     if (msg->tag == kTagAbort && !abort_) abort_ = decode_abort(msg->payload);
+    if (msg->tag == kTagDone) done_ = true;
     did = true;
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!abort_ && now - last_from_master_ >= master_dead_after_) {
+    if (!abort_ && !done_ && now - last_from_master_ >= master_dead_after_) {
       const double silent = std::chrono::duration<double>(now - last_from_master_).count();
-      abort_ = AbortMessage{kExitFailure, fmt::format("the master has been silent for {:.1f} s", silent)};
+      abort_ = AbortMessage{kExitFailure, fmt::format("the master is presumed dead: silent for {:.1f} s", silent)};
       master_lost_ = true;
       did = true;
     }
@@ -163,28 +179,53 @@ bool WorkerComm::run_once(Clock::time_point now) {
   return did;
 }
 
+void WorkerComm::flush_at_exit() {
+  if (master_lost()) return;  // sends to a lost master never complete
+  const auto deadline = Clock::now() + master_dead_after_;
+  const auto left = [&] {
+    return std::max(std::chrono::milliseconds(0),
+                     std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+  };
+  bool flushed = flush_sends(*comms_.world, left());
+  flushed = flush_sends(*comms_.global, left()) && flushed;
+  if (comms_.local) flushed = flush_sends(*comms_.local, left()) && flushed;
+  if (!flushed) log::warn("messages still in flight after {} ms at exit", master_dead_after_.count());
+}
+
 void WorkerComm::run() {
   log::set_thread_name("comm");
   log::set_thread_rank(comms_.world->rank());
   // Idle back-off, 0.2 ms doubling to 5 ms: an idle thread wakes at most
   // 200 times a second and a busy one answers within a fraction of a ms.
   IdleBackoff backoff(std::chrono::microseconds(200), std::chrono::microseconds(5000));
-  for (;;) {
-    const bool did = run_once(Clock::now());
-    bool finishing;
+  try {
+    for (;;) {
+      const bool did = run_once(Clock::now());
+      bool finishing;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        finishing = finish_requested_ && outgoing_.empty();
+      }
+      if (finishing) {
+        send_heartbeat(Clock::now());
+        flush_at_exit();
+        return;
+      }
+      backoff.after_round(did);
+    }
+  } catch (const std::exception& e) {
+    const bool bug = dynamic_cast<const std::logic_error*>(&e) != nullptr;
+    log::error("communication thread: {}", e.what());
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      finishing = finish_requested_ && outgoing_.empty();
+      abort_locked(bug ? kExitInternal : kExitFailure, fmt::format("communication thread: {}", e.what()));
     }
-    if (finishing) {
-      send_heartbeat(Clock::now());
-      bool flushed = flush_sends(*comms_.world, master_dead_after_);
-      flushed = flush_sends(*comms_.global, master_dead_after_) && flushed;
-      if (comms_.local) flushed = flush_sends(*comms_.local, master_dead_after_) && flushed;
-      if (!flushed) log::warn("messages still in flight after {} ms at exit", master_dead_after_.count());
-      return;
+    try {  // tell the master, if MPI still works
+      comms_.world->send(kMaster, kTagFailure, encode(FailureMessage{fmt::format("communication thread: {}", e.what())}));
+      flush_sends(*comms_.world, master_dead_after_);
+    } catch (const std::exception& again) {
+      log::error("could not tell the master: {}", again.what());
     }
-    backoff.after_round(did);
   }
 }
 

@@ -10,13 +10,16 @@
 // was nothing to do, backing off from 0.2 ms to 5 ms, so the thread never
 // spins on the cores the training thread needs.
 //
-// Deadlines: every wait of the training thread (receive_local) ends with
-// JobAborted when the master aborts the run or has been silent for
-// `master_dead_after`. finish() flushes the last messages for at most that
-// long too.
+// Deadlines: every wait of the training thread (receive_local,
+// wait_for_done) ends with JobAborted when the master aborts the run or has
+// been silent for `master_dead_after`. At exit the last messages are
+// flushed for at most that long in all (not at all when the master is
+// lost). An exception on the communication thread itself ends the waits
+// the same way (exit code kExitInternal for a std::logic_error, else
+// kExitFailure), and the master is told when possible.
 //
 // Thread-safety: the WorkerExchange methods, report, set_progress,
-// send_result, send_failure, finish, aborted, master_lost and TEST_go_silent may
+// send_result, send_failure, finish, wait_for_done, aborted, master_lost and TEST_go_silent may
 // be called from the training thread while run() runs on the
 // communication thread. run_once() belongs to one thread.
 #pragma once
@@ -55,6 +58,9 @@ class WorkerComm final : public WorkerExchange {
   void set_progress(WorkerState state, std::int64_t generation);
   // Queues the worker's result for the master (GLOBAL).
   void send_result(Bytes payload);
+  // Blocks until the master says the run is done (kTagDone), after the
+  // result; throws JobAborted as receive_local() does.
+  void wait_for_done();
   // Queues a failure report for the master and sets the state to kFailed.
   void send_failure(const std::string& reason);
   // Asks run() to flush its sends, send a last heartbeat and return.
@@ -83,6 +89,9 @@ class WorkerComm final : public WorkerExchange {
   };
   void queue(Outgoing out);
   void send_heartbeat(Clock::time_point now);
+  void flush_at_exit();
+  // Sets abort_ (unless set) and wakes every waiter. Call with mutex_ held.
+  void abort_locked(int exit_code, const std::string& reason);
   Communicator& comm(Channel channel);
 
   JobComms comms_;
@@ -101,6 +110,7 @@ class WorkerComm final : public WorkerExchange {
   std::optional<AbortMessage> abort_;
   bool finish_requested_ = false;
   bool silent_ = false;
+  bool done_ = false;
   bool master_lost_ = false;
 };
 

@@ -7,6 +7,8 @@
 #include "common/comm/in_process_job.h"
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -23,21 +25,37 @@ struct InProcessJob::State {
   explicit State(int n) : world(n), handed_out(static_cast<std::size_t>(n), false) {}
 
   using Key = std::tuple<std::vector<int>, int, int>;  // ranks, tag, n-th creation
+  struct Group {
+    std::shared_ptr<InProcessNetwork> network;
+    std::size_t arrived = 0;
+  };
 
   InProcessNetwork world;
   std::mutex mutex;
-  std::vector<bool> handed_out;                                // GUARDED_BY(mutex)
-  std::map<Key, std::shared_ptr<InProcessNetwork>> networks;  // GUARDED_BY(mutex)
+  std::condition_variable arrived;
+  std::vector<bool> handed_out;  // GUARDED_BY(mutex)
+  std::map<Key, Group> groups;   // GUARDED_BY(mutex)
 
-  std::shared_ptr<InProcessNetwork> network(const Key& key) {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto& slot = networks[key];
-    if (!slot) slot = std::make_shared<InProcessNetwork>(static_cast<int>(std::get<0>(key).size()));
-    return slot;
+  // The group's network, once every member has arrived (a collective, as
+  // MPI_Comm_create_group is); DeadlineExceeded after `timeout`.
+  std::shared_ptr<InProcessNetwork> join(const Key& key, std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mutex);
+    Group& group = groups[key];
+    const std::size_t size = std::get<0>(key).size();
+    if (!group.network) group.network = std::make_shared<InProcessNetwork>(static_cast<int>(size));
+    ++group.arrived;
+    arrived.notify_all();
+    if (!arrived.wait_for(lock, timeout, [&] { return group.arrived >= size; }))
+      throw DeadlineExceeded(fmt::format("in-process group of {} ranks (tag {}): {} of them arrived within {} ms",
+                                         size, std::get<1>(key), group.arrived, timeout.count()));
+    return group.network;
   }
 };
 
 namespace {
+
+// Far beyond any healthy start-up; a member that never comes fails the test.
+constexpr std::chrono::milliseconds kGroupTimeout{60000};
 
 class InProcessFactory final : public JobCommsFactory {
  public:
@@ -51,7 +69,7 @@ class InProcessFactory final : public JobCommsFactory {
   std::unique_ptr<Communicator> group(const std::vector<int>& world_ranks, int tag) override {
     const int me = member_index(world_ranks, "group");
     const int n = created_[{world_ranks, tag}]++;
-    return state_->network({world_ranks, tag, n})->communicator(me);
+    return state_->join({world_ranks, tag, n}, kGroupTimeout)->communicator(me);
   }
 
   std::unique_ptr<Communicator> cartesian(const std::vector<int>& world_ranks, int rows, int cols,

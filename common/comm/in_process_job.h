@@ -3,9 +3,10 @@
 // (in_process_communicator.h). A whole job — a master and its workers —
 // then runs inside one test, with no mpirun.
 //
-// group() and cartesian() behave as under MPI: every member calls them with
-// the same ranks and tag, and each gets its own rank in the new
-// communicator (its index in `world_ranks`). The n-th creation of a given
+// group() and cartesian() behave as under MPI: they are collective (each
+// member waits until every member has called them, at most a minute, then
+// DeadlineExceeded), every member passes the same ranks and tag, and each
+// gets its own rank in the new communicator (its index in `world_ranks`). The n-th creation of a given
 // (ranks, tag) by a member joins the n-th creation by the others, so a job
 // may rebuild a communicator over the same ranks.
 //

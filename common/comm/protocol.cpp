@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "common/bytes.h"
+#include "common/config.h"
 
 namespace cellgan {
 
@@ -17,9 +18,24 @@ const char* to_string(WorkerState state) {
   return "?";
 }
 
+std::vector<int> global_ranks(int workers) {
+  std::vector<int> ranks;
+  for (int r = 0; r <= workers; ++r) ranks.push_back(r);
+  return ranks;
+}
+
+std::vector<int> worker_ranks(int workers) {
+  std::vector<int> ranks;
+  for (int r = 1; r <= workers; ++r) ranks.push_back(r);
+  return ranks;
+}
+
+std::chrono::milliseconds start_timeout() { return std::chrono::milliseconds(RuntimeConfig{}.dead_after_ms); }
+
 Bytes encode(const StartMessage& m) {
   ByteWriter w;
   w.put<std::uint8_t>(m.ok ? 1 : 0);
+  w.put<std::int32_t>(m.exit_code);
   w.put_string(m.error);
   w.put_string(m.config_yaml);
   w.put_string(m.config_source);
@@ -30,6 +46,7 @@ StartMessage decode_start(const Bytes& b) {
   ByteReader r(b, "start message");
   StartMessage m;
   m.ok = r.get<std::uint8_t>() != 0;
+  m.exit_code = r.get<std::int32_t>();
   m.error = r.get_string();
   m.config_yaml = r.get_string();
   m.config_source = r.get_string();

@@ -5,32 +5,41 @@
 // world rank 0, workers are 1..W.
 //
 //  1. Start-up, WORLD. The master validates the configuration and sends
-//     every worker kTagStart: StartMessage{ok, error, config_yaml, source}.
-//     On ok = false each worker exits with kExitBadInput without output,
-//     so bad input is one line, printed by the master alone. A worker
-//     waits for it at most the default runtime.dead_after_ms (it cannot
-//     know the configured one yet).
-//  2. Communicators. All ranks: GLOBAL = group({0..W}); workers: LOCAL =
-//     cartesian({1..W}) with the layout's worker grid. Then each worker
-//     sends the master, on GLOBAL, kTagHello: HelloMessage{BLAS kernels}.
-//  3. Throughout, WORLD, every runtime.heartbeat_interval_ms:
+//     every worker kTagStart: StartMessage{ok, exit code, error,
+//     config_yaml, source}. On ok = false each worker exits with that code
+//     without output, so bad input is one line, printed by the master
+//     alone. A worker waits for it at most start_timeout() (it cannot know
+//     the configured deadline yet).
+//  2. Ready, WORLD. Each worker sets up what needs no communicator (the
+//     configuration, its layout) and sends kTagReady, or kTagFailure if
+//     that failed. The master waits for every worker's answer (deadline
+//     runtime.dead_after_ms), then sends each kTagGo (empty), or
+//     kTagAbort to every worker that is ready when one failed or stayed
+//     silent. A worker waits for go at most dead_after_ms.
+//  3. Communicators, entered only after go, when every member has just
+//     shown it is alive: GLOBAL = group(global_ranks(W)); workers: LOCAL =
+//     cartesian(worker_ranks(W)) with the layout's worker grid. Then each
+//     worker sends the master, on GLOBAL, kTagHello: HelloMessage{BLAS
+//     kernels}.
+//  4. Throughout, WORLD, every runtime.heartbeat_interval_ms:
 //     worker -> master kTagHeartbeat: HeartbeatMessage{state, generation};
 //     master -> worker kTagMasterHeartbeat (empty). A worker's
 //     communication thread beats whatever its training thread does. A
 //     worker silent for dead_after_ms is declared dead by the master; a
 //     master silent that long is declared dead by each worker.
-//  4. Every generation g (0-based), LOCAL: the layout's exchange between
+//  5. Every generation g (0-based), LOCAL: the layout's exchange between
 //     workers (coevolution: for each of its cells that another worker
 //     needs, kTagHalo: HaloMessage{g, cell, centre G, centre D} to that
 //     worker, in cell order; halos of later generations wait their turn).
-//  5. Every generation, WORLD: kTagRecords: RecordsMessage{g + 1, typed
+//  6. Every generation, WORLD: kTagRecords: RecordsMessage{g + 1, typed
 //     GenerationRecords of the worker's cells, previews inside them on
 //     preview generations}. The master writes metrics.jsonl from them.
-//  6. End, GLOBAL: each worker sends kTagResult: ResultMessage{cells,
-//     encoded ensembles}, then a last heartbeat with state kFinished, and
-//     exits. The master scores and writes the result once it has every
-//     worker's result.
-//  7. Errors. A worker whose training fails sends kTagFailure:
+//  7. End, GLOBAL: each worker sends kTagResult: ResultMessage{cells,
+//     encoded ensembles} and goes on beating. Once it has every worker's
+//     result, the master scores and writes the result while it goes on
+//     beating too, then sends every worker kTagDone (empty), or kTagAbort
+//     if writing the result failed. Each worker then exits (kExitOk).
+//  8. Errors. A worker whose training fails sends kTagFailure:
 //     FailureMessage{reason} on WORLD and exits with kExitFailure. When the
 //     master ends the run early (a failed or dead worker, or its own
 //     error), it sends every worker still alive kTagAbort:
@@ -40,6 +49,7 @@
 // Thread-safety: pure encode/decode functions.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -63,7 +73,20 @@ enum Tag : int {
   kTagFailure = 7,
   kTagAbort = 8,
   kTagMasterHeartbeat = 9,
+  kTagReady = 10,
+  kTagGo = 11,
+  kTagDone = 12,
 };
+
+// The master's rank in WORLD and GLOBAL.
+inline constexpr int kMasterRank = 0;
+// The members of GLOBAL (the master and every worker) and of LOCAL (the
+// workers) in a job of `workers` workers, as world ranks.
+std::vector<int> global_ranks(int workers);
+std::vector<int> worker_ranks(int workers);
+// How long a worker waits for the start message: the default
+// runtime.dead_after_ms, since the configured one comes with the message.
+std::chrono::milliseconds start_timeout();
 
 // Group-creation tags (MPI_Comm_create_group).
 inline constexpr int kGlobalGroupTag = 101;
@@ -75,7 +98,8 @@ const char* to_string(WorkerState state);
 
 struct StartMessage {
   bool ok = true;
-  std::string error;        // when !ok
+  std::int32_t exit_code = 0;  // when !ok: the code every worker exits with
+  std::string error;           // when !ok
   std::string config_yaml;  // the resolved configuration
   std::string config_source;
 };

@@ -128,6 +128,21 @@ TEST(OneProcessJob, AThrowInAWorkersTrainingStepEndsEveryRank) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/result.json"));
 }
 
+TEST(OneProcessJob, AWorkerFailingAtStartUpEndsEveryRankBeforeTheCommunicators) {
+  TempDir tmp;
+  const std::string dir = tmp.file("run");
+  Worker::TestHooks fault;
+  fault.throw_at_start = true;
+  const auto out = run_one_process_job(toy_config(tmp, "start-fault", dir, fast_deadlines()), 3, {{2, fault}});
+  EXPECT_FALSE(out.result.has_value());
+  EXPECT_NE(out.master_error.find("worker rank 2 failed: start-up: test fault at start-up"), std::string::npos)
+      << out.master_error;
+  EXPECT_EQ(out.worker_codes, (std::vector<int>{kExitFailure, kExitFailure, kExitFailure}));
+  EXPECT_EQ(out.master_lost, (std::vector<bool>{false, false, false}));
+  EXPECT_LT(out.workers_ended_after.count(), kDeadAfter);
+  EXPECT_FALSE(std::filesystem::exists(dir));
+}
+
 TEST(OneProcessJob, BadInputEndsEveryWorkerWithTheBadInputCode) {
   TempDir tmp;
   const std::string dir = tmp.file("run");

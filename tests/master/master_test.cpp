@@ -32,10 +32,12 @@ struct OneWorker {
                               "runtime: {heartbeat_interval_ms: 100, late_after_ms: 1000, dead_after_ms: 3000}");
     write_bytes(tmp.file("run.yaml"), text);
     master = std::make_unique<Master>(*master_factory, tmp.file("run.yaml"));
-    // The worker's side of start-up: the start message, GLOBAL, hello.
+    // The worker's side of start-up: the start message, ready, go, GLOBAL, hello.
     std::thread worker([this] {
       world = worker_factory->world();
       start = decode_start(receive_blocking(*world, 0, kTagStart, milliseconds(10000)).payload);
+      world->send(0, kTagReady, Bytes{});
+      receive_blocking(*world, 0, kTagGo, milliseconds(10000));
       global = worker_factory->group({0, 1}, kGlobalGroupTag);
       global->send(0, kTagHello, encode(HelloMessage{"OpenBLAS Test"}));
     });

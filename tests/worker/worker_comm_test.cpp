@@ -156,9 +156,54 @@ TEST(WorkerComm, ASilentMasterIsPresumedDeadAfterTheDeadline) {
   const auto abort = t.comms[0]->aborted();
   ASSERT_TRUE(abort.has_value());
   EXPECT_EQ(abort->exit_code, kExitFailure);
-  EXPECT_NE(abort->reason.find("master has been silent"), std::string::npos) << abort->reason;
+  EXPECT_NE(abort->reason.find("master is presumed dead: silent for"), std::string::npos) << abort->reason;
   EXPECT_TRUE(t.comms[0]->master_lost());
   EXPECT_THROW(t.comms[0]->receive_local(1, 4), JobAborted);
+}
+
+}  // namespace
+}  // namespace cellgan
+
+namespace cellgan {
+namespace {
+
+TEST(WorkerComm, WaitsForDoneUntilTheMasterSaysSo) {
+  Workers t;
+  const auto now = Clock::now();
+  t.master->send(1, kTagDone, Bytes{});
+  std::thread waiter([&] { t.comms[0]->wait_for_done(); });
+  t.step(now, 1);
+  waiter.join();
+  // Done is not an abort, and the master is not presumed dead after it.
+  t.step(now + 2 * kMasterDeadAfter, 1);
+  EXPECT_FALSE(t.comms[0]->aborted().has_value());
+  EXPECT_FALSE(t.comms[0]->master_lost());
+}
+
+TEST(WorkerComm, ALayoutSendingToNoOtherWorkerIsABug) {
+  Workers t(2);
+  EXPECT_THROW(t.comms[0]->send_local(0, 4, Bytes{}), std::logic_error);
+  EXPECT_THROW(t.comms[0]->send_local(2, 4, Bytes{}), std::logic_error);
+  EXPECT_THROW(t.comms[0]->send_local(-1, 4, Bytes{}), std::logic_error);
+}
+
+TEST(WorkerComm, AnErrorOnTheCommunicationThreadEndsTheWaitsAndTellsTheMaster) {
+  Workers t;
+  // A malformed abort from rank 0: decoding it throws on the communication thread.
+  t.master->send(1, kTagAbort, Bytes{1});
+  std::thread comm([&] { t.comms[0]->run(); });
+  try {
+    t.comms[0]->receive_local(1, 4);
+    ADD_FAILURE() << "receive_local returned without a message";
+  } catch (const JobAborted& e) {
+    EXPECT_EQ(e.exit_code(), kExitFailure);
+    EXPECT_NE(std::string(e.what()).find("communication thread: abort message: truncated"), std::string::npos)
+        << e.what();
+  }
+  comm.join();
+  const auto failure = t.master->try_receive(1, kTagFailure);
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_NE(decode_failure(failure->payload).reason.find("communication thread"), std::string::npos);
 }
 
 }  // namespace
