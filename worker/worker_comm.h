@@ -48,6 +48,8 @@ class WorkerComm final : public WorkerExchange {
              std::chrono::milliseconds master_dead_after);
 
   // --- Training thread ---
+  // LOCAL's rank and size never change once made, so reading them from
+  // the training thread does not touch what the communication thread uses.
   int local_rank() const override;
   int local_size() const override;
   void send_local(int dest, int tag, Bytes payload) override;

@@ -9,9 +9,9 @@
 // Both halves agree through the protocol (common/comm/protocol.h):
 // records are GenerationRecords, and the result is a ResultMessage.
 //
-// The job skeleton (Worker, worker.h) calls, in order: worker_grid()
-// before LOCAL is made; start(); run_generation(g) for g = 0..G-1;
-// results(). Everything else — start-up, heartbeats, deadlines, errors,
+// The job skeleton (Worker, worker.h) calls, in order: worker_rows() and
+// worker_cols() before LOCAL is made; start(); run_generation(g) for
+// g = 0..G-1; results(). Everything else — start-up, heartbeats, deadlines, errors,
 // records to the master — is the skeleton's.
 //
 // Implementations: CoevolutionLayout (coevolution_layout.h).

@@ -10,7 +10,9 @@
 // - try_receive() never blocks: it returns a matching message that has
 //   arrived, or nothing.
 // - gather() and barrier() are collectives: every member calls them, in the
-//   same order. They wait by polling with short sleeps, not by spinning, so
+//   same order. They have no deadline, and a collective that includes a
+//   dead rank never ends (Open MPI), so the job's protocol (protocol.h)
+//   uses none: only point-to-point messages, each wait with a deadline. They wait by polling with short sleeps, not by spinning, so
 //   waiting ranks leave the cores to ranks that train (docs/operations.md,
 //   "Launching": ranks share cores).
 //

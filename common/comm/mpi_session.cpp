@@ -1,8 +1,8 @@
 // MpiSession: MPI's lifetime and the communicators of a cellgan job (see
 // mpi_session.h).
 //
-// Thread-safety: construct and destroy on the main thread. The create_*
-// functions are collective over their members and must be called by the
+// Thread-safety: construct and destroy on the main thread. group() and
+// cartesian() are collective over their members and must be called by the
 // thread that owns MPI; the communicators they return belong to it.
 #include "common/comm/mpi_session.h"
 
