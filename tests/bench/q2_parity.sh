@@ -8,8 +8,9 @@
 # time on the 2 cores. Pin the BLAS kernels (OPENBLAS_CORETYPE) for figures
 # that compare with others'.
 # Output: runs/q2-parity/<grid>-g<generations>-s<seed>/ ; then q2_parity_report.py.
-# Environment: Q2P_SEEDS ("1 2 3"), Q2P_PARALLEL (2), CELLGAN (build/app/cellgan),
-#              Q2P_DIR (runs/q2-parity).
+# Environment: Q2P_SEEDS ("1 2 3"), Q2P_RUNS ("1x1-200 1x1-100 2x2-100": grid and
+#              generations), Q2P_PARALLEL (2), CELLGAN (build/app/cellgan), Q2P_DIR
+#              (runs/q2-parity).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CELLGAN=${CELLGAN:-build/app/cellgan}
@@ -19,8 +20,8 @@ ROOT_FLAG=""; [ "$(id -u)" -eq 0 ] && ROOT_FLAG="--allow-run-as-root"
 mkdir -p "$DIR"
 jobs=()
 for seed in ${Q2P_SEEDS:-1 2 3}; do
-  for spec in "1x1 200" "1x1 100" "2x2 100"; do
-    set -- $spec
+  for spec in ${Q2P_RUNS:-1x1-200 1x1-100 2x2-100}; do
+    set -- ${spec/-/ }
     name="$1-g$2-s$seed"
     sed -e "s|^output_dir: .*|output_dir: $DIR/$name|" -e "s|^seed: .*|seed: $seed|" \
         -e "s|generations: 100|generations: $2|" "configs/mnist-$1.yaml" > "$DIR/$name.yaml"

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Q2 parity report: the final FID/TVD/IS (10,000 samples, result.json) of
 each run of q2_parity.sh, and Lipizzaner's 1x1 when DIR/lipizzaner.csv
-(columns seed,generation,fid,tvd,is; its samples scored by `cellgan score`)
-is there; the two targets; and the per-generation FID curves (the best
-mixture's FID on 1,000 samples, metrics.jsonl) as DIR/q2_parity_fid.png.
+(columns seed,generation,fid,tvd,is; its 10,000-sample snapshots scored by
+`cellgan score`) is there; the two targets; and the FID curves as
+DIR/q2_parity_fid.png: cellgan's best mixture per generation (1,000 samples,
+metrics.jsonl) and, from DIR/lipizzaner_curve.csv when there, Lipizzaner's
+generator every few generations (1,000 samples, the same columns).
 Usage: q2_parity_report.py [DIR]   (default runs/q2-parity)"""
 import csv
 import json
@@ -72,9 +74,19 @@ for (grid, gens, seed), curve in sorted(curves.items()):
     g = sorted(curve)
     ax.plot(g, [curve[x] for x in g], label=f"cellgan {grid}, seed {seed}", lw=1,
             ls="-" if grid == "2x2" else "--")
+# What the two Lipizzaner sets are, for the legend (see tests/bench/README.md on its seeding).
+CURVE_NOTE = "upstream seeding, 1,000 samples"
+POINTS_NOTE = "Debian seeding, 10,000 samples"
+lip_curve = {}
+if (root / "lipizzaner_curve.csv").exists():
+    for row in csv.DictReader((root / "lipizzaner_curve.csv").open()):
+        lip_curve.setdefault(int(row["seed"]), []).append((int(row["generation"]), float(row["fid"])))
+for seed, pts in sorted(lip_curve.items()):
+    pts.sort()
+    ax.plot([p[0] for p in pts], [p[1] for p in pts], ":", lw=1.5, label=f"Lipizzaner 1x1, seed {seed} ({CURVE_NOTE})")
 for seed in sorted({s for s, _ in lipizzaner}):
     pts = sorted((gen, v["fid"]) for (s, gen), v in lipizzaner.items() if s == seed)
-    ax.plot([p[0] for p in pts], [p[1] for p in pts], "o:", label=f"Lipizzaner 1x1, seed {seed} (10k samples)")
+    ax.plot([p[0] for p in pts], [p[1] for p in pts], "o", label=f"Lipizzaner 1x1, seed {seed} ({POINTS_NOTE})")
 ax.set_xlabel("generation (one epoch of the 9,000 training images each)")
 ax.set_ylabel("FID (cellgan's classifier; curves: best mixture, 1,000 samples)")
 ax.set_yscale("log")
