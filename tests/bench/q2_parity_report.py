@@ -67,13 +67,14 @@ try:
     import matplotlib.pyplot as plt
 except ImportError:
     sys.exit("matplotlib is missing (apt-get install python3-matplotlib; run with /usr/bin/python3): no plot")
-fig, ax = plt.subplots(figsize=(9, 5))
+fig, ax = plt.subplots(figsize=(10, 5.5))
+SEED_COLOUR = {1: "tab:blue", 2: "tab:orange", 3: "tab:green", 4: "tab:red", 5: "tab:purple"}
 for (grid, gens, seed), curve in sorted(curves.items()):
     if grid == "1x1" and gens == 100:
         continue  # the first half of the 200-generation run
     g = sorted(curve)
-    ax.plot(g, [curve[x] for x in g], label=f"cellgan {grid}, seed {seed}", lw=1,
-            ls="-" if grid == "2x2" else "--")
+    ax.plot(g, [curve[x] for x in g], label=f"cellgan {grid}, seed {seed}", lw=1.6 if grid == "2x2" else 0.9,
+            ls="-" if grid == "2x2" else "--", color=SEED_COLOUR.get(seed))
 # What the two Lipizzaner sets are, for the legend (see tests/bench/README.md on its seeding).
 CURVE_NOTE = "upstream seeding, 1,000 samples"
 POINTS_NOTE = "Debian seeding, 10,000 samples"
@@ -83,15 +84,17 @@ if (root / "lipizzaner_curve.csv").exists():
         lip_curve.setdefault(int(row["seed"]), []).append((int(row["generation"]), float(row["fid"])))
 for seed, pts in sorted(lip_curve.items()):
     pts.sort()
-    ax.plot([p[0] for p in pts], [p[1] for p in pts], ":", lw=1.5, label=f"Lipizzaner 1x1, seed {seed} ({CURVE_NOTE})")
+    ax.plot([p[0] for p in pts], [p[1] for p in pts], ":", lw=2, color=SEED_COLOUR.get(seed),
+            label=f"Lipizzaner 1x1, seed {seed} ({CURVE_NOTE})")
 for seed in sorted({s for s, _ in lipizzaner}):
     pts = sorted((gen, v["fid"]) for (s, gen), v in lipizzaner.items() if s == seed)
-    ax.plot([p[0] for p in pts], [p[1] for p in pts], "o", label=f"Lipizzaner 1x1, seed {seed} ({POINTS_NOTE})")
+    ax.plot([p[0] for p in pts], [p[1] for p in pts], "D", ms=7, mec="black", color=SEED_COLOUR.get(seed),
+            label=f"Lipizzaner 1x1, seed {seed} ({POINTS_NOTE})")
 ax.set_xlabel("generation (one epoch of the 9,000 training images each)")
 ax.set_ylabel("FID (cellgan's classifier; curves: best mixture, 1,000 samples)")
 ax.set_yscale("log")
 ax.grid(alpha=0.3)
-ax.legend(fontsize=8)
+ax.legend(fontsize=7, loc="lower left", ncol=2)
 ax.set_title("MNIST-10k: the single cell against Lipizzaner's, and the 2x2 grid")
 fig.tight_layout()
 out = root / "q2_parity_fid.png"
