@@ -73,6 +73,15 @@ bool Master::alive(int worker) const {
          (!monitor_ || monitor_->liveness(worker) != HeartbeatMonitor::Liveness::kDead);
 }
 
+void Master::fail_worker(int worker, const std::string& reason) {
+  failed_[static_cast<std::size_t>(worker - 1)] = true;
+  const std::string what = fmt::format("worker rank {} failed: {}", worker, reason);
+  if (run_) run_->event(what + "; ending the run");
+  log::error("{}; ending the run", what);
+  abort_workers(kExitFailure, what);
+  throw std::runtime_error(what);
+}
+
 void Master::wait_until_ready() {
   const auto dead_after = std::chrono::milliseconds(config_.runtime.dead_after_ms);
   const auto deadline = Clock::now() + dead_after;
@@ -101,14 +110,7 @@ void Master::wait_until_ready() {
     }
     backoff.after_round(true);
     const std::size_t i = static_cast<std::size_t>(msg->source - 1);
-    if (msg->tag == kTagFailure) {
-      failed_[i] = true;
-      const std::string what =
-          fmt::format("worker rank {} failed: {}", msg->source, decode_failure(msg->payload).reason);
-      log::error("{}; ending the run", what);
-      abort_workers(kExitFailure, what);
-      throw std::runtime_error(what);
-    }
+    if (msg->tag == kTagFailure) fail_worker(msg->source, decode_failure(msg->payload).reason);
     if (msg->tag != kTagReady)
       throw std::logic_error(fmt::format("start-up: tag {} from worker rank {} before it was ready", msg->tag,
                                          msg->source));
@@ -205,13 +207,7 @@ void Master::take(const Message& message, bool from_global, Clock::time_point no
     monitor_->beat(w, WorkerState::kProcessing, records.generation, now);
     for (std::int64_t g : run_->add_records(records.generation, std::move(records.records))) write_progress(g, now);
   } else if (!from_global && message.tag == kTagFailure) {
-    failed_[i] = true;
-    const std::string reason = decode_failure(message.payload).reason;
-    run_->event(fmt::format("worker rank {} failed: {}; ending the run", w, reason));
-    log::error("worker rank {} failed: {}; ending the run", w, reason);
-    const std::string what = fmt::format("worker rank {} failed: {}", w, reason);
-    abort_workers(kExitFailure, what);
-    throw std::runtime_error(what);
+    fail_worker(w, decode_failure(message.payload).reason);
   } else {
     log::warn("ignoring a message with tag {} from rank {} on {}", message.tag, w, from_global ? "GLOBAL" : "WORLD");
   }

@@ -78,6 +78,9 @@ class Master {
 
  private:
   void wait_until_ready();
+  // A worker reported a failure: says so (log, events.log once the run
+  // directory exists), aborts the others, and throws std::runtime_error.
+  [[noreturn]] void fail_worker(int worker, const std::string& reason);
   void take(const Message& message, bool from_global, Clock::time_point now);
   void check_liveness(Clock::time_point now);
   void write_progress(std::int64_t generation, Clock::time_point now);

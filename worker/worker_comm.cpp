@@ -154,7 +154,10 @@ bool WorkerComm::run_once(Clock::time_point now) {
   while (auto msg = comms_.world->try_receive(kMaster, kAnyTag)) {
     std::lock_guard<std::mutex> lock(mutex_);
     last_from_master_ = now;
-    if (msg->tag == kTagAbort && !abort_) abort_ = decode_abort(msg->payload);
+    if (msg->tag == kTagAbort) {
+      const AbortMessage abort = decode_abort(msg->payload);
+      abort_locked(abort.exit_code, abort.reason);
+    }
     if (msg->tag == kTagDone) done_ = true;
     did = true;
   }
@@ -162,7 +165,7 @@ bool WorkerComm::run_once(Clock::time_point now) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!abort_ && !done_ && now - last_from_master_ >= master_dead_after_) {
       const double silent = std::chrono::duration<double>(now - last_from_master_).count();
-      abort_ = AbortMessage{kExitFailure, fmt::format("the master is presumed dead: silent for {:.1f} s", silent)};
+      abort_locked(kExitFailure, fmt::format("the master is presumed dead: silent for {:.1f} s", silent));
       master_lost_ = true;
       did = true;
     }
