@@ -49,6 +49,9 @@ int main(int argc, char** argv) {
   } catch (const cellgan::InputError& e) {
     std::cerr << "cellgan: error: " << e.what() << "\n";
     return cellgan::kExitBadInput;
+  } catch (const cellgan::RestartNeeded& e) {
+    std::cerr << "cellgan: stopped: " << e.what() << "\n";
+    return cellgan::kExitRestart;
   } catch (const std::logic_error& e) {  // a broken contract: cellgan's bug, not the user's input
     std::cerr << "cellgan: internal error: " << e.what() << "; please report it\n";
     return cellgan::kExitInternal;

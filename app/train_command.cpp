@@ -3,6 +3,7 @@
 
 #include <fmt/core.h>
 
+#include <csignal>
 #include <iostream>
 
 #include "app/commands.h"
@@ -19,7 +20,10 @@ namespace po = boost::program_options;
 
 int train_command(int argc, char** argv, const Args& args) {
   po::options_description options("options");
-  options.add_options()("config", po::value<std::string>()->required(), "the run's YAML configuration");
+  options.add_options()("config", po::value<std::string>()->required(), "the run's YAML configuration")(
+      "resume", po::value<std::string>()->value_name("auto|PATH"),
+      "continue the interrupted run in output_dir: from its newest complete checkpoint (auto), or from the "
+      "checkpoint folder PATH");
   po::positional_options_description positional;
   positional.add("config", 1);
   po::variables_map vm;
@@ -30,13 +34,15 @@ int train_command(int argc, char** argv, const Args& args) {
   torch::set_num_threads(1);
   MpiSession session(&argc, &argv);
   if (session.world_rank() != 0) {
+    // mpirun forwards SIGUSR1 to every rank: the master alone acts on it.
+    std::signal(SIGUSR1, SIG_IGN);
     Worker worker(session);
     const int code = worker.run();
     // A master presumed dead never reaches MPI_Finalize: end every rank.
     if (worker.master_lost()) session.abort(code);
     return code;
   }
-  Master master(session, vm["config"].as<std::string>());
+  Master master(session, vm["config"].as<std::string>(), vm.count("resume") ? vm["resume"].as<std::string>() : "");
   RunResult result;
   try {
     result = master.run();

@@ -80,9 +80,14 @@ struct EvaluationConfig {
 struct RuntimeConfig {
   std::int64_t threads = 1;
   std::int64_t heartbeat_interval_ms = 500;
-  std::int64_t late_after_ms = 10000;
-  std::int64_t dead_after_ms = 60000;
+  std::int64_t late_after_ms = 2000;
+  std::int64_t dead_after_ms = 5000;
   std::string log_level = "info";
+};
+
+struct CheckpointConfig {
+  std::int64_t every = 5;
+  std::int64_t keep = 2;
 };
 
 struct Config {
@@ -95,6 +100,7 @@ struct Config {
   TrainingConfig training;
   EvaluationConfig evaluation;
   RuntimeConfig runtime;
+  CheckpointConfig checkpoint;
 
   // Where the YAML came from, for error messages. Not a key.
   std::string source = "<config>";

@@ -184,11 +184,24 @@ ConfigSection runtime() {
       .build();
 }
 
+ConfigSection checkpoint() {
+  using C = CheckpointConfig;
+  return SectionTable<C>("checkpoint", &Config::checkpoint)
+      .integer("every", &C::every, at_least<I>(0, "0 = none"),
+               "every this many generations each worker saves its cells (individuals with Adam state and lr, "
+               "mixture) under `checkpoints/gen-NNNNNN/` and the master writes the manifest; 0 saves none. "
+               "`cellgan train --resume auto` continues from the newest complete one")
+      .integer("keep", &C::keep, span<I>(1, 1000),
+               "complete checkpoints kept; older ones are deleted once a newer one is complete (2 or more leaves "
+               "a fallback when the newest fails its checksum)")
+      .build();
+}
+
 }  // namespace
 
 const std::vector<ConfigSection>& config_sections() {
-  static const std::vector<ConfigSection> sections = {top_level(), data(),       network(), grid(),
-                                                      training(),  evaluation(), runtime()};
+  static const std::vector<ConfigSection> sections = {top_level(),  data(),    network(),   grid(), training(),
+                                                      evaluation(), runtime(), checkpoint()};
   return sections;
 }
 

@@ -27,10 +27,19 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;    // a runtime failure during the run
 inline constexpr int kExitBadInput = 2;   // bad configuration, data or arguments
 inline constexpr int kExitInternal = 70;  // a bug: a std::logic_error reached main (EX_SOFTWARE)
+inline constexpr int kExitRestart = 75;   // checkpointed: run the same command again with --resume auto (EX_TEMPFAIL)
 
 class InputError : public std::runtime_error {
  public:
   explicit InputError(const std::string& message) : std::runtime_error(message) {}
+};
+
+// The run stopped on purpose after a complete checkpoint (a signal, or a
+// lost worker with no way to go on in place); the command line exits with
+// kExitRestart, and `--resume auto` continues it.
+class RestartNeeded : public std::runtime_error {
+ public:
+  explicit RestartNeeded(const std::string& message) : std::runtime_error(message) {}
 };
 
 }  // namespace cellgan

@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <stdexcept>
 #include <thread>
 
+#include "common/checkpoint_store.h"
 #include "common/error.h"
 #include "common/idle_backoff.h"
 #include "common/log.h"
@@ -19,6 +21,7 @@
 #include "common/nn/scores.h"
 #include "common/nn/torch_generator_lock.h"
 #include "master/run_directory.h"
+#include "master/stop_signals.h"
 #include "master/sample_png.h"
 
 namespace cellgan {
@@ -56,14 +59,28 @@ void warn_if_kernels_differ(const std::vector<std::string>& kernels, RunDirector
 
 int exit_code_of(const std::exception& e) {
   if (dynamic_cast<const InputError*>(&e)) return kExitBadInput;
+  if (dynamic_cast<const RestartNeeded*>(&e)) return kExitRestart;
   if (dynamic_cast<const std::logic_error*>(&e)) return kExitInternal;
   return kExitFailure;
 }
 
 }  // namespace
 
-Master::Master(JobCommsFactory& factory, std::string config_path)
-    : factory_(factory), config_path_(std::move(config_path)), workers_(factory.world_size() - 1) {}
+Master::Master(JobCommsFactory& factory, std::string config_path, std::string resume)
+    : factory_(factory),
+      config_path_(std::move(config_path)),
+      resume_(std::move(resume)),
+      workers_(factory.world_size() - 1) {}
+
+void Master::event(const std::string& line) {
+  log::info("{}", line);
+  if (run_) run_->event(line);
+}
+
+void Master::request_stop(const std::string& why) {
+  std::lock_guard<std::mutex> lock(stop_mutex_);
+  if (!stop_request_) stop_request_ = why;
+}
 
 Master::~Master() = default;
 
@@ -120,6 +137,45 @@ void Master::wait_until_ready() {
   for (int w = 1; w <= workers_; ++w) comms_.world->send(w, kTagGo, Bytes{});
 }
 
+void Master::validate() {
+  std::exception_ptr error;
+  std::atomic<bool> checked{false};
+  std::thread checking([&] {
+    log::set_thread_name("check");
+    log::set_thread_rank(factory_.world_rank());
+    try {
+      config_ = load_config(config_path_);
+      log::set_level(log::parse_level(config_.runtime.log_level));
+      torch::set_num_threads(static_cast<int>(config_.runtime.threads));
+      if (workers_ < 1)
+        throw InputError(fmt::format("{}: workers: the job has 1 rank: expected a master and at least one worker, "
+                                     "e.g. mpirun -np 3 cellgan train {}",
+                                     config_.source, config_.source));
+      layout_ = make_master_layout(config_, workers_);
+      plan_ = plan_resume(config_, resume_);
+      const auto lock = lock_torch_generator();
+      scorer_ = make_scorer(config_);  // checks the data and the classifier
+    } catch (...) {
+      error = std::current_exception();
+    }
+    checked = true;
+  });
+  // The workers wait for the start message with the default deadline; the
+  // heartbeats tell them the master is alive while it reads its inputs.
+  const auto interval = std::chrono::milliseconds(RuntimeConfig{}.heartbeat_interval_ms);
+  auto last = Clock::now() - interval;
+  while (!checked) {
+    if (Clock::now() - last >= interval) {
+      for (int w = 1; w <= workers_; ++w) comms_.world->send(w, kTagMasterHeartbeat, Bytes{});
+      last = Clock::now();
+    }
+    comms_.world->pending_sends();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  checking.join();
+  if (error) std::rethrow_exception(error);
+}
+
 void Master::start(Clock::time_point now) {
   started_ = now;
   comms_.world = factory_.world();
@@ -127,34 +183,29 @@ void Master::start(Clock::time_point now) {
   worker_kernels_.assign(results_.size(), std::nullopt);
   failed_.assign(results_.size(), false);
   lost_.assign(results_.size(), false);
+  paused_at_.assign(results_.size(), std::nullopt);
 
   // 1. Validate, then tell the workers either way.
   try {
-    config_ = load_config(config_path_);
-    log::set_level(log::parse_level(config_.runtime.log_level));
-    torch::set_num_threads(static_cast<int>(config_.runtime.threads));
-    if (workers_ < 1)
-      throw InputError(fmt::format("{}: workers: the job has 1 rank: expected a master and at least one worker, "
-                                   "e.g. mpirun -np 3 cellgan train {}",
-                                   config_.source, config_.source));
-    layout_ = make_master_layout(config_, workers_);
-    check_run_directory(config_);
-    const auto lock = lock_torch_generator();
-    scorer_ = make_scorer(config_);  // checks the data and the classifier
+    validate();
   } catch (const std::exception& e) {
-    const Bytes no = encode(StartMessage{false, exit_code_of(e), e.what(), "", ""});
+    const Bytes no = encode(StartMessage{false, exit_code_of(e), e.what(), "", "", 0, ""});
     for (int w = 1; w <= workers_; ++w) comms_.world->send(w, kTagStart, no);
     flush_sends(*comms_.world, start_timeout());
     throw;
   }
-  const Bytes yes = encode(StartMessage{true, 0, "", to_yaml(config_), config_.source});
+  const Bytes yes =
+      encode(StartMessage{true, 0, "", to_yaml(config_), config_.source, plan_.generation, plan_.folder});
   for (int w = 1; w <= workers_; ++w) comms_.world->send(w, kTagStart, yes);
   workers_started_ = true;
   wait_until_ready();
 
   // 2. GLOBAL = the master and every worker; the run directory.
   comms_.global = factory_.group(global_ranks(workers_), kGlobalGroupTag);
-  run_ = std::make_unique<RunDirectory>(config_, layout_->records_per_generation());
+  run_ = std::make_unique<RunDirectory>(config_, layout_->records_per_generation(),
+                                        plan_.resuming ? plan_.generation : -1);
+  for (const std::string& line : plan_.notes) event(line);
+  last_checkpoint_ = plan_.generation;
   for (const std::string& line : layout_->assignment()) run_->event(line);
   master_kernels_ = blas_kernels();
   log::info("run {}: {}x{} grid, {} worker{}, {} generations, writing {}; master on {} kernels", config_.source,
@@ -169,7 +220,8 @@ void Master::write_progress(std::int64_t generation, Clock::time_point now) {
   const BestCell best = best_cell(run_->generation_records(generation), objective);
   const double elapsed = std::chrono::duration<double>(now - started_).count();
   const std::int64_t total = config_.training.generations;
-  const double eta = elapsed / static_cast<double>(generation) * static_cast<double>(total - generation);
+  const double done = static_cast<double>(generation - plan_.generation);  // this session's generations
+  const double eta = elapsed / done * static_cast<double>(total - generation);
   log::info("generation {}/{}: best mixture {} {:.4f} (cell {}), {:.1f} s elapsed, ~{:.0f} s left", generation, total,
             objective, best.score, best.cell, elapsed, eta);
   // previews/gen-NNNNNN.png: the samples the generation's best cell sent.
@@ -206,11 +258,87 @@ void Master::take(const Message& message, bool from_global, Clock::time_point no
     RecordsMessage records = decode_records(message.payload);
     monitor_->beat(w, WorkerState::kProcessing, records.generation, now);
     for (std::int64_t g : run_->add_records(records.generation, std::move(records.records))) write_progress(g, now);
+  } else if (!from_global && message.tag == kTagCheckpoint) {
+    take_checkpoint(w, decode_checkpoint(message.payload));
+  } else if (!from_global && message.tag == kTagPaused) {
+    paused_at_[i] = decode_generation(message.payload, "paused message").generation;
   } else if (!from_global && message.tag == kTagFailure) {
     fail_worker(w, decode_failure(message.payload).reason);
   } else {
     log::warn("ignoring a message with tag {} from rank {} on {}", message.tag, w, from_global ? "GLOBAL" : "WORLD");
   }
+}
+
+void Master::take_checkpoint(int worker, const CheckpointMessage& message) {
+  auto& files = checkpoint_files_[message.generation];
+  for (const CheckpointFile& f : message.files) files[f.cell] = f;
+  log::debug("worker rank {} saved {} cells after generation {}", worker, message.files.size(), message.generation);
+  if (static_cast<int>(files.size()) < layout_->records_per_generation()) return;
+  CheckpointManifest manifest{message.generation, config_.seed, config_.grid.rows, config_.grid.cols, {}};
+  std::uint64_t bytes = 0;
+  for (const auto& [cell, f] : files) {
+    manifest.cells.push_back(f);
+    bytes += f.bytes;
+  }
+  const std::string folder = checkpoint_folder(config_.output_dir, message.generation);
+  write_manifest(folder, manifest);
+  checkpoint_files_.erase(message.generation);
+  last_checkpoint_ = std::max(last_checkpoint_, message.generation);
+  run_->event(fmt::format("checkpoint after generation {} complete: {} files, {:.1f} MB, {}", message.generation,
+                          manifest.cells.size(), static_cast<double>(bytes) / 1e6, folder));
+  for (const std::string& name : prune_checkpoints(config_.output_dir, config_.checkpoint.keep))
+    log::debug("deleted the older checkpoint {}", name);
+}
+
+void Master::advance_stop(Clock::time_point /*now*/) {
+  if (stop_ == Stop::kNone) {
+    std::optional<std::string> why;
+    {
+      std::lock_guard<std::mutex> lock(stop_mutex_);
+      why.swap(stop_request_);
+    }
+    if (!why) return;
+    event(fmt::format("stop requested ({}): every worker checkpoints at the end of the current generation", *why));
+    paused_at_.assign(paused_at_.size(), std::nullopt);
+    for (int w = 1; w <= workers_; ++w)
+      if (alive(w)) comms_.world->send(w, kTagPause, Bytes{});
+    stop_ = Stop::kPausing;
+    return;
+  }
+  if (stop_ == Stop::kPausing) {
+    std::int64_t furthest = 0;
+    for (int w = 1; w <= workers_; ++w) {
+      const auto& at = paused_at_[static_cast<std::size_t>(w - 1)];
+      if (!alive(w)) continue;
+      if (!at) return;
+      furthest = std::max(furthest, *at);
+    }
+    // A worker may complete one more generation before it learns the stop
+    // (WorkerComm::stop_at), so the stop is one past the furthest.
+    stop_at_ = furthest + 1;
+    for (int w = 1; w <= workers_; ++w)
+      if (alive(w)) comms_.world->send(w, kTagStopAt, encode(GenerationMessage{stop_at_}));
+    if (stop_at_ >= config_.training.generations) {
+      event("the run is at its last generation: it finishes instead of stopping");
+      stop_ = Stop::kNone;
+      return;
+    }
+    log::info("stopping after generation {}: waiting for its checkpoint", stop_at_);
+    stop_ = Stop::kStopping;
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(stop_mutex_);
+    if (stop_request_) log::warn("already stopping ({}); SIGKILL ends the run at once", *stop_request_);
+    stop_request_.reset();
+  }
+  if (last_checkpoint_ < stop_at_) return;
+  const std::string what = fmt::format(
+      "stopped after generation {} with a complete checkpoint: run the same command with --resume auto to continue",
+      stop_at_);
+  event(what);
+  abort_workers(kExitRestart, what);
+  throw RestartNeeded(what);
 }
 
 void Master::check_liveness(Clock::time_point now) {
@@ -251,6 +379,7 @@ bool Master::run_once(Clock::time_point now) {
   if (now - last_beat_sent_ >= std::chrono::milliseconds(config_.runtime.heartbeat_interval_ms)) {
     beat_to_workers(now);
   }
+  advance_stop(now);
   comms_.world->pending_sends();
   check_liveness(now);
   const bool all_results = std::all_of(results_.begin(), results_.end(), [](const auto& r) { return r.has_value(); });
@@ -283,12 +412,17 @@ void Master::abort_workers(int exit_code, const std::string& reason) {
 }
 
 RunResult Master::run() {
+  StopSignals signals([this](int number) { request_stop(fmt::format("signal {}", strsignal(number))); });
   try {
     start(Clock::now());
     // Idle back-off (1 ms doubling to 20 ms): the master shares the cores
     // with the workers, and nothing it waits for needs a faster answer.
     IdleBackoff backoff(std::chrono::milliseconds(1), std::chrono::milliseconds(20));
-    while (run_once(Clock::now())) backoff.after_round(busy_);
+    for (;;) {
+      signals.poll();
+      if (!run_once(Clock::now())) break;
+      backoff.after_round(busy_);
+    }
     // Scoring can take long: it runs on a thread of its own while this one
     // goes on beating, so the workers waiting for the end do not give up.
     RunResult result;

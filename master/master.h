@@ -14,6 +14,9 @@
 // - a worker reports a failure, or is silent for runtime.dead_after_ms:
 //   events.log and the log say which and why; every other live worker is
 //   sent an abort, and run() throws std::runtime_error (kExitFailure).
+// - stopped (request_stop(): a signal): the workers checkpoint at one
+//   generation, the master writes the manifest, tells them to exit with
+//   kExitRestart and throws RestartNeeded.
 //   worker_lost() says whether a worker was declared dead: the process must
 //   then not wait for it in MPI_Finalize.
 // - any other exception on the master: every live worker is sent an abort
@@ -27,7 +30,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +42,7 @@
 #include "common/config.h"
 #include "master/heartbeat_monitor.h"
 #include "master/master_layout.h"
+#include "master/resume_plan.h"
 
 namespace cellgan {
 
@@ -47,7 +53,8 @@ class Master {
  public:
   using Clock = std::chrono::steady_clock;
 
-  Master(JobCommsFactory& factory, std::string config_path);
+  // `resume`: "" (a new run), "auto" or a checkpoint folder (resume_plan.h).
+  Master(JobCommsFactory& factory, std::string config_path, std::string resume = "");
   ~Master();
   Master(const Master&) = delete;
   Master& operator=(const Master&) = delete;
@@ -72,12 +79,28 @@ class Master {
   RunResult run();
 
   bool worker_lost() const { return worker_lost_; }
+
+  // Asks the run to stop after a checkpoint: every worker runs to the
+  // generation the furthest one has reached, saves its cells there, and
+  // the run ends with RestartNeeded (exit 75); a run already at its last
+  // generation just finishes. `why` goes to the log and events.log. Safe
+  // from any thread and from a signal's handler thread; the control loop
+  // acts on it in its next run_once().
+  void request_stop(const std::string& why);
   // Sends every worker still running an AbortMessage; waits a bounded time
   // for the sends to leave.
   void abort_workers(int exit_code, const std::string& reason);
 
  private:
   void wait_until_ready();
+  // Validates the configuration and the input (InputError), beating to
+  // the waiting workers meanwhile: the scorer's data can take seconds.
+  void validate();
+  void take_checkpoint(int worker, const CheckpointMessage& message);
+  // The stop protocol, step by step (request_stop()).
+  void advance_stop(Clock::time_point now);
+  // A line in events.log (once it exists) and the log.
+  void event(const std::string& line);
   // A worker reported a failure: says so (log, events.log once the run
   // directory exists), aborts the others, and throws std::runtime_error.
   [[noreturn]] void fail_worker(int worker, const std::string& reason);
@@ -90,6 +113,21 @@ class Master {
 
   JobCommsFactory& factory_;
   const std::string config_path_;
+  const std::string resume_;
+  ResumePlan plan_;
+  // Checkpoint files reported so far, by generation then cell; a
+  // generation's manifest is written once every cell is in.
+  std::map<std::int64_t, std::map<int, CheckpointFile>> checkpoint_files_;
+  std::int64_t last_checkpoint_ = 0;  // the newest complete checkpoint's generation
+  // The stop protocol: requested (any thread) -> pausing (every live
+  // worker asked where it is) -> stopping at stop_at_ (the checkpoint
+  // there ends the run) or carrying on (stop_at_ is the last generation).
+  enum class Stop { kNone, kPausing, kStopping };
+  Stop stop_ = Stop::kNone;
+  std::int64_t stop_at_ = 0;
+  std::vector<std::optional<std::int64_t>> paused_at_;  // by worker
+  std::mutex stop_mutex_;
+  std::optional<std::string> stop_request_;  // guarded by stop_mutex_
   const int workers_;
   Clock::time_point started_{};
   Config config_;

@@ -7,6 +7,9 @@
 #include <chrono>
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
+#include "common/checkpoint_store.h"
 #include "common/error.h"
 #include "common/image_files.h"
 #include "master/metrics_line.h"
@@ -27,11 +30,34 @@ void check_run_directory(const Config& config) {
                                  config.source, config.output_dir));
 }
 
-RunDirectory::RunDirectory(const Config& config, int cell_count) : dir_(config.output_dir), cell_count_(cell_count) {
+namespace {
+
+// The lines of metrics.jsonl for generations 1..last.
+std::string metrics_up_to(const std::string& path, std::int64_t last) {
+  std::ifstream in(path);
+  std::string kept, line;
+  while (std::getline(in, line)) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.contains("generation")) continue;  // a line cut by the interruption
+    if (j["generation"].get<std::int64_t>() <= last) kept += line + "\n";
+  }
+  return kept;
+}
+
+}  // namespace
+
+RunDirectory::RunDirectory(const Config& config, int cell_count, std::int64_t resumed_after)
+    : dir_(config.output_dir), cell_count_(cell_count) {
   fs::create_directories(dir_);
   write_file_atomic(path("config.yaml"), to_yaml(config));
-  metrics_.open(path("metrics.jsonl"), std::ios::trunc);
-  events_.open(path("events.log"), std::ios::trunc);
+  if (resumed_after >= 0) {
+    write_file_atomic(path("metrics.jsonl"), metrics_up_to(path("metrics.jsonl"), resumed_after));
+    remove_checkpoints_after(dir_, resumed_after);
+    generations_written_ = resumed_after;
+  }
+  const auto mode = resumed_after >= 0 ? std::ios::app : std::ios::trunc;
+  metrics_.open(path("metrics.jsonl"), mode);
+  events_.open(path("events.log"), mode);
   if (!metrics_ || !events_) throw std::runtime_error(fmt::format("{}: cannot write the run directory", dir_));
 }
 

@@ -27,7 +27,13 @@ void check_run_directory(const Config& config);
 
 class RunDirectory {
  public:
-  RunDirectory(const Config& config, int cell_count);
+  // A new run: creates the directory and empties metrics.jsonl and
+  // events.log. `resumed_after` >= 0 goes on with the interrupted run in it
+  // instead: metrics.jsonl keeps its lines of generations 1..resumed_after
+  // (rewritten atomically), events.log is appended to, and the checkpoints
+  // taken after that generation are deleted, since the run writes them
+  // again.
+  RunDirectory(const Config& config, int cell_count, std::int64_t resumed_after = -1);
 
   std::string path(const std::string& name) const;
 

@@ -5,7 +5,11 @@
 #include <stdexcept>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "common/bytes.h"
+#include "common/error.h"
+#include "worker/cell_checkpoint.h"
 #include "common/nn/torch_generator_lock.h"
 #include "common/process_stats.h"
 #include "grid/topology.h"
@@ -13,8 +17,20 @@
 namespace cellgan {
 
 CellBlock::CellBlock(const Config& config, const GridShape& grid, std::vector<int> cells, const TrainingData& data,
-                     SampleScorer& scorer)
+                     SampleScorer& scorer, const ResumeFrom& from)
     : config_(config), grid_(grid), cells_(std::move(cells)), trainer_(config, data, scorer) {
+  if (from.generation > 0) {
+    for (int cell : cells_) {
+      const std::string what = fmt::format("{}: cell {}", from.folder, cell);
+      CellState state = decode_cell_state(
+          read_cell_checkpoint(from.folder, manifest_entry(from.manifest, cell, from.folder)), config_, what);
+      if (state.cell != cell || state.generation != from.generation)
+        throw InputError(fmt::format("{}: holds cell {} after generation {}, expected cell {} after generation {}",
+                                     what, state.cell, state.generation, cell, from.generation));
+      states_.push_back(std::move(state));
+    }
+    return;
+  }
   const auto lock = lock_torch_generator();
   for (int cell : cells_) {
     const auto hood = neighbourhood(grid_, cell, config_.grid.neighbourhood);
@@ -92,6 +108,21 @@ Bytes CellBlock::encoded_results() const {
     size += CellTrainer::encoded_ensemble_bound(s);
   }
   return encode_result(cells, size, [this](std::size_t i, ByteWriter& w) { CellTrainer::encode_ensemble(states_[i], w); });
+}
+
+std::vector<CheckpointFile> CellBlock::checkpoint(const std::string& folder) const {
+  std::vector<CheckpointFile> files;
+  for (const CellState& s : states_) {
+    const auto finite = [](const std::vector<Individual>& p) {
+      return std::all_of(p.begin(), p.end(), [](const Individual& i) { return i.is_finite(); });
+    };
+    if (!finite(s.generators) || !finite(s.discriminators) || !finite(s.neighbour_generators))
+      throw std::runtime_error(
+          fmt::format("checkpoint of cell {} after generation {}: a non-finite individual is never saved", s.cell,
+                      s.generation));
+    files.push_back(write_cell_checkpoint(folder, s.cell, encode_cell_state(s)));
+  }
+  return files;
 }
 
 }  // namespace cellgan

@@ -14,14 +14,17 @@
 #include "common/comm/protocol.h"
 #include "grid/partition.h"
 #include "worker/cell_trainer.h"
+#include "worker/worker_layout.h"
 
 namespace cellgan {
 
 class CellBlock {
  public:
-  // `data` and `scorer` must outlive the block.
+  // `data` and `scorer` must outlive the block. The cells start fresh
+  // (from.generation == 0) or from the checkpoint `from` (InputError when a
+  // cell's file is missing, corrupt, or of another generation).
   CellBlock(const Config& config, const GridShape& grid, std::vector<int> cells, const TrainingData& data,
-            SampleScorer& scorer);
+            SampleScorer& scorer, const ResumeFrom& from = {});
 
   const std::vector<int>& cells() const { return cells_; }
   std::int64_t generation() const;
@@ -43,6 +46,11 @@ class CellBlock {
   // every cell's final ensemble, written straight from the cells' states,
   // so no network is copied and no ensemble is held twice.
   Bytes encoded_results() const;
+
+  // Writes every cell's state (cell_checkpoint.h) into the checkpoint
+  // folder; refuses (std::runtime_error) a cell with a non-finite
+  // individual, which must never be saved.
+  std::vector<CheckpointFile> checkpoint(const std::string& folder) const;
 
  private:
   const Config& config_;

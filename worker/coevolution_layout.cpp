@@ -35,7 +35,7 @@ CoevolutionLayout::CoevolutionLayout(const Config& config, int workers)
 
 CoevolutionLayout::~CoevolutionLayout() = default;
 
-std::string CoevolutionLayout::start(int local_rank) {
+std::string CoevolutionLayout::start(int local_rank, const ResumeFrom& from) {
   plan_ = halo_plan(grid_, partition_, config_.grid.neighbourhood, local_rank);
   for (const auto& out : plan_.sends) sent_cells_.push_back(out.cell);
   // Networks are built here: under the generator lock (torch_generator_lock.h).
@@ -45,7 +45,7 @@ std::string CoevolutionLayout::start(int local_rank) {
   scorer_ = make_scorer(config_);
   log_memory("with the scorer");
   block_ = std::make_unique<CellBlock>(config_, grid_, partition_.cells_of[static_cast<std::size_t>(local_rank)],
-                                       *data_, *scorer_);
+                                       *data_, *scorer_, from);
   log_memory("with the cells");
   return fmt::format("cells {} ({} to send, {} to receive per generation)", fmt::join(block_->cells(), ","),
                      plan_.sends.size(), plan_.receives.size());
@@ -81,5 +81,9 @@ std::vector<GenerationRecord> CoevolutionLayout::run_generation(std::int64_t gen
 }
 
 Bytes CoevolutionLayout::results() { return block_->encoded_results(); }
+
+std::vector<CheckpointFile> CoevolutionLayout::checkpoint(const std::string& folder) {
+  return block_->checkpoint(folder);
+}
 
 }  // namespace cellgan

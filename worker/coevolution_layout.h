@@ -30,9 +30,10 @@ class CoevolutionLayout final : public WorkerLayout {
 
   int worker_rows() const override { return partition_.worker_rows; }
   int worker_cols() const override { return partition_.worker_cols; }
-  std::string start(int local_rank) override;
+  std::string start(int local_rank, const ResumeFrom& from) override;
   std::vector<GenerationRecord> run_generation(std::int64_t generation, WorkerExchange& exchange) override;
   Bytes results() override;
+  std::vector<CheckpointFile> checkpoint(const std::string& folder) override;
 
  private:
   const Config& config_;

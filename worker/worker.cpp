@@ -3,6 +3,8 @@
 
 #include <torch/torch.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <stdexcept>
 #include <thread>
@@ -10,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "common/comm/protocol.h"
+#include "common/checkpoint_store.h"
 #include "common/config.h"
 #include "common/error.h"
 #include "common/log.h"
@@ -20,6 +23,12 @@
 
 namespace cellgan {
 namespace {
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "";
+  return name;
+}
 
 int exit_code_of(const std::exception& e) {
   return dynamic_cast<const std::logic_error*>(&e) ? kExitInternal : kExitFailure;
@@ -35,10 +44,18 @@ int Worker::run() {
   JobComms comms;
   comms.world = factory_.world();
 
-  // 1. Start-up: the master's verdict on the configuration.
+  // 1. Start-up: the master's verdict on the configuration. Its heartbeats
+  // while it reads its inputs keep the wait going.
   StartMessage start;
   try {
-    start = decode_start(receive_blocking(*comms.world, kMasterRank, kTagStart, start_timeout()).payload);
+    for (;;) {
+      const Message m = receive_blocking(*comms.world, kMasterRank, kAnyTag, start_timeout());
+      if (m.tag == kTagMasterHeartbeat) continue;
+      if (m.tag != kTagStart)
+        throw std::logic_error(fmt::format("expected the start message from the master, got tag {}", m.tag));
+      start = decode_start(m.payload);
+      break;
+    }
   } catch (const DeadlineExceeded& e) {
     log::error("worker rank {}: no start message from the master: {}", rank, e.what());
     master_lost_ = true;
@@ -49,8 +66,11 @@ int Worker::run() {
   // 2. What needs no communicator, then ready; go, or the master's abort.
   Config config;
   std::unique_ptr<WorkerLayout> layout;
+  ResumeFrom from;
   try {
     config = parse_config(start.config_yaml, start.config_source);
+    if (start.resume_generation > 0)
+      from = ResumeFrom{start.resume_generation, start.resume_folder, read_manifest(start.resume_folder)};
     log::set_level(log::parse_level(config.runtime.log_level));
     torch::set_num_threads(static_cast<int>(config.runtime.threads));
     layout = make_worker_layout(config, workers);
@@ -84,7 +104,8 @@ int Worker::run() {
       factory_.cartesian(worker_ranks(workers), layout->worker_rows(), layout->worker_cols(), kLocalGroupTag);
   const int me = comms.local->rank();
   const std::string kernels = blas_kernels();
-  comms.global->send(kMasterRank, kTagHello, encode(HelloMessage{kernels}));
+  comms.global->send(kMasterRank, kTagHello,
+                     encode(HelloMessage{kernels, static_cast<std::int64_t>(::getpid()), host_name()}));
 
   // 4. The communication thread takes the communicators; this thread trains.
   WorkerComm comm(std::move(comms), std::chrono::milliseconds(config.runtime.heartbeat_interval_ms), dead_after);
@@ -93,11 +114,15 @@ int Worker::run() {
   log::set_thread_name("train");
 
   int exit_code = kExitOk;
-  std::int64_t done = 0;
+  std::int64_t done = from.generation;
+  comm.set_progress(WorkerState::kProcessing, done);
+  const std::int64_t generations = config.training.generations;
+  const std::int64_t every = config.checkpoint.every;
   try {
-    const std::string share = layout->start(me);
-    log::info("worker {} of {}: {}, {} kernels", me + 1, workers, share, kernels);
-    for (std::int64_t g = 0; g < config.training.generations; ++g) {
+    const std::string share = layout->start(me, from);
+    log::info("worker {} of {}: {}, {} kernels{}", me + 1, workers, share, kernels,
+              from.generation > 0 ? fmt::format(", resumed after generation {}", from.generation) : "");
+    for (std::int64_t g = from.generation; g < generations; ++g) {
       if (const auto abort = comm.aborted()) throw JobAborted(abort->exit_code, abort->reason);
       if (g == hooks_.silent_from) comm.TEST_go_silent();
       if (g == hooks_.throw_at) throw std::runtime_error(fmt::format("test fault in generation {}", g + 1));
@@ -105,14 +130,28 @@ int Worker::run() {
       message.generation = g + 1;
       message.records = layout->run_generation(g, comm);
       comm.report(message);
-      comm.set_progress(WorkerState::kProcessing, g + 1);
       done = g + 1;
+      comm.set_progress(WorkerState::kProcessing, done);
+      const auto stop_at = comm.stop_at(done);  // the master's stop protocol
+      const bool stop_here = stop_at && done == *stop_at && done < generations;
+      if (stop_here || (every > 0 && done % every == 0 && done < generations)) {
+        const std::string folder = checkpoint_folder(config.output_dir, done);
+        comm.report_checkpoint(CheckpointMessage{done, layout->checkpoint(folder)});
+      }
+      if (stop_here) {
+        log::info("worker {}: stopped after generation {}, its cells saved", me + 1, done);
+        comm.wait_for_done();  // the master ends the run with kExitRestart once the checkpoint is complete
+        throw std::logic_error("the master ended a stopped run as done");
+      }
     }
     comm.send_result(layout->results());
     comm.set_progress(WorkerState::kFinished, done);
     comm.wait_for_done();  // beating, until the master has written the result
   } catch (const JobAborted& e) {
-    log::error("worker rank {}: run ended: {}", rank, e.what());
+    if (e.exit_code() == kExitRestart)
+      log::info("worker rank {}: {}", rank, e.what());
+    else
+      log::error("worker rank {}: run ended: {}", rank, e.what());
     exit_code = e.exit_code();
   } catch (const std::exception& e) {
     log::error("worker rank {}: {}", rank, e.what());

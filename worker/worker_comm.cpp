@@ -83,6 +83,18 @@ void WorkerComm::wait_for_done() {
   if (abort_) throw JobAborted(abort_->exit_code, abort_->reason);
 }
 
+void WorkerComm::report_checkpoint(const CheckpointMessage& message) {
+  queue({Channel::kWorld, kMaster, kTagCheckpoint, encode(message)});
+}
+
+std::optional<std::int64_t> WorkerComm::stop_at(std::int64_t completed) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (pause_limit_ && completed >= *pause_limit_)
+    changed_.wait(lock, [&] { return stop_at_.has_value() || abort_.has_value(); });
+  if (abort_) throw JobAborted(abort_->exit_code, abort_->reason);
+  return stop_at_;
+}
+
 void WorkerComm::abort_locked(int exit_code, const std::string& reason) {
   if (!abort_) abort_ = AbortMessage{exit_code, reason};
   changed_.notify_all();
@@ -159,6 +171,15 @@ bool WorkerComm::run_once(Clock::time_point now) {
       abort_locked(abort.exit_code, abort.reason);
     }
     if (msg->tag == kTagDone) done_ = true;
+    if (msg->tag == kTagPause) {  // answered here, whatever the training thread is doing
+      stop_at_.reset();
+      pause_limit_ = generation_ + 1;
+      outgoing_.push_back({Channel::kWorld, kMaster, kTagPaused, encode(GenerationMessage{generation_})});
+    }
+    if (msg->tag == kTagStopAt) {
+      stop_at_ = decode_generation(msg->payload, "stop message").generation;
+      pause_limit_.reset();
+    }
     did = true;
   }
   {

@@ -63,6 +63,17 @@ class WorkerComm final : public WorkerExchange {
   // Blocks until the master says the run is done (kTagDone), after the
   // result; throws JobAborted as receive_local() does.
   void wait_for_done();
+  // Queues the files of a checkpoint for the master.
+  void report_checkpoint(const CheckpointMessage& message);
+  // The stop protocol (protocol.h). When the master asks the workers to
+  // pause (kTagPause), the communication thread answers at once with the
+  // generations done then, c (kTagPaused); the master then names the
+  // generation T >= c + 1 every worker stops at (kTagStopAt). Called by the
+  // training thread after each generation with the generations done:
+  // returns T once known; blocks, when `completed` has reached c + 1 and T
+  // is not known yet, until it is; none when no stop is under way. Throws
+  // JobAborted as receive_local() does.
+  std::optional<std::int64_t> stop_at(std::int64_t completed);
   // Queues a failure report for the master and sets the state to kFailed.
   void send_failure(const std::string& reason);
   // Asks run() to flush its sends, send a last heartbeat and return.
@@ -111,6 +122,8 @@ class WorkerComm final : public WorkerExchange {
   Clock::time_point last_from_master_;
   std::optional<AbortMessage> abort_;
   bool finish_requested_ = false;
+  std::optional<std::int64_t> pause_limit_;  // c + 1 of the stop protocol
+  std::optional<std::int64_t> stop_at_;      // T
   bool silent_ = false;
   bool done_ = false;
   bool master_lost_ = false;

@@ -10,8 +10,9 @@
 // records are GenerationRecords, and the result is a ResultMessage.
 //
 // The job skeleton (Worker, worker.h) calls, in order: worker_rows() and
-// worker_cols() before LOCAL is made; start(); run_generation(g) for
-// g = 0..G-1; results(). Everything else — start-up, heartbeats, deadlines, errors,
+// worker_cols() before LOCAL is made; start(from); run_generation(g) for
+// g = from.generation..G-1, with checkpoint(folder) after the generations
+// that are checkpointed; results(). Everything else — start-up, heartbeats, deadlines, errors,
 // records to the master — is the skeleton's.
 //
 // Implementations: CoevolutionLayout (coevolution_layout.h).
@@ -24,12 +25,21 @@
 #include <string>
 #include <vector>
 
+#include "common/checkpoint_store.h"
 #include "common/comm/communicator.h"
 #include "common/config.h"
 #include "common/generation_record.h"
 #include "worker/worker_exchange.h"
 
 namespace cellgan {
+
+// Where a worker's share starts: generation 0 (fresh), or a complete
+// checkpoint taken after `generation` generations.
+struct ResumeFrom {
+  std::int64_t generation = 0;
+  std::string folder;           // the checkpoint's folder, when generation > 0
+  CheckpointManifest manifest;  // its manifest
+};
 
 class WorkerLayout {
  public:
@@ -41,8 +51,11 @@ class WorkerLayout {
   virtual int worker_cols() const = 0;
 
   // Builds this worker's share (data, networks, ...). `local_rank` is the
-  // worker's rank in LOCAL. Returns one line for the log.
-  virtual std::string start(int local_rank) = 0;
+  // worker's rank in LOCAL. With a checkpoint (from.generation > 0), the
+  // share is read from it, as it was after from.generation generations.
+  // Returns one line for the log. Throws InputError for a checkpoint that
+  // cannot be read.
+  virtual std::string start(int local_rank, const ResumeFrom& from) = 0;
 
   // One generation g (0-based): the exchange with the other workers, then
   // the training. Returns one record per unit of work (a cell), in order.
@@ -50,6 +63,11 @@ class WorkerLayout {
 
   // The encoded ResultMessage for the master, after the last generation.
   virtual Bytes results() = 0;
+
+  // Writes this worker's share as it is now into the checkpoint folder
+  // (common/checkpoint_store.h), one file per unit of work (cell); returns
+  // what the master lists in the manifest.
+  virtual std::vector<CheckpointFile> checkpoint(const std::string& folder) = 0;
 };
 
 // The worker half of `config.layout` for a job of `workers` workers.

@@ -39,6 +39,8 @@ Bytes encode(const StartMessage& m) {
   w.put_string(m.error);
   w.put_string(m.config_yaml);
   w.put_string(m.config_source);
+  w.put<std::int64_t>(m.resume_generation);
+  w.put_string(m.resume_folder);
   return w.take();
 }
 
@@ -50,12 +52,16 @@ StartMessage decode_start(const Bytes& b) {
   m.error = r.get_string();
   m.config_yaml = r.get_string();
   m.config_source = r.get_string();
+  m.resume_generation = r.get<std::int64_t>();
+  m.resume_folder = r.get_string();
   return m;
 }
 
 Bytes encode(const HelloMessage& m) {
   ByteWriter w;
   w.put_string(m.blas_kernels);
+  w.put<std::int64_t>(m.pid);
+  w.put_string(m.host);
   return w.take();
 }
 
@@ -63,6 +69,8 @@ HelloMessage decode_hello(const Bytes& b) {
   ByteReader r(b, "hello message");
   HelloMessage m;
   m.blas_kernels = r.get_string();
+  m.pid = r.get<std::int64_t>();
+  m.host = r.get_string();
   return m;
 }
 
@@ -204,6 +212,48 @@ ResultMessage decode_result(const Bytes& b) {
   m.cells = r.get_vector<std::int32_t>();
   const auto n = r.get<std::uint32_t>();
   for (std::uint32_t i = 0; i < n; ++i) m.ensembles.push_back(r.get_bytes());
+  return m;
+}
+
+Bytes encode(const CheckpointMessage& m) {
+  ByteWriter w;
+  w.put<std::int64_t>(m.generation);
+  w.put<std::uint32_t>(static_cast<std::uint32_t>(m.files.size()));
+  for (const auto& f : m.files) {
+    w.put<std::int32_t>(f.cell);
+    w.put_string(f.name);
+    w.put<std::uint64_t>(f.bytes);
+    w.put<std::uint32_t>(f.crc32);
+  }
+  return w.take();
+}
+
+CheckpointMessage decode_checkpoint(const Bytes& b) {
+  ByteReader r(b, "checkpoint message");
+  CheckpointMessage m;
+  m.generation = r.get<std::int64_t>();
+  const auto n = r.get<std::uint32_t>();
+  for (std::uint32_t i = 0; i < n; ++i) {
+    CheckpointFile f;
+    f.cell = r.get<std::int32_t>();
+    f.name = r.get_string();
+    f.bytes = r.get<std::uint64_t>();
+    f.crc32 = r.get<std::uint32_t>();
+    m.files.push_back(std::move(f));
+  }
+  return m;
+}
+
+Bytes encode(const GenerationMessage& m) {
+  ByteWriter w;
+  w.put<std::int64_t>(m.generation);
+  return w.take();
+}
+
+GenerationMessage decode_generation(const Bytes& b, const char* what) {
+  ByteReader r(b, what);
+  GenerationMessage m;
+  m.generation = r.get<std::int64_t>();
   return m;
 }
 

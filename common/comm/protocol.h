@@ -56,6 +56,7 @@
 #include <string>
 #include <vector>
 
+#include "common/checkpoint_store.h"
 #include "common/comm/communicator.h"
 #include "common/generation_record.h"
 
@@ -76,6 +77,10 @@ enum Tag : int {
   kTagReady = 10,
   kTagGo = 11,
   kTagDone = 12,
+  kTagCheckpoint = 13,
+  kTagPause = 14,
+  kTagPaused = 15,
+  kTagStopAt = 16,
 };
 
 // The master's rank in WORLD and GLOBAL.
@@ -102,12 +107,18 @@ struct StartMessage {
   std::string error;           // when !ok
   std::string config_yaml;  // the resolved configuration
   std::string config_source;
+  // Where the run starts: 0, or the generation of the complete checkpoint
+  // in `resume_folder` (common/checkpoint_store.h).
+  std::int64_t resume_generation = 0;
+  std::string resume_folder;
 };
 Bytes encode(const StartMessage& m);
 StartMessage decode_start(const Bytes& b);
 
 struct HelloMessage {
   std::string blas_kernels;  // math_kernels.h: blas_kernels()
+  std::int64_t pid = 0;      // the worker's process, and its host: a hung
+  std::string host;          // worker on the master's host is killed by PID
 };
 Bytes encode(const HelloMessage& m);
 HelloMessage decode_hello(const Bytes& b);
@@ -146,6 +157,22 @@ ResultMessage decode_result(const Bytes& b);
 // holds its ensembles apart from the message. `size_bound` reserves room.
 Bytes encode_result(const std::vector<std::int32_t>& cells, std::size_t size_bound,
                     const std::function<void(std::size_t, ByteWriter&)>& write);
+
+// A worker's cells saved after `generation` generations (kTagCheckpoint).
+struct CheckpointMessage {
+  std::int64_t generation = 0;
+  std::vector<CheckpointFile> files;
+};
+Bytes encode(const CheckpointMessage& m);
+CheckpointMessage decode_checkpoint(const Bytes& b);
+
+// kTagPaused: the generations a worker had completed when it paused;
+// kTagStopAt: the generation every worker runs to, checkpoints and stops at.
+struct GenerationMessage {
+  std::int64_t generation = 0;
+};
+Bytes encode(const GenerationMessage& m);
+GenerationMessage decode_generation(const Bytes& b, const char* what);
 
 struct FailureMessage {
   std::string reason;  // one line: what failed on the worker

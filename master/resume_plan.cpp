@@ -1,0 +1,110 @@
+// Where a run starts (see resume_plan.h).
+#include "master/resume_plan.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common/error.h"
+#include "master/run_directory.h"
+
+namespace cellgan {
+namespace fs = std::filesystem;
+namespace {
+
+// The keys a resumed run may change: none of them changes a result.
+bool may_change_on_resume(const std::string& difference) {
+  for (const char* prefix : {"runtime.", "checkpoint.", "status.", "faults", "training.generations:"})
+    if (difference.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+void check_same_run(const Config& config, const fs::path& dir) {
+  const fs::path saved_path = dir / "config.yaml";
+  std::ifstream in(saved_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  Config saved;
+  try {
+    saved = parse_config(text.str(), saved_path.string());
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: output_dir: cannot resume: the interrupted run's configuration does not "
+                                 "parse: {}",
+                                 config.source, e.what()));
+  }
+  for (const std::string& d : config_differences(saved, config))
+    if (!may_change_on_resume(d))
+      throw InputError(fmt::format("{}: cannot resume the run in '{}': {} (the run's {} vs this file): only "
+                                   "runtime.*, checkpoint.*, status.*, faults and training.generations may change",
+                                   config.source, config.output_dir, d.substr(0, d.find(':')), d.substr(d.find(':') + 2),
+                                   config.source));
+}
+
+void check_checkpoint_fits(const Config& config, const ResumePlan& plan) {
+  const CheckpointManifest& m = plan.manifest;
+  if (m.seed != config.seed || m.rows != config.grid.rows || m.cols != config.grid.cols)
+    throw InputError(fmt::format("{}: checkpoint of seed {} on a {}x{} grid, expected seed {} on {}x{} ({})",
+                                 plan.folder, m.seed, m.rows, m.cols, config.seed, config.grid.rows, config.grid.cols,
+                                 config.source));
+  if (m.generation > config.training.generations)
+    throw InputError(fmt::format("{}: training.generations: {} is below the checkpoint's generation {} ({})",
+                                 config.source, config.training.generations, m.generation, plan.folder));
+}
+
+}  // namespace
+
+ResumePlan plan_resume(const Config& config, const std::string& resume) {
+  const fs::path dir(config.output_dir);
+  std::error_code ec;
+  const bool exists = fs::exists(dir, ec);
+  const bool interrupted = exists && fs::exists(dir / "config.yaml", ec) && !fs::exists(dir / "result.json", ec);
+  ResumePlan plan;
+  if (resume.empty()) {
+    if (interrupted)
+      throw InputError(fmt::format("{}: output_dir: '{}' holds an interrupted run: continue it with `cellgan train "
+                                   "{} --resume auto`, or choose another output_dir",
+                                   config.source, config.output_dir, config.source));
+    check_run_directory(config);
+    return plan;
+  }
+  if (exists && fs::exists(dir / "result.json", ec))
+    throw InputError(fmt::format("{}: --resume: '{}' holds a finished run (result.json): nothing to resume",
+                                 config.source, config.output_dir));
+  if (!interrupted) {
+    if (resume != "auto")
+      throw InputError(fmt::format("--resume {}: '{}' (output_dir of {}) holds no interrupted run", resume,
+                                   config.output_dir, config.source));
+    check_run_directory(config);
+    plan.notes.push_back(fmt::format("--resume auto: no run in {} yet: starting a new one", config.output_dir));
+    return plan;
+  }
+  check_same_run(config, dir);
+  plan.resuming = true;
+  if (resume == "auto") {
+    std::vector<std::string> skipped;
+    auto point = newest_complete_checkpoint(config.output_dir, skipped);
+    for (const auto& s : skipped) plan.notes.push_back("skipping checkpoint " + s);
+    if (!point) {
+      plan.notes.push_back("no complete checkpoint: starting again from generation 0");
+      return plan;
+    }
+    plan.folder = point->folder;
+    plan.manifest = std::move(point->manifest);
+  } else {
+    const fs::path folder = fs::weakly_canonical(fs::path(resume), ec);
+    const fs::path root = fs::weakly_canonical(fs::path(checkpoints_folder(config.output_dir)), ec);
+    if (folder.parent_path() != root)
+      throw InputError(fmt::format("--resume {}: expected `auto` or a checkpoint folder of output_dir, {}/gen-NNNNNN",
+                                   resume, checkpoints_folder(config.output_dir)));
+    plan.folder = resume;
+    plan.manifest = read_complete_checkpoint(resume);  // InputError: missing or corrupt
+  }
+  plan.generation = plan.manifest.generation;
+  check_checkpoint_fits(config, plan);
+  plan.notes.push_back(fmt::format("resuming after generation {} from {}", plan.generation, plan.folder));
+  return plan;
+}
+
+}  // namespace cellgan

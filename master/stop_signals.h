@@ -1,0 +1,30 @@
+// The signals that ask a run to stop cleanly: SIGTERM, SIGINT and SIGUSR1
+// (mpirun forwards SIGUSR1 to every rank; SLURM sends it ahead of a time
+// limit with --signal). While a StopSignals lives, these signals no longer
+// end the process: each one is handed to `on_signal` (with its number) on
+// the thread that calls poll(). Built on Boost.Asio's signal_set.
+//
+// Thread-safety: construct, poll and destroy on one thread.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+namespace cellgan {
+
+class StopSignals {
+ public:
+  explicit StopSignals(std::function<void(int)> on_signal);
+  ~StopSignals();
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+  // Runs `on_signal` for each signal that arrived since the last call.
+  void poll();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cellgan
