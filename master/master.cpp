@@ -379,6 +379,10 @@ bool Master::run_once(Clock::time_point now) {
   if (now - last_beat_sent_ >= std::chrono::milliseconds(config_.runtime.heartbeat_interval_ms)) {
     beat_to_workers(now);
   }
+  if (test_stop_after_ >= 0 && run_->generations_written() >= test_stop_after_) {
+    request_stop("test hook");
+    test_stop_after_ = -1;
+  }
   advance_stop(now);
   comms_.world->pending_sends();
   check_liveness(now);

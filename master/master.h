@@ -87,6 +87,8 @@ class Master {
   // from any thread and from a signal's handler thread; the control loop
   // acts on it in its next run_once().
   void request_stop(const std::string& why);
+  // Test hook: request_stop() once `generation` generations are written.
+  void TEST_stop_after(std::int64_t generation) { test_stop_after_ = generation; }
   // Sends every worker still running an AbortMessage; waits a bounded time
   // for the sends to leave.
   void abort_workers(int exit_code, const std::string& reason);
@@ -128,6 +130,7 @@ class Master {
   std::vector<std::optional<std::int64_t>> paused_at_;  // by worker
   std::mutex stop_mutex_;
   std::optional<std::string> stop_request_;  // guarded by stop_mutex_
+  std::int64_t test_stop_after_ = -1;
   const int workers_;
   Clock::time_point started_{};
   Config config_;

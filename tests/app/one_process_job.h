@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/comm/in_process_job.h"
+#include "common/error.h"
 #include "common/log.h"
 #include "master/master.h"
 #include "worker/worker.h"
@@ -20,6 +21,7 @@ namespace cellgan::test {
 struct JobOutcome {
   std::optional<RunResult> result;  // when the master finished
   std::string master_error;         // what the master threw, if it threw
+  int master_code = 0;              // the exit code main() gives what it threw (common/error.h)
   bool worker_lost = false;         // the master declared a worker dead
   std::vector<int> worker_codes;    // exit codes, worker rank 1 first
   std::vector<bool> master_lost;    // each worker presumed the master dead
@@ -27,9 +29,15 @@ struct JobOutcome {
   std::chrono::duration<double> workers_ended_after{0};
 };
 
-// Runs the job of `config_path` with `workers` workers; `hooks` by worker rank.
-inline JobOutcome run_one_process_job(const std::string& config_path, int workers,
-                                      const std::map<int, Worker::TestHooks>& hooks = {}) {
+struct JobOptions {
+  std::map<int, Worker::TestHooks> hooks;  // by worker rank
+  std::string resume;                      // cellgan train --resume
+  std::int64_t stop_after = -1;            // Master::TEST_stop_after
+};
+
+// Runs the job of `config_path` with `workers` workers.
+inline JobOutcome run_one_process_job(const std::string& config_path, int workers, const JobOptions& options) {
+  const auto& hooks = options.hooks;
   InProcessJob job(workers + 1);
   std::vector<std::unique_ptr<JobCommsFactory>> factories;
   for (int r = 0; r <= workers; ++r) factories.push_back(job.factory(r));
@@ -47,17 +55,32 @@ inline JobOutcome run_one_process_job(const std::string& config_path, int worker
     });
   }
   log::set_thread_rank(0);
-  Master master(*factories[0], config_path);
+  Master master(*factories[0], config_path, options.resume);
+  if (options.stop_after >= 0) master.TEST_stop_after(options.stop_after);
   try {
     out.result = master.run();
+  } catch (const InputError& e) {
+    out.master_error = e.what();
+    out.master_code = kExitBadInput;
+  } catch (const RestartNeeded& e) {
+    out.master_error = e.what();
+    out.master_code = kExitRestart;
   } catch (const std::exception& e) {
     out.master_error = e.what();
+    out.master_code = kExitFailure;
   }
   out.worker_lost = master.worker_lost();
   const auto master_ended = std::chrono::steady_clock::now();
   for (auto& t : threads) t.join();
   out.workers_ended_after = std::chrono::steady_clock::now() - master_ended;
   return out;
+}
+
+inline JobOutcome run_one_process_job(const std::string& config_path, int workers,
+                                      const std::map<int, Worker::TestHooks>& hooks = {}) {
+  JobOptions options;
+  options.hooks = hooks;
+  return run_one_process_job(config_path, workers, options);
 }
 
 }  // namespace cellgan::test

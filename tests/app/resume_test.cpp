@@ -1,0 +1,228 @@
+// Stopping and resuming (SPEC §8): a run stopped at any generation and
+// resumed, with any number of workers, ends with the ensemble.bin and the
+// metrics.jsonl (every field but `seconds`) of the run that never stopped;
+// a corrupt newest checkpoint is skipped for the one before; an
+// interrupted run's folder is refused without --resume; a bad --resume is
+// one line and exit 2. The last test stops a real mpirun job with SIGUSR1.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "common/checkpoint_store.h"
+#include "common/error.h"
+#include "tests/app/one_process_job.h"
+#include "tests/common/test_files.h"
+
+namespace cellgan {
+namespace {
+
+namespace fs = std::filesystem;
+using test::JobOptions;
+using test::read_bytes;
+using test::run_one_process_job;
+using test::TempDir;
+using test::write_bytes;
+
+// tests/mpi/toy-2x2.yaml for `generations`, checkpointed every 2.
+std::string resume_config(const TempDir& tmp, const std::string& name, const std::string& output_dir,
+                          int generations = 7) {
+  std::string text = read_bytes(std::string(CELLGAN_SOURCE_DIR) + "/tests/mpi/toy-2x2.yaml");
+  text = std::regex_replace(text, std::regex("output_dir: .*"), "output_dir: " + output_dir);
+  text = std::regex_replace(text, std::regex("generations: 4"), fmt::format("generations: {}", generations));
+  text += "checkpoint: {every: 2, keep: 2}\n";
+  const std::string path = tmp.file(name + ".yaml");
+  write_bytes(path, text);
+  return path;
+}
+
+std::vector<std::string> metrics_without_seconds(const std::string& dir) {
+  std::istringstream in(read_bytes(dir + "/metrics.jsonl"));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    j.erase("seconds");
+    lines.push_back(j.dump());
+  }
+  return lines;
+}
+
+struct Reference {
+  std::string ensemble;
+  std::vector<std::string> metrics;
+};
+
+Reference uninterrupted(const TempDir& tmp, int generations = 7) {
+  const std::string dir = tmp.file("reference");
+  const auto out = run_one_process_job(resume_config(tmp, "reference", dir, generations), 2);
+  if (!out.result) throw std::runtime_error("the reference run failed: " + out.master_error);
+  return {read_bytes(dir + "/ensemble.bin"), metrics_without_seconds(dir)};
+}
+
+// Stops the run of `config` after `stop_after` generations are written,
+// with `workers` workers; expects the stop's exit codes.
+void stop_run(const std::string& config, int workers, std::int64_t stop_after) {
+  JobOptions stop;
+  stop.stop_after = stop_after;
+  const auto out = run_one_process_job(config, workers, stop);
+  ASSERT_FALSE(out.result.has_value()) << "the run finished instead of stopping";
+  EXPECT_EQ(out.master_code, kExitRestart) << out.master_error;
+  EXPECT_NE(out.master_error.find("--resume auto"), std::string::npos) << out.master_error;
+  EXPECT_EQ(out.worker_codes, std::vector<int>(static_cast<std::size_t>(workers), kExitRestart));
+}
+
+TEST(Resume, AStoppedRunResumedWithAnyWorkerCountEndsAsTheUninterruptedOne) {
+  TempDir tmp;
+  const Reference reference = uninterrupted(tmp);
+  ASSERT_EQ(reference.metrics.size(), 28u);  // 4 cells x 7 generations
+  // (workers before the stop, workers after, generations written when the stop is asked)
+  for (const auto& [before, after, stop_after] : std::vector<std::tuple<int, int, int>>{{1, 2, 1}, {2, 1, 4}}) {
+    SCOPED_TRACE(fmt::format("W {} then {}, stop after {}", before, after, stop_after));
+    const std::string dir = tmp.file(fmt::format("run-{}-{}", before, after));
+    const std::string config = resume_config(tmp, fmt::format("run-{}-{}", before, after), dir);
+    stop_run(config, before, stop_after);
+    std::vector<std::string> skipped;
+    const auto point = newest_complete_checkpoint(dir, skipped);
+    ASSERT_TRUE(point.has_value()) << "no complete checkpoint after the stop";
+    EXPECT_GT(point->manifest.generation, stop_after);
+    EXPECT_LT(point->manifest.generation, 7);
+    EXPECT_FALSE(fs::exists(dir + "/result.json"));
+
+    // The folder of an interrupted run is not reused without --resume.
+    const auto refused = run_one_process_job(config, after);
+    EXPECT_EQ(refused.master_code, kExitBadInput);
+    EXPECT_NE(refused.master_error.find("--resume auto"), std::string::npos) << refused.master_error;
+    EXPECT_EQ(refused.worker_codes, std::vector<int>(static_cast<std::size_t>(after), kExitBadInput));
+
+    JobOptions resume;
+    resume.resume = "auto";
+    const auto out = run_one_process_job(config, after, resume);
+    ASSERT_TRUE(out.result.has_value()) << out.master_error;
+    EXPECT_EQ(out.worker_codes, std::vector<int>(static_cast<std::size_t>(after), kExitOk));
+    EXPECT_TRUE(read_bytes(dir + "/ensemble.bin") == reference.ensemble) << "ensemble.bin differs";
+    EXPECT_EQ(metrics_without_seconds(dir), reference.metrics);
+    EXPECT_NE(read_bytes(dir + "/events.log").find("resuming after generation"), std::string::npos);
+  }
+}
+
+TEST(Resume, ACorruptNewestCheckpointIsSkippedForThePreviousOne) {
+  TempDir tmp;
+  const Reference reference = uninterrupted(tmp);
+  const std::string dir = tmp.file("run");
+  const std::string config = resume_config(tmp, "run", dir);
+  stop_run(config, 2, 4);  // checkpoints after 4 and after 5 or 6
+  std::vector<std::string> skipped;
+  const auto newest = newest_complete_checkpoint(dir, skipped);
+  ASSERT_TRUE(newest.has_value());
+  ASSERT_GT(newest->manifest.generation, 4);
+  // One flipped byte in the middle of a cell's file.
+  const std::string victim = newest->folder + "/" + newest->manifest.cells[1].name;
+  std::string bytes = read_bytes(victim);
+  bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x5a);
+  write_bytes(victim, bytes);
+
+  // Named as the checkpoint to resume from, it is bad input.
+  JobOptions exact;
+  exact.resume = newest->folder;
+  const auto refused = run_one_process_job(config, 2, exact);
+  EXPECT_EQ(refused.master_code, kExitBadInput);
+  EXPECT_NE(refused.master_error.find("checksum mismatch"), std::string::npos) << refused.master_error;
+  EXPECT_NE(refused.master_error.find(newest->manifest.cells[1].name), std::string::npos) << refused.master_error;
+
+  JobOptions resume;
+  resume.resume = "auto";
+  const auto out = run_one_process_job(config, 2, resume);
+  ASSERT_TRUE(out.result.has_value()) << out.master_error;
+  const std::string events = read_bytes(dir + "/events.log");
+  EXPECT_NE(events.find("skipping checkpoint"), std::string::npos) << events;
+  EXPECT_NE(events.find("resuming after generation 4 "), std::string::npos) << events;
+  EXPECT_TRUE(read_bytes(dir + "/ensemble.bin") == reference.ensemble) << "ensemble.bin differs";
+  EXPECT_EQ(metrics_without_seconds(dir), reference.metrics);
+}
+
+TEST(Resume, BadResumeRequestsAreOneLineAndExit2) {
+  TempDir tmp;
+  const std::string dir = tmp.file("run");
+  const std::string config = resume_config(tmp, "run", dir, 2);
+  // A checkpoint folder given to a run that has none.
+  JobOptions missing;
+  missing.resume = dir + "/checkpoints/gen-000002";
+  auto out = run_one_process_job(config, 1, missing);
+  EXPECT_EQ(out.master_code, kExitBadInput);
+  EXPECT_NE(out.master_error.find("holds no interrupted run"), std::string::npos) << out.master_error;
+  EXPECT_FALSE(fs::exists(dir));
+
+  // --resume auto on a new folder starts the run; on a finished one there is nothing to resume.
+  JobOptions resume;
+  resume.resume = "auto";
+  out = run_one_process_job(config, 1, resume);
+  ASSERT_TRUE(out.result.has_value()) << out.master_error;
+  out = run_one_process_job(config, 1, resume);
+  EXPECT_EQ(out.master_code, kExitBadInput);
+  EXPECT_NE(out.master_error.find("finished run"), std::string::npos) << out.master_error;
+}
+
+TEST(Resume, AResumedRunMustKeepItsConfiguration) {
+  TempDir tmp;
+  const std::string dir = tmp.file("run");
+  const std::string config = resume_config(tmp, "run", dir);
+  stop_run(config, 1, 1);
+  std::string text = read_bytes(config);
+  text = std::regex_replace(text, std::regex("seed: 7"), "seed: 8");
+  write_bytes(config, text);
+  JobOptions resume;
+  resume.resume = "auto";
+  const auto out = run_one_process_job(config, 1, resume);
+  EXPECT_EQ(out.master_code, kExitBadInput);
+  EXPECT_NE(out.master_error.find("seed"), std::string::npos) << out.master_error;
+}
+
+// The real path: SIGUSR1 to mpirun, forwarded to every rank; the master
+// stops the run with exit 75, and `--resume auto` with another W finishes it.
+TEST(Resume, Sigusr1ToMpirunStopsWithExit75AndTheRunResumesExactly) {
+  TempDir tmp;
+  const int generations = 24;
+  const Reference reference = uninterrupted(tmp, generations);
+  const std::string dir = tmp.file("run");
+  const std::string config = resume_config(tmp, "run", dir, generations);
+  const auto mpirun = [&](int workers, const std::string& extra, const std::string& log) {
+    return fmt::format(
+        "OMP_NUM_THREADS=1 OMPI_MCA_mpi_yield_when_idle=1 timeout 120 {} {} --oversubscribe --bind-to none -np {} {} "
+        "train {} {} > {} 2>&1",
+        CELLGAN_MPIEXEC, ::geteuid() == 0 ? "--allow-run-as-root" : "", workers + 1, CELLGAN_EXECUTABLE, config,
+        extra, log);
+  };
+  const std::string pid_file = tmp.file("mpirun.pid");
+  const std::string first = fmt::format("{} & echo $! > {}; wait $!; echo $? > {}", mpirun(2, "", tmp.file("a.log")),
+                                        pid_file, tmp.file("a.code"));
+  std::thread job([&] { std::system(("bash -c '" + first + "'").c_str()); });
+  // Wait until two generations are written, then signal mpirun.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (fs::exists(dir + "/metrics.jsonl") && metrics_without_seconds(dir).size() >= 8 && fs::exists(pid_file)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  // timeout(1) runs mpirun as its child: signal the child.
+  const std::string pid = read_bytes(pid_file);
+  std::system(fmt::format("pkill -USR1 -P {} ; true", pid.substr(0, pid.find('\n'))).c_str());
+  job.join();
+  ASSERT_EQ(std::stoi(read_bytes(tmp.file("a.code"))), kExitRestart) << read_bytes(tmp.file("a.log"));
+  EXPECT_FALSE(fs::exists(dir + "/result.json")) << "the run finished before the signal; make it longer";
+  EXPECT_NE(read_bytes(dir + "/events.log").find("stop requested"), std::string::npos);
+
+  ASSERT_EQ(std::system(mpirun(1, "--resume auto", tmp.file("b.log")).c_str()), 0) << read_bytes(tmp.file("b.log"));
+  EXPECT_TRUE(read_bytes(dir + "/ensemble.bin") == reference.ensemble) << "ensemble.bin differs";
+  EXPECT_EQ(metrics_without_seconds(dir), reference.metrics);
+}
+
+}  // namespace
+}  // namespace cellgan
