@@ -85,6 +85,11 @@ struct RuntimeConfig {
   std::string log_level = "info";
 };
 
+struct StatusConfig {
+  std::int64_t port = 0;  // 0: no status server
+  std::string bind = "127.0.0.1";
+};
+
 struct Config {
   std::uint64_t seed = 1;
   std::string output_dir = "runs/default";
@@ -95,6 +100,7 @@ struct Config {
   TrainingConfig training;
   EvaluationConfig evaluation;
   RuntimeConfig runtime;
+  StatusConfig status;
 
   // Where the YAML came from, for error messages. Not a key.
   std::string source = "<config>";

@@ -12,12 +12,16 @@
 #include <stdexcept>
 #include <thread>
 
+#include <unistd.h>
+
 #include "common/error.h"
 #include "common/idle_backoff.h"
 #include "common/log.h"
 #include "common/math_kernels.h"
 #include "common/nn/scores.h"
 #include "common/nn/torch_generator_lock.h"
+#include "master/job_status.h"
+#include "master/progress_line.h"
 #include "master/run_directory.h"
 #include "master/sample_png.h"
 
@@ -75,6 +79,7 @@ bool Master::alive(int worker) const {
 
 void Master::fail_worker(int worker, const std::string& reason) {
   failed_[static_cast<std::size_t>(worker - 1)] = true;
+  show_worker(worker);
   const std::string what = fmt::format("worker rank {} failed: {}", worker, reason);
   if (run_) run_->event(what + "; ending the run");
   log::error("{}; ending the run", what);
@@ -100,6 +105,7 @@ void Master::wait_until_ready() {
         if (!ready[static_cast<std::size_t>(w - 1)]) {
           silent.push_back(w);
           lost_[static_cast<std::size_t>(w - 1)] = true;
+          show_worker(w);
         }
       worker_lost_ = true;
       const std::string what = fmt::format("worker rank {} did not get ready within runtime.dead_after_ms ({} ms)",
@@ -139,6 +145,8 @@ void Master::start(Clock::time_point now) {
                                    config_.source, config_.source));
     layout_ = make_master_layout(config_, workers_);
     check_run_directory(config_);
+    board_ = make_job_status_board(config_, objective_name(config_), workers_, now);
+    status_ = start_status_server(config_, *board_);  // InputError if its port is taken
     const auto lock = lock_torch_generator();
     scorer_ = make_scorer(config_);  // checks the data and the classifier
   } catch (const std::exception& e) {
@@ -155,6 +163,9 @@ void Master::start(Clock::time_point now) {
   // 2. GLOBAL = the master and every worker; the run directory.
   comms_.global = factory_.group(global_ranks(workers_), kGlobalGroupTag);
   run_ = std::make_unique<RunDirectory>(config_, layout_->records_per_generation());
+  run_->on_event([board = board_.get()](const std::string& line) { board->event(line, Clock::now()); });
+  board_->set_phase("training");
+  progress_bar_ = ::isatty(STDERR_FILENO) == 1;
   for (const std::string& line : layout_->assignment()) run_->event(line);
   master_kernels_ = blas_kernels();
   log::info("run {}: {}x{} grid, {} worker{}, {} generations, writing {}; master on {} kernels", config_.source,
@@ -170,8 +181,18 @@ void Master::write_progress(std::int64_t generation, Clock::time_point now) {
   const double elapsed = std::chrono::duration<double>(now - started_).count();
   const std::int64_t total = config_.training.generations;
   const double eta = elapsed / static_cast<double>(generation) * static_cast<double>(total - generation);
-  log::info("generation {}/{}: best mixture {} {:.4f} (cell {}), {:.1f} s elapsed, ~{:.0f} s left", generation, total,
-            objective, best.score, best.cell, elapsed, eta);
+  const std::optional<int> best_cell = best.cell >= 0 ? std::optional<int>(best.cell) : std::nullopt;
+  const std::optional<double> best_score = best.cell >= 0 ? std::optional<double>(best.score) : std::nullopt;
+  board_->generation_written(generation, now, best_cell, best_score);
+  const std::string line =
+      fmt::format("generation {}/{}: best mixture {} {:.4f} (cell {}), {:.1f} s elapsed, ~{:.0f} s left", generation,
+                  total, objective, best.score, best.cell, elapsed, eta);
+  if (progress_bar_) {  // a terminal: one line redrawn in place
+    log::show_status_line(progress_line(Progress{generation, total, objective, best_cell, best_score, eta}));
+    log::debug("{}", line);
+  } else {
+    log::info("{}", line);
+  }
   // previews/gen-NNNNNN.png: the samples the generation's best cell sent.
   auto previews = run_->take_previews(generation);
   const auto it = previews.find(best.cell);
@@ -179,6 +200,7 @@ void Master::write_progress(std::int64_t generation, Clock::time_point now) {
   const std::string path = run_->path(fmt::format("previews/gen-{:06d}.png", generation));
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   write_samples_png(config_, path, it->second);
+  board_->preview(generation, path);
   log::debug("preview of generation {} (cell {}): {}", generation, best.cell, path);
 }
 
@@ -205,16 +227,28 @@ void Master::take(const Message& message, bool from_global, Clock::time_point no
   } else if (!from_global && message.tag == kTagRecords) {
     RecordsMessage records = decode_records(message.payload);
     monitor_->beat(w, WorkerState::kProcessing, records.generation, now);
+    note_records(*board_, w, records.generation, records.records, objective_name(config_));
     for (std::int64_t g : run_->add_records(records.generation, std::move(records.records))) write_progress(g, now);
   } else if (!from_global && message.tag == kTagFailure) {
     fail_worker(w, decode_failure(message.payload).reason);
   } else {
     log::warn("ignoring a message with tag {} from rank {} on {}", message.tag, w, from_global ? "GLOBAL" : "WORLD");
+    return;
   }
+  board_->worker_heard(w, worker_status_name(monitor_->state(w), monitor_->liveness(w), failed_[i]),
+                       monitor_->generation(w), now);
+}
+
+void Master::show_worker(int worker) {
+  if (!board_) return;
+  const bool failed = failed_[static_cast<std::size_t>(worker - 1)];
+  board_->set_worker_state(worker, monitor_ ? worker_status_name(monitor_->state(worker), monitor_->liveness(worker), failed)
+                                            : (failed ? "failed" : "dead"));
 }
 
 void Master::check_liveness(Clock::time_point now) {
   for (const auto& ev : monitor_->check(now)) {
+    show_worker(ev.worker);
     const std::string line =
         fmt::format("worker rank {} {}: silent for {:.1f} s", ev.worker, to_string(ev.kind), ev.silent_seconds);
     run_->event(line);
@@ -289,6 +323,8 @@ RunResult Master::run() {
     // with the workers, and nothing it waits for needs a faster answer.
     IdleBackoff backoff(std::chrono::milliseconds(1), std::chrono::milliseconds(20));
     while (run_once(Clock::now())) backoff.after_round(busy_);
+    if (progress_bar_) log::end_status_line();
+    board_->set_phase("scoring", "the final ensembles");
     // Scoring can take long: it runs on a thread of its own while this one
     // goes on beating, so the workers waiting for the end do not give up.
     RunResult result;
@@ -315,12 +351,15 @@ RunResult Master::run() {
     }
     scoring.join();
     if (error) std::rethrow_exception(error);
+    board_->set_phase("finished", fmt::format("best: {}", result.best));
     for (int w = 1; w <= workers_; ++w)
       if (alive(w)) comms_.world->send(w, kTagDone, Bytes{});
     if (!flush_sends(*comms_.world, std::chrono::milliseconds(config_.runtime.dead_after_ms)))
       log::warn("the end of the run did not reach every worker within runtime.dead_after_ms");
     return result;
   } catch (const std::exception& e) {
+    if (progress_bar_) log::end_status_line();
+    if (board_) board_->set_phase("failed", e.what());
     if (workers_started_) abort_workers(exit_code_of(e), e.what());
     throw;
   }

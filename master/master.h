@@ -42,6 +42,8 @@ namespace cellgan {
 
 class RunDirectory;
 class SampleScorer;
+class StatusBoard;
+class StatusServer;
 
 class Master {
  public:
@@ -87,6 +89,8 @@ class Master {
   void beat_to_workers(Clock::time_point now);
   // Started, not failed, not declared dead: the workers messages go to.
   bool alive(int worker) const;
+  // The worker's state on the status board, from the monitor and failed_.
+  void show_worker(int worker);
 
   JobCommsFactory& factory_;
   const std::string config_path_;
@@ -98,6 +102,9 @@ class Master {
   JobComms comms_;
   std::unique_ptr<RunDirectory> run_;
   std::unique_ptr<HeartbeatMonitor> monitor_;
+  std::unique_ptr<StatusBoard> board_;     // the live status (job_status.h)
+  std::unique_ptr<StatusServer> status_;   // serves board_ when status.port != 0; destroyed before it
+  bool progress_bar_ = false;              // stderr is a terminal: a progress bar, not a line per generation
   bool workers_started_ = false;  // they were sent an ok start message
   bool worker_lost_ = false;
   bool busy_ = false;     // the last run_once() received something
