@@ -3,7 +3,6 @@
 // in config.h; then regenerate docs/configuration.md (see its last section).
 #include "common/config_keys.h"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
 
 #include "common/config.h"
@@ -192,14 +191,8 @@ ConfigSection status() {
                "the TCP port of the master's status server (`GET /`, `/status`, `/metrics`; `docs/operations.md`); "
                "0 runs none. A port in use is an error before anything is written")
       .text("bind", &S::bind, Text::kNonEmpty,
-            "the IPv4 or IPv6 address it listens on; the default serves this host only (reach it through an SSH "
+            "the IPv4 or IPv6 address it listens on (checked when the master starts); the default serves this host only (reach it through an SSH "
             "tunnel), `0.0.0.0` every interface")
-      .rules([](const Config& c, const KeyFailure& fail) {
-        unsigned char address[sizeof(in6_addr)];
-        if (inet_pton(AF_INET, c.status.bind.c_str(), address) != 1 &&
-            inet_pton(AF_INET6, c.status.bind.c_str(), address) != 1)
-          fail("bind", fmt::format("'{}' is not an IP address: expected e.g. 127.0.0.1, 0.0.0.0 or ::1", c.status.bind));
-      })
       .build();
 }
 

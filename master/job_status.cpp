@@ -1,6 +1,7 @@
 // The master's side of the live status (see job_status.h).
 #include "master/job_status.h"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 
 #include "common/error.h"
@@ -25,6 +26,11 @@ std::unique_ptr<StatusBoard> make_job_status_board(const Config& config, const s
 
 std::unique_ptr<StatusServer> start_status_server(const Config& config, const StatusBoard& board) {
   if (config.status.port == 0) return nullptr;
+  unsigned char address[sizeof(in6_addr)];
+  if (inet_pton(AF_INET, config.status.bind.c_str(), address) != 1 &&
+      inet_pton(AF_INET6, config.status.bind.c_str(), address) != 1)
+    throw InputError(fmt::format("{}: status.bind: '{}' is not an IP address: expected e.g. 127.0.0.1, 0.0.0.0 or ::1",
+                                 config.source, config.status.bind));
   StatusServerOptions options;
   options.bind = config.status.bind;
   options.port = static_cast<int>(config.status.port);

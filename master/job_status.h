@@ -26,7 +26,8 @@ std::unique_ptr<StatusBoard> make_job_status_board(const Config& config, const s
                                                    StatusBoard::Clock::time_point started);
 
 // The server of `config.status`, or null when status.port is 0. Throws
-// InputError naming status.port (and the address) when it cannot listen.
+// InputError naming status.bind when it is not an IP address, and
+// status.port (and the address) when it cannot listen.
 std::unique_ptr<StatusServer> start_status_server(const Config& config, const StatusBoard& board);
 
 // The state the board shows for a worker: failed, dead, late, or what it

@@ -17,7 +17,7 @@ const char* status_page_html() {
   #bar div { height: 100%; width: 0; background: #3b6fb6; }
   #main { display: flex; flex-wrap: wrap; gap: 24px; align-items: flex-start; }
   #grid { display: grid; gap: 4px; }
-  .cell { width: 96px; height: 96px; box-sizing: border-box; padding: 4px; font-size: 12px; line-height: 1.3;
+  .cell { width: 96px; height: 96px; box-sizing: border-box; padding: 4px; font-size: 12px; line-height: 1.25;
           border: 2px solid transparent; overflow: hidden; }
   .cell.dead, .cell.failed { border: 2px dashed #000; }
   .cell b { display: block; }
@@ -89,7 +89,7 @@ function draw(s) {
     e.style.background = c.score === null ? "rgb(160,160,160)" : colour(hi > lo ? (c.score - lo) / (hi - lo) : 0);
     e.title = "cell " + c.cell + " (row " + c.row + ", col " + c.col + ")";
     e.append(text("b", "cell " + c.cell), text("div", "worker " + c.worker), text("div", "gen " + c.generation),
-             text("div", s.objective + " " + fmt(c.score, 3)), text("div", c.state));
+             text("div", fmt(c.score, 4)), text("div", c.state));
     return e;
   });
   grid.replaceChildren(...cells);

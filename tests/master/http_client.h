@@ -74,6 +74,21 @@ class ClientSocket {
   bool closed_ = false;
 };
 
+// A port of 127.0.0.1 nobody listens on now: the kernel's choice of a
+// free one, released at once (for a server configured by its port).
+inline int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t size = sizeof address;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) != 0)
+    throw std::runtime_error("free_port: no free port");
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
 struct HttpAnswer {
   int status = 0;       // 0: no answer
   std::string headers;  // the status line and headers

@@ -245,5 +245,23 @@ TEST(JobStatus, APortInUseIsBadInputNamingStatusPort) {
   EXPECT_EQ(start_status_server(config, s.board), nullptr) << "port 0 is off";
 }
 
+TEST(JobStatus, AnAddressThatIsNotAnIpIsBadInputNamingStatusBind) {
+  Served s;
+  Config config;
+  config.source = "run.yaml";
+  config.status.port = test::free_port();
+  for (const char* bind : {"localhost", "", "1.2.3", "127.0.0.1:80", "http://x"}) {
+    config.status.bind = bind;
+    const std::string what = test::input_error_of([&] { start_status_server(config, s.board); });
+    EXPECT_EQ(what.rfind(fmt::format("run.yaml: status.bind: '{}' is not an IP address", bind), 0), 0u) << what;
+  }
+  config.status.bind = "::1";  // IPv6 loopback, where the machine has it
+  try {
+    EXPECT_EQ(start_status_server(config, s.board)->url(), fmt::format("http://[::1]:{}/", config.status.port));
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("status.port"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace cellgan
