@@ -12,8 +12,6 @@
 #include <stdexcept>
 #include <thread>
 
-#include <unistd.h>
-
 #include "common/error.h"
 #include "common/idle_backoff.h"
 #include "common/log.h"
@@ -165,7 +163,7 @@ void Master::start(Clock::time_point now) {
   run_ = std::make_unique<RunDirectory>(config_, layout_->records_per_generation());
   run_->on_event([board = board_.get()](const std::string& line) { board->event(line, Clock::now()); });
   board_->set_phase("training");
-  progress_bar_ = ::isatty(STDERR_FILENO) == 1;
+  progress_bar_ = stderr_is_terminal();
   for (const std::string& line : layout_->assignment()) run_->event(line);
   master_kernels_ = blas_kernels();
   log::info("run {}: {}x{} grid, {} worker{}, {} generations, writing {}; master on {} kernels", config_.source,

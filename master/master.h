@@ -22,6 +22,10 @@
 // a dead rank can hang MPI_Finalize (docs/architecture.md, "No rank waits
 // forever").
 //
+// Live status (job_status.h): start() makes a StatusBoard, and with
+// status.port a StatusServer on a thread of its own that reads it; the
+// control loop writes the board as records, heartbeats and events come in.
+//
 // Thread-safety: one thread (the master's main thread), once.
 #pragma once
 

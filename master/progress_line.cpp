@@ -3,10 +3,22 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 
 namespace cellgan {
+
+bool stderr_is_terminal() {
+  if (::isatty(STDERR_FILENO) == 1) return true;
+  const int parent = ::open(fmt::format("/proc/{}/fd/2", ::getppid()).c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+  if (parent < 0) return false;
+  const bool tty = ::isatty(parent) == 1;
+  ::close(parent);
+  return tty;
+}
 
 std::string short_duration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "?";

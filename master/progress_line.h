@@ -3,7 +3,8 @@
 //   [##########----------] 5/10 generations · best fid 31.2034 (cell 2) · ETA 1m05s
 // A log or SLURM file gets one log line per generation instead (master.cpp).
 //
-// Thread-safety: pure functions.
+// Thread-safety: pure functions, but stderr_is_terminal() looks at the
+// process's file descriptors.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,12 @@ struct Progress {
   std::optional<double> best_score;
   std::optional<double> eta_seconds;
 };
+
+// Whether the master's progress should be a bar: its stderr is a
+// terminal, or (under mpirun, which hands rank 0 a pipe) the stderr of the
+// process that started it is (mpirun's own, when rank 0 runs beside it).
+// False under srun, in a batch job, or when stderr goes to a file.
+bool stderr_is_terminal();
 
 // The line, with a bar of `bar_width` characters (#: done, -: to do).
 std::string progress_line(const Progress& p, int bar_width = 24);
