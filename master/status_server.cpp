@@ -198,7 +198,15 @@ StatusServer::StatusServer(const StatusBoard& board, const StatusServerOptions& 
   impl_->accept();
   impl_->thread = std::thread([impl = impl_.get()] {
     log::set_thread_name("status");
-    impl->io.run();
+    // A handler that throws costs its connection, never the run.
+    for (;;) {
+      try {
+        impl->io.run();
+        return;
+      } catch (const std::exception& e) {
+        log::warn("status server: {}", e.what());
+      }
+    }
   });
   log::info("status: serving {} (JSON at /status, Prometheus at /metrics)", impl_->url);
 }
