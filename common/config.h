@@ -90,6 +90,11 @@ struct CheckpointConfig {
   std::int64_t keep = 2;
 };
 
+struct StatusConfig {
+  std::int64_t port = 0;  // 0: no status server
+  std::string bind = "127.0.0.1";
+};
+
 struct Config {
   std::uint64_t seed = 1;
   std::string output_dir = "runs/default";
@@ -101,6 +106,7 @@ struct Config {
   EvaluationConfig evaluation;
   RuntimeConfig runtime;
   CheckpointConfig checkpoint;
+  StatusConfig status;
 
   // Where the YAML came from, for error messages. Not a key.
   std::string source = "<config>";

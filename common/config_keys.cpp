@@ -197,11 +197,23 @@ ConfigSection checkpoint() {
       .build();
 }
 
+ConfigSection status() {
+  using S = StatusConfig;
+  return SectionTable<S>("status", &Config::status)
+      .integer("port", &S::port, config_table::Range<I>{0, 65535, false, false, "0 = off"},
+               "the TCP port of the master's status server (`GET /`, `/status`, `/metrics`; `docs/operations.md`); "
+               "0 runs none. A port in use is an error before anything is written")
+      .text("bind", &S::bind, Text::kNonEmpty,
+            "the IPv4 or IPv6 address it listens on (checked when the master starts); the default serves this host only (reach it through an SSH "
+            "tunnel), `0.0.0.0` every interface")
+      .build();
+}
+
 }  // namespace
 
 const std::vector<ConfigSection>& config_sections() {
-  static const std::vector<ConfigSection> sections = {top_level(),  data(),    network(),   grid(), training(),
-                                                      evaluation(), runtime(), checkpoint()};
+  static const std::vector<ConfigSection> sections = {top_level(), data(),       network(), grid(),         training(),
+                                                      evaluation(), runtime(), checkpoint(), status()};
   return sections;
 }
 

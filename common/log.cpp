@@ -16,6 +16,7 @@ std::atomic<int> g_level{static_cast<int>(Level::kInfo)};
 const auto g_start = std::chrono::steady_clock::now();
 thread_local std::string t_thread_name = "main";
 thread_local int t_rank = -1;  // set_thread_rank(); -1: the process's rank
+std::string g_status_line;     // show_status_line(); guarded by g_mutex
 
 const char* level_name(Level level) {
   switch (level) {
@@ -52,7 +53,25 @@ void write(Level level, std::string_view message) {
   const std::string line =
       fmt::format("[{:9.3f}s] {} {}/{} {}\n", seconds, level_name(level), who, t_thread_name, message);
   std::lock_guard<std::mutex> lock(g_mutex);
+  if (!g_status_line.empty()) std::fputs("\r\033[K", stderr);  // erase it, to draw it again below
   std::fputs(line.c_str(), stderr);
+  if (!g_status_line.empty()) std::fputs(g_status_line.c_str(), stderr);
+  std::fflush(stderr);
+}
+
+void show_status_line(std::string_view line) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_status_line.assign(line.data(), line.size());
+  std::fputs("\r\033[K", stderr);
+  std::fputs(g_status_line.c_str(), stderr);
+  std::fflush(stderr);
+}
+
+void end_status_line() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_status_line.empty()) return;
+  g_status_line.clear();
+  std::fputs("\n", stderr);
   std::fflush(stderr);
 }
 

@@ -32,6 +32,13 @@ Level parse_level(std::string_view text);
 bool enabled(Level level);
 void write(Level level, std::string_view message);
 
+// A status line (a progress bar) kept at the bottom of a terminal: drawn
+// in place with \r; write() erases it, writes its line and draws it again.
+// Only for a stderr that is a terminal (the caller checks, isatty).
+void show_status_line(std::string_view line);
+// Ends the status line where it is (a newline) and stops redrawing it.
+void end_status_line();
+
 template <typename... Args>
 void debug(fmt::format_string<Args...> f, Args&&... args) {
   if (enabled(Level::kDebug)) write(Level::kDebug, fmt::format(f, std::forward<Args>(args)...));

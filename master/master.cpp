@@ -20,6 +20,8 @@
 #include "common/math_kernels.h"
 #include "common/nn/scores.h"
 #include "common/nn/torch_generator_lock.h"
+#include "master/job_status.h"
+#include "master/progress_line.h"
 #include "master/run_directory.h"
 #include "master/stop_signals.h"
 #include "master/sample_png.h"
@@ -92,6 +94,7 @@ bool Master::alive(int worker) const {
 
 void Master::fail_worker(int worker, const std::string& reason) {
   failed_[static_cast<std::size_t>(worker - 1)] = true;
+  show_worker(worker);
   const std::string what = fmt::format("worker rank {} failed: {}", worker, reason);
   if (run_) run_->event(what + "; ending the run");
   log::error("{}; ending the run", what);
@@ -117,6 +120,7 @@ void Master::wait_until_ready() {
         if (!ready[static_cast<std::size_t>(w - 1)]) {
           silent.push_back(w);
           lost_[static_cast<std::size_t>(w - 1)] = true;
+          show_worker(w);
         }
       worker_lost_ = true;
       const std::string what = fmt::format("worker rank {} did not get ready within runtime.dead_after_ms ({} ms)",
@@ -153,6 +157,8 @@ void Master::validate() {
                                      config_.source, config_.source));
       layout_ = make_master_layout(config_, workers_);
       plan_ = plan_resume(config_, resume_);
+      board_ = make_job_status_board(config_, objective_name(config_), workers_, Clock::now());
+      status_ = start_status_server(config_, *board_);  // InputError if its port is taken
       const auto lock = lock_torch_generator();
       scorer_ = make_scorer(config_);  // checks the data and the classifier
     } catch (...) {
@@ -204,6 +210,9 @@ void Master::start(Clock::time_point now) {
   comms_.global = factory_.group(global_ranks(workers_), kGlobalGroupTag);
   run_ = std::make_unique<RunDirectory>(config_, layout_->records_per_generation(),
                                         plan_.resuming ? plan_.generation : -1);
+  run_->on_event([board = board_.get()](const std::string& line) { board->event(line, Clock::now()); });
+  board_->set_phase("training");
+  progress_bar_ = stderr_is_terminal();
   for (const std::string& line : plan_.notes) event(line);
   last_checkpoint_ = plan_.generation;
   for (const std::string& line : layout_->assignment()) run_->event(line);
@@ -222,8 +231,18 @@ void Master::write_progress(std::int64_t generation, Clock::time_point now) {
   const std::int64_t total = config_.training.generations;
   const double done = static_cast<double>(generation - plan_.generation);  // this session's generations
   const double eta = elapsed / done * static_cast<double>(total - generation);
-  log::info("generation {}/{}: best mixture {} {:.4f} (cell {}), {:.1f} s elapsed, ~{:.0f} s left", generation, total,
-            objective, best.score, best.cell, elapsed, eta);
+  const std::optional<int> best_cell = best.cell >= 0 ? std::optional<int>(best.cell) : std::nullopt;
+  const std::optional<double> best_score = best.cell >= 0 ? std::optional<double>(best.score) : std::nullopt;
+  board_->generation_written(generation, now, best_cell, best_score);
+  const std::string line =
+      fmt::format("generation {}/{}: best mixture {} {:.4f} (cell {}), {:.1f} s elapsed, ~{:.0f} s left", generation,
+                  total, objective, best.score, best.cell, elapsed, eta);
+  if (progress_bar_) {  // a terminal: one line redrawn in place
+    log::show_status_line(progress_line(Progress{generation, total, objective, best_cell, best_score, eta}));
+    log::debug("{}", line);
+  } else {
+    log::info("{}", line);
+  }
   // previews/gen-NNNNNN.png: the samples the generation's best cell sent.
   auto previews = run_->take_previews(generation);
   const auto it = previews.find(best.cell);
@@ -231,6 +250,7 @@ void Master::write_progress(std::int64_t generation, Clock::time_point now) {
   const std::string path = run_->path(fmt::format("previews/gen-{:06d}.png", generation));
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   write_samples_png(config_, path, it->second);
+  board_->preview(generation, path);
   log::debug("preview of generation {} (cell {}): {}", generation, best.cell, path);
 }
 
@@ -257,6 +277,7 @@ void Master::take(const Message& message, bool from_global, Clock::time_point no
   } else if (!from_global && message.tag == kTagRecords) {
     RecordsMessage records = decode_records(message.payload);
     monitor_->beat(w, WorkerState::kProcessing, records.generation, now);
+    note_records(*board_, w, records.generation, records.records, objective_name(config_));
     for (std::int64_t g : run_->add_records(records.generation, std::move(records.records))) write_progress(g, now);
   } else if (!from_global && message.tag == kTagCheckpoint) {
     take_checkpoint(w, decode_checkpoint(message.payload));
@@ -266,7 +287,17 @@ void Master::take(const Message& message, bool from_global, Clock::time_point no
     fail_worker(w, decode_failure(message.payload).reason);
   } else {
     log::warn("ignoring a message with tag {} from rank {} on {}", message.tag, w, from_global ? "GLOBAL" : "WORLD");
+    return;
   }
+  board_->worker_heard(w, worker_status_name(monitor_->state(w), monitor_->liveness(w), failed_[i]),
+                       monitor_->generation(w), now);
+}
+
+void Master::show_worker(int worker) {
+  if (!board_) return;
+  const bool failed = failed_[static_cast<std::size_t>(worker - 1)];
+  board_->set_worker_state(worker, monitor_ ? worker_status_name(monitor_->state(worker), monitor_->liveness(worker), failed)
+                                            : (failed ? "failed" : "dead"));
 }
 
 void Master::take_checkpoint(int worker, const CheckpointMessage& message) {
@@ -343,6 +374,7 @@ void Master::advance_stop(Clock::time_point /*now*/) {
 
 void Master::check_liveness(Clock::time_point now) {
   for (const auto& ev : monitor_->check(now)) {
+    show_worker(ev.worker);
     const std::string line =
         fmt::format("worker rank {} {}: silent for {:.1f} s", ev.worker, to_string(ev.kind), ev.silent_seconds);
     run_->event(line);
@@ -427,6 +459,8 @@ RunResult Master::run() {
       if (!run_once(Clock::now())) break;
       backoff.after_round(busy_);
     }
+    if (progress_bar_) log::end_status_line();
+    board_->set_phase("scoring", "the final ensembles");
     // Scoring can take long: it runs on a thread of its own while this one
     // goes on beating, so the workers waiting for the end do not give up.
     RunResult result;
@@ -453,12 +487,15 @@ RunResult Master::run() {
     }
     scoring.join();
     if (error) std::rethrow_exception(error);
+    board_->set_phase("finished", fmt::format("best: {}", result.best));
     for (int w = 1; w <= workers_; ++w)
       if (alive(w)) comms_.world->send(w, kTagDone, Bytes{});
     if (!flush_sends(*comms_.world, std::chrono::milliseconds(config_.runtime.dead_after_ms)))
       log::warn("the end of the run did not reach every worker within runtime.dead_after_ms");
     return result;
   } catch (const std::exception& e) {
+    if (progress_bar_) log::end_status_line();
+    if (board_) board_->set_phase("failed", e.what());
     if (workers_started_) abort_workers(exit_code_of(e), e.what());
     throw;
   }

@@ -25,6 +25,10 @@
 // a dead rank can hang MPI_Finalize (docs/architecture.md, "No rank waits
 // forever").
 //
+// Live status (job_status.h): start() makes a StatusBoard, and with
+// status.port a StatusServer on a thread of its own that reads it; the
+// control loop writes the board as records, heartbeats and events come in.
+//
 // Thread-safety: one thread (the master's main thread), once.
 #pragma once
 
@@ -48,6 +52,8 @@ namespace cellgan {
 
 class RunDirectory;
 class SampleScorer;
+class StatusBoard;
+class StatusServer;
 
 class Master {
  public:
@@ -112,6 +118,8 @@ class Master {
   void beat_to_workers(Clock::time_point now);
   // Started, not failed, not declared dead: the workers messages go to.
   bool alive(int worker) const;
+  // The worker's state on the status board, from the monitor and failed_.
+  void show_worker(int worker);
 
   JobCommsFactory& factory_;
   const std::string config_path_;
@@ -139,6 +147,9 @@ class Master {
   JobComms comms_;
   std::unique_ptr<RunDirectory> run_;
   std::unique_ptr<HeartbeatMonitor> monitor_;
+  std::unique_ptr<StatusBoard> board_;     // the live status (job_status.h)
+  std::unique_ptr<StatusServer> status_;   // serves board_ when status.port != 0; destroyed before it
+  bool progress_bar_ = false;              // stderr is a terminal: a progress bar, not a line per generation
   bool workers_started_ = false;  // they were sent an ok start message
   bool worker_lost_ = false;
   bool busy_ = false;     // the last run_once() received something

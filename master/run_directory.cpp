@@ -99,6 +99,7 @@ void RunDirectory::event(const std::string& line) {
   const auto now = std::chrono::system_clock::now();
   events_ << fmt::format("{:%Y-%m-%dT%H:%M:%S} {}\n", fmt::localtime(std::chrono::system_clock::to_time_t(now)), line);
   events_.flush();
+  if (listener_) listener_(line);
 }
 
 }  // namespace cellgan

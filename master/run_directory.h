@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -54,12 +55,16 @@ class RunDirectory {
 
   // A timestamped line in events.log.
   void event(const std::string& line);
+  // `listener` is also given every line event() writes, on event()'s thread
+  // (the live status board's list of events).
+  void on_event(std::function<void(const std::string&)> listener) { listener_ = std::move(listener); }
 
  private:
   std::string dir_;
   int cell_count_;
   std::ofstream metrics_;
   std::ofstream events_;
+  std::function<void(const std::string&)> listener_;
   std::map<std::int64_t, std::map<int, GenerationRecord>> pending_;  // generation -> cell -> record
   std::map<std::int64_t, std::map<int, GenerationRecord>> written_;   // the last call's, for progress lines
   std::int64_t generations_written_ = 0;
