@@ -12,6 +12,7 @@
 
 #include "app/commands.h"
 #include "common/error.h"
+#include "common/launch_rank.h"
 
 namespace {
 
@@ -31,9 +32,17 @@ constexpr const char* kUsage =
 
 int main(int argc, char** argv) {
   setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
-  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
-    std::cout << kUsage;
-    return argc < 2 ? cellgan::kExitBadInput : cellgan::kExitOk;
+  // Under mpirun every rank meets a bad command line alike: rank 0 says so.
+  const bool speaker = cellgan::launch_rank() == 0;
+  if (argc < 2) {
+    if (speaker)
+      std::cerr << "cellgan: error: expected a command: train, classifier, prepare-mnist, sample or score "
+                   "(see cellgan --help)\n";
+    return cellgan::kExitBadInput;
+  }
+  if (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+    if (speaker) std::cout << kUsage;
+    return cellgan::kExitOk;
   }
   const std::string command = argv[1];
   const cellgan::app::Args args(argv + 2, argv + argc);
@@ -43,11 +52,14 @@ int main(int argc, char** argv) {
     if (command == "prepare-mnist") return cellgan::app::prepare_mnist_command(args);
     if (command == "sample") return cellgan::app::sample_command(args);
     if (command == "score") return cellgan::app::score_command(args);
-    std::cerr << "cellgan: error: unknown command '" << command << "': expected train, classifier, "
-              << "prepare-mnist, sample or score\n";
+    if (speaker)
+      std::cerr << "cellgan: error: unknown command '" << command << "': expected train, classifier, "
+                << "prepare-mnist, sample or score\n";
     return cellgan::kExitBadInput;
   } catch (const cellgan::InputError& e) {
-    std::cerr << "cellgan: error: " << e.what() << "\n";
+    // Only a bad command line reaches here on a rank other than 0: a worker
+    // hears of a bad configuration from the master, which prints it.
+    if (speaker) std::cerr << "cellgan: error: " << e.what() << "\n";
     return cellgan::kExitBadInput;
   } catch (const std::logic_error& e) {  // a broken contract: cellgan's bug, not the user's input
     std::cerr << "cellgan: internal error: " << e.what() << "; please report it\n";
