@@ -47,7 +47,7 @@ std::string why_no_directory(const std::string& dir) {
   if (dir.empty()) return "is empty: expected a folder name";
   const fs::path path(dir);
   std::error_code ec;
-  if (is_dangling_link(path)) return "is a symbolic link to nothing: expected a folder";
+  if (is_dangling_link(path)) return "is a symbolic link to nothing";
   if (fs::exists(path, ec)) {
     if (!fs::is_directory(path, ec)) return "exists and is not a folder";
     const std::string why = why_not_writable_folder(path, dir);

@@ -118,4 +118,7 @@ expect_one_line classifier-out-under-a-file "--out: '$WORK/out/afile/c.pt' canno
 expect_one_line prepare-out-under-a-file "cellgan prepare-mnist: --out: '$WORK/out/afile/m' cannot be created" \
   "$CELLGAN" prepare-mnist --package "$WORK/no-package" --out "$WORK/out/afile/m"
 expect_one_line no-command "expected a command" "$CELLGAN"
+# A stray word used to be dropped without a word, and the command ran.
+expect_one_line stray-word "cellgan sample: too many positional options" \
+  "$CELLGAN" sample junk --ensemble "$E" --out "$WORK/out/s.npy"
 echo "PASS: bad input to every command is one line, exit 2, nothing written"
