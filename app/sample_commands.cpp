@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "app/commands.h"
+#include "app/option_checks.h"
 #include "app/parse_options.h"
 #include "common/config.h"
 #include "common/error.h"
@@ -15,6 +16,7 @@
 #include "common/nn/networks.h"
 #include "common/nn/scores.h"
 #include "common/rng.h"
+#include "common/sample_limits.h"
 #include "master/sample_png.h"
 
 namespace cellgan::app {
@@ -40,13 +42,26 @@ void check_sample_width(const Config& config, const Ensemble& ensemble, const st
                                  ensemble.shape.data_dim, dim, to_string(config.data.dataset)));
 }
 
+// The samples an ensemble drew, checked as a sample file is: a broken
+// ensemble (non-finite weights) is named, not scored or written.
+void check_drawn_samples(const torch::Tensor& samples, DatasetKind kind, const std::string& path) {
+  const torch::Tensor c = samples.contiguous();
+  check_sample_values(c.data_ptr<float>(), c.size(0), c.size(1), kind, path + ": its samples");
+}
+
+// The data an ensemble of `data_dim`-value samples was trained on, as far
+// as its samples' checks go.
+DatasetKind kind_of_samples(std::int64_t data_dim) { return data_dim == 2 ? DatasetKind::kRing : DatasetKind::kMnist; }
+
+constexpr const char* kCountWhy = "the most samples drawn at once";
+
 }  // namespace
 
 int sample_command(const Args& args) {
   po::options_description options("options");
   options.add_options()("ensemble", po::value<std::string>()->required(), "ensemble.bin of a finished run")(
       "count,n", po::value<std::int64_t>()->default_value(1000), "number of samples")(
-      "seed", po::value<std::uint64_t>()->default_value(1), "seed of the latent vectors")(
+      "seed", po::value<std::string>()->default_value("1"), "seed of the latent vectors")(
       "out", po::value<std::string>()->required(), "output: .npy (N x D float32) or .png (grid or scatter)")(
       "config", po::value<std::string>(),
       "the run's config.yaml: a .png is then drawn as the run draws samples.png (toy points over the modes)");
@@ -55,10 +70,11 @@ int sample_command(const Args& args) {
                      args, vm))
     return kExitOk;
   const std::string out = vm["out"].as<std::string>();
-  const std::int64_t n = vm["count"].as<std::int64_t>();
-  if (n < 1) throw InputError("cellgan sample: --count: expected >= 1");
+  const std::int64_t n = int_option(vm, "sample", "count", 1, kMaxSamples, kCountWhy);
+  const std::uint64_t seed = seed_option(vm, "sample", "seed");
   if (!ends_with(out, ".npy") && !ends_with(out, ".png"))
     throw InputError(fmt::format("cellgan sample: --out: '{}': expected a .npy or .png file name", out));
+  check_output_file("sample", "out", out);
   torch::set_num_threads(1);
   const std::string path = vm["ensemble"].as<std::string>();
   Ensemble ensemble = Ensemble::load(path);
@@ -67,7 +83,8 @@ int sample_command(const Args& args) {
     config = load_config(vm["config"].as<std::string>());
     check_sample_width(*config, ensemble, path);
   }
-  const torch::Tensor samples = ensemble.sample(n, derive_seed(vm["seed"].as<std::uint64_t>(), Stream::kEvaluation, 2));
+  const torch::Tensor samples = ensemble.sample(n, derive_seed(seed, Stream::kEvaluation, 2));
+  check_drawn_samples(samples, config ? config->data.dataset : kind_of_samples(ensemble.shape.data_dim), path);
   const std::int64_t dim = samples.size(1);
   if (ends_with(out, ".npy")) {
     write_npy(out, to_vector(samples), n, dim);
@@ -89,15 +106,19 @@ int score_command(const Args& args) {
       "samples", po::value<std::string>(), "a .npy file of samples (N x D float32)")(
       "ensemble", po::value<std::string>(), "an ensemble.bin to sample and score")(
       "count,n", po::value<std::int64_t>()->default_value(10000), "samples to draw from --ensemble")(
-      "seed", po::value<std::uint64_t>()->default_value(1), "seed of the latent vectors");
+      "seed", po::value<std::string>()->default_value("1"), "seed of the latent vectors of --ensemble");
   po::variables_map vm;
   if (!parse_options("score", "--config FILE (--samples FILE.npy | --ensemble FILE)", options, nullptr, args, vm))
     return kExitOk;
   if (vm.count("samples") == vm.count("ensemble"))
     throw InputError("cellgan score: expected exactly one of --samples and --ensemble");
+  if (vm.count("samples")) {
+    reject_unused(vm, "score", "count", "ensemble");
+    reject_unused(vm, "score", "seed", "ensemble");
+  }
   // The scores need two samples at least (SampleScorer::report).
-  if (vm.count("ensemble") && vm["count"].as<std::int64_t>() < 2)
-    throw InputError("cellgan score: --count: expected >= 2");
+  const std::int64_t count = int_option(vm, "score", "count", 2, kMaxSamples, kCountWhy);
+  const std::uint64_t seed = seed_option(vm, "score", "seed");
   torch::set_num_threads(1);
   const Config config = load_config(vm["config"].as<std::string>());
   const std::int64_t dim = network_shape(config).data_dim;
@@ -111,13 +132,14 @@ int score_command(const Args& args) {
     if (array.rows < 2)
       throw InputError(fmt::format("{}: shape ({}, {}): expected at least 2 samples to score", path, array.rows,
                                    array.cols));
+    check_sample_values(array.data.data(), array.rows, array.cols, config.data.dataset, path);
     samples = torch::from_blob(array.data.data(), {array.rows, array.cols}, torch::kFloat32).clone();
   } else {
     const std::string path = vm["ensemble"].as<std::string>();
     Ensemble ensemble = Ensemble::load(path);
     check_sample_width(config, ensemble, path);
-    samples = ensemble.sample(vm["count"].as<std::int64_t>(),
-                              derive_seed(vm["seed"].as<std::uint64_t>(), Stream::kEvaluation, 0));
+    samples = ensemble.sample(count, derive_seed(seed, Stream::kEvaluation, 0));
+    check_drawn_samples(samples, config.data.dataset, path);
   }
   std::unique_ptr<SampleScorer> scorer = make_scorer(config);
   std::string line = fmt::format("{} samples:", samples.size(0));

@@ -6,15 +6,18 @@
 
 #include <fmt/core.h>
 
+#include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 
 #include "common/config_keys.h"
 #include "common/error.h"
 
 namespace cellgan {
 namespace {
+
+// A configuration is a few kilobytes; more is not one.
+constexpr std::size_t kMaxConfigBytes = 1 << 20;
 
 // Reads one YAML mapping: the keys of one section, in three passes as the
 // checks have always run. First every key's type (and names), then the keys
@@ -48,6 +51,7 @@ class SectionReader {
     if (!present()) return;
     std::set<std::string> keys;
     for (const auto& kv : node_) {
+      if (!kv.first.IsScalar()) fail("", "a key that is not a name: expected name: value pairs");
       const std::string key = kv.first.as<std::string>();
       if (!keys.insert(key).second) fail(key, "duplicate key");
       if (!seen_.count(key)) fail(key, "unknown key");
@@ -105,11 +109,19 @@ Config parse_config(const std::string& yaml_text, const std::string& source) {
 }
 
 Config load_config(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(fmt::format("{}: is a folder: expected a YAML configuration file", path));
   std::ifstream in(path);
   if (!in) throw InputError(fmt::format("{}: cannot read the configuration file", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_config(text.str(), path);
+  // A pipe is fine (cellgan train <(...)); a device that never ends is not.
+  std::string text(kMaxConfigBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) throw InputError(fmt::format("{}: cannot read the configuration file", path));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > kMaxConfigBytes)
+    throw InputError(fmt::format("{}: longer than {} bytes: expected a YAML configuration file", path, kMaxConfigBytes));
+  return parse_config(text, path);
 }
 
 std::string to_yaml(const Config& c) {

@@ -6,22 +6,27 @@
 #include <fmt/format.h>
 
 #include "common/config.h"
+#include "common/sample_limits.h"
 #include "common/section_table.h"
 
 namespace cellgan {
 
-using config_table::above;
-using config_table::at_least;
+using config_table::above_up_to;
 using config_table::Names;
 using config_table::ruled_by;
 using config_table::SectionTable;
 using config_table::span;
+using config_table::span_noted;
 using config_table::Text;
 using config_table::up_to_below;
 
 namespace {
 
 using I = std::int64_t;
+
+// The longest silence a worker may keep before it is reported late or
+// declared dead: an hour (a longer one is a hang nobody would wait out).
+constexpr I kMaxSilenceMs = 3600000;
 
 const Names<LayoutKind> kLayouts = {{"coevolution", LayoutKind::kCoevolution}};
 const Names<DatasetKind> kDatasets = {{"mnist", DatasetKind::kMnist},
@@ -68,9 +73,9 @@ ConfigSection data() {
             "`/usr/share/datasets/fashion-mnist` for fashion; required for `idx`; unused by ring and grid. "
             "Files `{train,t10k}-{images-idx3,labels-idx1}-ubyte`, plain or `.gz`")
       .default_note("per dataset")
-      .integer("train_limit", &D::train_limit, at_least<I>(0, "0 = all"),
+      .integer("train_limit", &D::train_limit, span_noted<I>(0, 100000000, "0 = all"),
                "use only the first N training images (0 = all), for quick runs")
-      .integer("toy_samples", &D::toy_samples, at_least<I>(100),
+      .integer("toy_samples", &D::toy_samples, span<I>(100, 1000000),
                "toy data: training points per cell, generated from the seed")
       .rules([](const Config& c, const KeyFailure& fail) {
         if (c.data.dataset == DatasetKind::kIdx && c.data.path.empty())
@@ -85,8 +90,8 @@ ConfigSection network() {
       .choice("kind", &N::kind, kNetworks,
               "`mlp` (Lipizzaner's four-layer perceptron: G 283,920 and D 267,009 parameters), `dcgan` (28×28 "
               "convolutional pair), `toy` (2-D data; required for ring and grid)")
-      .integer("latent_dim", &N::latent_dim, at_least<I>(1), "size of the latent vector z ~ N(0, 1)")
-      .integer("toy_hidden", &N::toy_hidden, at_least<I>(1), "hidden width of the toy MLPs")
+      .integer("latent_dim", &N::latent_dim, span<I>(1, 4096), "size of the latent vector z ~ N(0, 1)")
+      .integer("toy_hidden", &N::toy_hidden, span<I>(1, 4096), "hidden width of the toy MLPs")
       .integer("toy_layers", &N::toy_layers, span<I>(1, 16), "hidden layers of the toy MLPs (G and D)")
       .build();
 }
@@ -104,35 +109,35 @@ ConfigSection grid() {
 ConfigSection training() {
   using T = TrainingConfig;
   return SectionTable<T>("training", &Config::training)
-      .integer("generations", &T::generations, at_least<I>(1), "generations to run")
-      .integer("population_size", &T::population_size, at_least<I>(1), "generators and discriminators per cell")
-      .integer("tournament_size", &T::tournament_size, at_least<I>(1), "tournament size of selection")
-      .integer("batch_size", &T::batch_size, at_least<I>(1), "training batch")
-      .integer("batches_per_generation", &T::batches_per_generation, at_least<I>(0, "0 = one epoch"),
+      .integer("generations", &T::generations, span<I>(1, 1000000), "generations to run")
+      .integer("population_size", &T::population_size, span<I>(1, 100), "generators and discriminators per cell")
+      .integer("tournament_size", &T::tournament_size, span<I>(1, 100), "tournament size of selection")
+      .integer("batch_size", &T::batch_size, span<I>(1, 100000), "training batch")
+      .integer("batches_per_generation", &T::batches_per_generation, span_noted<I>(0, 1000000, "0 = one epoch"),
                "batches per generation; 0 = one epoch of the training data")
-      .number("learning_rate", &T::learning_rate, above(0.0), "initial Adam learning rate lr₀")
+      .number("learning_rate", &T::learning_rate, above_up_to(0.0, 1.0), "initial Adam learning rate lr₀")
       .number("adam_beta1", &T::adam_beta1, up_to_below(0.0, 1.0), "Adam β₁")
       .number("adam_beta2", &T::adam_beta2, up_to_below(0.0, 1.0), "Adam β₂")
       .choice("loss", &T::loss, kLosses,
               "the GAN loss: `bce`, `mse`, `heuristic`, or `mustangs` (each generator draws one of the three per "
               "generation; its discriminator uses bce for heuristic)")
-      .integer("discriminator_skip", &T::discriminator_skip, at_least<I>(0),
+      .integer("discriminator_skip", &T::discriminator_skip, span<I>(0, 1000),
                "discriminators step on every (skip+1)-th batch")
-      .number("r1_penalty", &T::r1_penalty, at_least(0.0, "0 = off"),
+      .number("r1_penalty", &T::r1_penalty, span_noted(0.0, 1000.0, "0 = off"),
               "weight γ of the R1 gradient penalty on each discriminator step's real batch, (γ/2)·mean‖∇ₓD(x)‖² on "
               "D's output (0 = off, as in Lipizzaner). On the toy grid, γ = 1 spreads a lineage over all 25 modes "
               "(`docs/results.md`, Q1); `ring-3x3.yaml` and `grid-3x3.yaml` set 1")
       .number("mutation_probability", &T::mutation_probability, span(0.0, 1.0),
               "before each Adam step, with this probability: lr ← max(0, lr + scale·N(−lr₀/10, lr₀))")
-      .number("mutation_scale", &T::mutation_scale, at_least(0.0), "the scale of the learning-rate mutation above")
+      .number("mutation_scale", &T::mutation_scale, span(0.0, 100.0), "the scale of the learning-rate mutation above")
       .choice("replacement", &T::replacement, kRules,
               "`always`: the trained copy replaces the worst local individual; `if_better`: only when its loss is "
               "strictly lower (Lipizzaner's rule, which stalls). See SPEC §3 step 6")
       .integer("n_replacements", &T::n_replacements, ruled_by<I>("1..population_size"),
                "local individuals replaced per generation")
-      .number("mixture_sigma", &T::mixture_sigma, at_least(0.0), "step of the (1+1)-ES on mixture weights")
-      .integer("fitness_samples", &T::fitness_samples, at_least<I>(2), "real and generated samples for fitness")
-      .integer("score_samples", &T::score_samples, at_least<I>(2),
+      .number("mixture_sigma", &T::mixture_sigma, span(0.0, 10.0), "step of the (1+1)-ES on mixture weights")
+      .integer("fitness_samples", &T::fitness_samples, span<I>(2, kMaxSamples), "real and generated samples for fitness")
+      .integer("score_samples", &T::score_samples, span<I>(2, kMaxSamples),
                "generated samples for the per-generation mixture objective (FID for images, mode TVD for toy data)")
       .rules([](const Config& c, const KeyFailure& fail) {
         const TrainingConfig& t = c.training;
@@ -149,12 +154,12 @@ ConfigSection evaluation() {
       .text("classifier", &E::classifier, Text::kAny,
             "the saved score CNN (`cellgan classifier`); needed for image data")
       .default_note("`<data path>/classifier.pt`")
-      .integer("final_samples", &E::final_samples, at_least<I>(2), "samples each cell's final ensemble is scored on")
+      .integer("final_samples", &E::final_samples, span<I>(2, kMaxSamples), "samples each cell's final ensemble is scored on")
       .integer("grid_images", &E::grid_images, span<I>(1, 400), "images in `samples.png`")
       .boolean("grid_ensemble", &E::grid_ensemble,
                "also score the grid-wide ensemble — every cell's own generators, equal weights — beside the cell "
                "ensembles; the lowest objective of all is the result (`\"best\": \"grid\"` in `result.json`)")
-      .integer("preview_every", &E::preview_every, at_least<I>(0, "0 = none"),
+      .integer("preview_every", &E::preview_every, span_noted<I>(0, 1000000, "0 = none"),
                "every this many generations, `previews/gen-NNNNNN.png` shows the samples the generation's best cell "
                "scored its mixture on (the first `grid_images` of them for images, all `score_samples` points for toy "
                "data); 0 writes none. Previews reuse samples already drawn, so they change no result")
@@ -165,21 +170,22 @@ ConfigSection runtime() {
   using R = RuntimeConfig;
   return SectionTable<R>("runtime", &Config::runtime)
       .integer("threads", &R::threads, span<I>(1, 64), "Torch intra-op threads per rank; keep 1 when ranks share cores")
-      .integer("heartbeat_interval_ms", &R::heartbeat_interval_ms, at_least<I>(10),
+      .integer("heartbeat_interval_ms", &R::heartbeat_interval_ms, span<I>(10, 60000),
                "how often each worker's communication thread and the master send a heartbeat")
-      .integer("late_after_ms", &R::late_after_ms, ruled_by<I>("> heartbeat_interval_ms"),
+      .integer("late_after_ms", &R::late_after_ms, ruled_by<I>("> heartbeat_interval_ms, <= 3600000 (an hour)"),
                "silence after which a worker is reported late (`events.log`)")
-      .integer("dead_after_ms", &R::dead_after_ms, ruled_by<I>("> late_after_ms"),
+      .integer("dead_after_ms", &R::dead_after_ms, ruled_by<I>("> late_after_ms, <= 3600000 (an hour)"),
                "silence after which a worker is declared dead (and the run ended), or the master by its workers")
       .choice("log_level", &R::log_level, kLogLevels, "the least severe log lines shown")
       .rules([](const Config& c, const KeyFailure& fail) {
         const RuntimeConfig& r = c.runtime;
-        if (r.late_after_ms <= r.heartbeat_interval_ms)
-          fail("late_after_ms", fmt::format("{} is out of range: expected > heartbeat_interval_ms, which is {}",
-                                            r.late_after_ms, r.heartbeat_interval_ms));
-        if (r.dead_after_ms <= r.late_after_ms)
-          fail("dead_after_ms", fmt::format("{} is out of range: expected > late_after_ms, which is {}",
-                                            r.dead_after_ms, r.late_after_ms));
+        if (r.late_after_ms <= r.heartbeat_interval_ms || r.late_after_ms > kMaxSilenceMs)
+          fail("late_after_ms", fmt::format("{} is out of range: expected > heartbeat_interval_ms, which is {}, and "
+                                            "<= {}",
+                                            r.late_after_ms, r.heartbeat_interval_ms, kMaxSilenceMs));
+        if (r.dead_after_ms <= r.late_after_ms || r.dead_after_ms > kMaxSilenceMs)
+          fail("dead_after_ms", fmt::format("{} is out of range: expected > late_after_ms, which is {}, and <= {}",
+                                            r.dead_after_ms, r.late_after_ms, kMaxSilenceMs));
       })
       .build();
 }
@@ -187,7 +193,7 @@ ConfigSection runtime() {
 ConfigSection checkpoint() {
   using C = CheckpointConfig;
   return SectionTable<C>("checkpoint", &Config::checkpoint)
-      .integer("every", &C::every, at_least<I>(0, "0 = none"),
+      .integer("every", &C::every, span_noted<I>(0, 1000000, "0 = none"),
                "every this many generations each worker saves its cells (individuals with Adam state and lr, "
                "mixture) under `checkpoints/gen-NNNNNN/` and the master writes the manifest; 0 saves none. "
                "`cellgan train --resume auto` continues from the newest complete one")

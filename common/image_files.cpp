@@ -24,6 +24,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/path_checks.h"
 
 namespace cellgan {
 namespace {
@@ -185,6 +186,8 @@ void write_npy(const std::string& path, const std::vector<float>& data, std::int
 }
 
 NpyArray read_npy(const std::string& path) {
+  const std::string why = why_no_input_file(path);
+  if (!why.empty()) throw InputError(path + ": " + why + ": expected a .npy file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open: " + std::strerror(errno));
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

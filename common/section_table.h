@@ -88,6 +88,16 @@ template <typename T>
 Range<T> span(T lo, T hi) {
   return Range<T>{lo, hi, false, false, ""};
 }
+// lo <= v <= hi, with a note for people ("0 = off").
+template <typename T>
+Range<T> span_noted(T lo, T hi, std::string note) {
+  return Range<T>{lo, hi, false, false, std::move(note)};
+}
+// lo < v <= hi.
+template <typename T>
+Range<T> above_up_to(T lo, T hi) {
+  return Range<T>{lo, hi, true, false, ""};
+}
 // lo <= v < hi.
 template <typename T>
 Range<T> up_to_below(T lo, T hi) {

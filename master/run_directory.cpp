@@ -12,6 +12,7 @@
 #include "common/checkpoint_store.h"
 #include "common/error.h"
 #include "common/image_files.h"
+#include "common/path_checks.h"
 #include "master/metrics_line.h"
 
 namespace cellgan {
@@ -21,9 +22,10 @@ namespace fs = std::filesystem;
 void check_run_directory(const Config& config) {
   const fs::path dir(config.output_dir);
   std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
-    throw InputError(fmt::format("{}: output_dir: '{}' exists and is not a directory", config.source,
-                                 config.output_dir));
+  const std::string why = why_no_directory(config.output_dir);
+  if (!why.empty())
+    throw InputError(fmt::format("{}: output_dir: '{}' {}: expected a folder that can be created or written",
+                                 config.source, config.output_dir, why));
   if (fs::exists(dir / "result.json", ec))
     throw InputError(fmt::format("{}: output_dir: '{}' already holds a finished run (result.json): expected a "
                                  "new or empty directory",

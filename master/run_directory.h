@@ -23,7 +23,8 @@
 namespace cellgan {
 
 // Throws InputError if `config.output_dir` already holds a finished run
-// (a result.json) or cannot be a directory.
+// (a result.json), or cannot be created or written (a file in its way, a
+// folder this process may not write into). Writes nothing.
 void check_run_directory(const Config& config);
 
 class RunDirectory {

@@ -12,7 +12,9 @@
 #include <sstream>
 
 #include "common/bytes.h"
+#include "common/error.h"
 #include "common/image_files.h"
+#include "common/path_checks.h"
 
 namespace cellgan {
 namespace {
@@ -136,6 +138,8 @@ void Ensemble::save(const std::string& path) const {
 }
 
 Ensemble Ensemble::load(const std::string& path) {
+  const std::string why = why_no_input_file(path);
+  if (!why.empty()) throw InputError(fmt::format("{}: {}: expected an ensemble.bin", path, why));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot read the ensemble file");
   std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

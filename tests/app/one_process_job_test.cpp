@@ -154,16 +154,31 @@ TEST(OneProcessJob, BadInputEndsEveryWorkerWithTheBadInputCode) {
 
 TEST(OneProcessJob, AnErrorOnTheMasterAfterTheStartEndsEveryWorker) {
   TempDir tmp;
-  // The output folder cannot be made (its parent is a file): the master
+  // metrics.jsonl cannot be written (a folder holds its name): the master
   // fails after it has told the workers to start.
-  write_bytes(tmp.file("a-file"), "x");
-  const std::string dir = tmp.file("a-file") + "/run";
+  const std::string dir = tmp.file("run");
+  std::filesystem::create_directories(dir + "/metrics.jsonl");
   const auto out = run_one_process_job(toy_config(tmp, "master-error", dir, fast_deadlines()), 2);
   EXPECT_FALSE(out.result.has_value());
   EXPECT_FALSE(out.master_error.empty());
   EXPECT_EQ(out.worker_codes, (std::vector<int>{kExitFailure, kExitFailure}));
   EXPECT_EQ(out.master_lost, (std::vector<bool>{false, false}));
   EXPECT_LT(out.workers_ended_after.count(), kDeadAfter);
+}
+
+// An output_dir that cannot be created (a regular file in its way) is bad
+// input found while validating, before any worker starts: every rank ends
+// with 2, and nothing is written (it used to be a failure after the start).
+TEST(OneProcessJob, AnOutputDirUnderAFileIsBadInputOnEveryRank) {
+  TempDir tmp;
+  write_bytes(tmp.file("a-file"), "x");
+  const auto out =
+      run_one_process_job(toy_config(tmp, "under-a-file", tmp.file("a-file") + "/run", fast_deadlines()), 2);
+  EXPECT_FALSE(out.result.has_value());
+  EXPECT_NE(out.master_error.find("output_dir: '" + tmp.file("a-file") + "/run' cannot be created"), std::string::npos)
+      << out.master_error;
+  EXPECT_EQ(out.worker_codes, (std::vector<int>{kExitBadInput, kExitBadInput}));
+  EXPECT_EQ(read_bytes(tmp.file("a-file")), "x");
 }
 
 }  // namespace

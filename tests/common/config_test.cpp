@@ -168,9 +168,9 @@ TEST(ConfigErrors, OutOfRange) {
   expect_mentions(parse_error("grid:\n  cols: -3\n"), {"configs/bad.yaml", "grid.cols"});
   expect_mentions(parse_error("training:\n  population_size: 2\n  n_replacements: 3\n"),
                   {"configs/bad.yaml", "training.n_replacements"});
-  expect_mentions(parse_error("training:\n  r1_penalty: -0.5\n"), {"configs/bad.yaml", "training.r1_penalty", ">= 0"});
+  expect_mentions(parse_error("training:\n  r1_penalty: -0.5\n"), {"configs/bad.yaml", "training.r1_penalty", "in [0, 1000]"});
   expect_mentions(parse_error("evaluation:\n  preview_every: -1\n"),
-                  {"configs/bad.yaml", "evaluation.preview_every", ">= 0"});
+                  {"configs/bad.yaml", "evaluation.preview_every", "0..1000000"});
   expect_mentions(parse_error("runtime:\n  late_after_ms: 1000\n  dead_after_ms: 1000\n"),
                   {"configs/bad.yaml", "runtime.dead_after_ms"});
 }

@@ -192,6 +192,9 @@ TEST(Npy, ForeignOrDamagedFilesNameTheFile) {
   expect_rejected("version.npy", version, "version 1.0");
   EXPECT_NE(input_error_of([&] { read_npy(dir.file("missing.npy")); }).find(dir.file("missing.npy")),
             std::string::npos);
+  // A folder used to end with exit 1 ("basic_filebuf::underflow").
+  EXPECT_EQ(input_error_of([&] { read_npy(dir.path().string()); }),
+            dir.path().string() + ": is a folder: expected a .npy file");
 }
 
 TEST(WriteFileAtomic, ReplacesWholeFilesAndReportsFailures) {

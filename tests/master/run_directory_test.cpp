@@ -113,6 +113,18 @@ TEST(CheckRunDirectory, RejectsARegularFile) {
   EXPECT_NE(message.find(file), std::string::npos) << message;
 }
 
+// The master checks this while validating, before the workers start, so
+// that every rank exits 2 quietly instead of the master failing later.
+TEST(CheckRunDirectory, RejectsAFolderUnderARegularFileAndCreatesNothing) {
+  TempDir tmp;
+  const std::string file = tmp.file("a-file");
+  write_bytes(file, "hello\n");
+  const std::string message = input_error_of([&] { check_run_directory(config_in(file + "/runs/one")); });
+  EXPECT_EQ(message, "configs/test.yaml: output_dir: '" + file + "/runs/one' cannot be created: '" + file +
+                         "' is a file, not a folder: expected a folder that can be created or written");
+  EXPECT_EQ(read_bytes(file), "hello\n");
+}
+
 // ---------------------------------------------------------------- RunDirectory
 
 TEST(RunDirectory, WritesTheResolvedConfig) {

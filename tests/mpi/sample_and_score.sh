@@ -40,7 +40,7 @@ rc=0; "$CELLGAN" score --config "$WORK/run/config.yaml" --samples "$WORK/one.npy
 [ "$rc" -eq 2 ] && grep -q "one.npy: shape (1, 2): expected at least 2 samples" "$WORK/err" \
   || fail "score of 1 sample: exit $rc, $(cat "$WORK/err")"
 rc=0; "$CELLGAN" score --config "$WORK/run/config.yaml" --ensemble "$E" -n 1 > /dev/null 2> "$WORK/err" || rc=$?
-[ "$rc" -eq 2 ] && grep -q "count: expected >= 2" "$WORK/err" || fail "score -n 1: exit $rc, $(cat "$WORK/err")"
+[ "$rc" -eq 2 ] && grep -q "count: 1 is out of range: expected 2\.\." "$WORK/err" || fail "score -n 1: exit $rc, $(cat "$WORK/err")"
 # Corrupt ensemble: one error line naming the file, exit 2.
 cp "$E" "$WORK/bad.bin"; printf 'xxxx' | dd of="$WORK/bad.bin" bs=1 seek=200 conv=notrunc 2>/dev/null
 rc=0; "$CELLGAN" sample --ensemble "$WORK/bad.bin" --out "$WORK/x.npy" > /dev/null 2> "$WORK/err" || rc=$?

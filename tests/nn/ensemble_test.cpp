@@ -115,5 +115,23 @@ TEST(Ensemble, SaveLoadRoundTripAndCorruptionIsDetected) {
   std::filesystem::remove_all(dir);
 }
 
+// A folder or a device given as the ensemble is one line naming it (a
+// folder used to fail with exit 1; /dev/zero never ended).
+TEST(Ensemble, AFolderOrADeviceIsNotAnEnsemble) {
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  try {
+    Ensemble::load(dir);
+    FAIL() << "a folder loaded";
+  } catch (const InputError& err) {
+    EXPECT_EQ(std::string(err.what()), dir + ": is a folder: expected an ensemble.bin");
+  }
+  try {
+    Ensemble::load("/dev/zero");
+    FAIL() << "a device loaded";
+  } catch (const InputError& err) {
+    EXPECT_NE(std::string(err.what()).find("/dev/zero: is not a regular file"), std::string::npos) << err.what();
+  }
+}
+
 }  // namespace
 }  // namespace cellgan
