@@ -44,11 +44,21 @@ std::vector<std::string> CoevolutionResults::assignment() const {
   return lines;
 }
 
+std::vector<std::string> CoevolutionResults::reassign(const std::vector<int>& members) const {
+  const Partition p = partition_cells(grid_, static_cast<int>(members.size()));
+  std::vector<std::string> lines;
+  lines.push_back(fmt::format("reassign: {} workers, worker grid {}x{} of {}", p.workers, p.worker_rows,
+                              p.worker_cols, p.blocks ? "blocks" : "strips"));
+  for (std::size_t w = 0; w < members.size(); ++w)
+    lines.push_back(fmt::format("assign: worker rank {} <- cells {}", members[w], fmt::join(p.cells_of[w], ",")));
+  return lines;
+}
+
 RunResult CoevolutionResults::finish(std::vector<ResultMessage> results, const FinishContext& context) {
   std::vector<Ensemble> ensembles;
   for (std::size_t w = 0; w < results.size(); ++w) {
     for (Bytes& bytes : results[w].ensembles)
-      ensembles.push_back(Ensemble::decode(bytes, fmt::format("result of worker rank {}", w + 1)));
+      ensembles.push_back(Ensemble::decode(bytes, fmt::format("result {} of {}", w + 1, results.size())));
     results[w].ensembles.clear();
   }
   std::sort(ensembles.begin(), ensembles.end(), [](const Ensemble& a, const Ensemble& b) { return a.cell < b.cell; });

@@ -18,6 +18,7 @@ class CoevolutionResults final : public MasterLayout {
   CoevolutionResults(const Config& config, int workers);
 
   std::vector<std::string> assignment() const override;
+  std::vector<std::string> reassign(const std::vector<int>& members) const override;
   int records_per_generation() const override { return grid_.cell_count(); }
   RunResult finish(std::vector<ResultMessage> results, const FinishContext& context) override;
 

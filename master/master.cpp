@@ -9,6 +9,9 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+
+#include <csignal>
+#include <unistd.h>
 #include <filesystem>
 #include <stdexcept>
 #include <thread>
@@ -125,12 +128,23 @@ void Master::wait_until_ready() {
       worker_lost_ = true;
       const std::string what = fmt::format("worker rank {} did not get ready within runtime.dead_after_ms ({} ms)",
                                            fmt::join(silent, ", "), dead_after.count());
+      if (factory_.survives_rank_loss() && count > 0) {
+        log::warn("{}: going on without it", what);
+        pending_events_.push_back(what + ": going on without it");
+        for (int w : silent) kill_worker(w);
+        break;
+      }
       log::error("{}", what);
       abort_workers(kExitFailure, what);
       throw std::runtime_error(what);
     }
     backoff.after_round(true);
     const std::size_t i = static_cast<std::size_t>(msg->source - 1);
+    if (msg->tag == kTagIdentity) {
+      take_identity(msg->source, msg->payload);
+      continue;
+    }
+    if (msg->tag == kTagMasterHeartbeat || msg->tag == kTagHeartbeat) continue;
     if (msg->tag == kTagFailure) fail_worker(msg->source, decode_failure(msg->payload).reason);
     if (msg->tag != kTagReady)
       throw std::logic_error(fmt::format("start-up: tag {} from worker rank {} before it was ready", msg->tag,
@@ -138,7 +152,68 @@ void Master::wait_until_ready() {
     if (!ready[i]) ++count;
     ready[i] = true;
   }
-  for (int w = 1; w <= workers_; ++w) comms_.world->send(w, kTagGo, Bytes{});
+  members_.clear();
+  for (int w = 1; w <= workers_; ++w)
+    if (ready[static_cast<std::size_t>(w - 1)]) members_.push_back(w);
+  const Bytes go = encode(MembersMessage{std::vector<std::int32_t>(members_.begin(), members_.end()), 0, "",
+                                         kLocalGroupTag});
+  for (int w : members_) comms_.world->send(w, kTagGo, go);
+}
+
+void Master::take_identity(int worker, const Bytes& payload) {
+  const IdentityMessage id = decode_identity(payload);
+  identities_[static_cast<std::size_t>(worker - 1)] = id;
+}
+
+void Master::kill_worker(int worker) {
+  const IdentityMessage& id = identities_[static_cast<std::size_t>(worker - 1)];
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  // Only a process of its own host, and never itself (one-process jobs).
+  if (id.pid <= 0 || id.host != host || id.pid == ::getpid()) return;
+  if (::kill(static_cast<pid_t>(id.pid), SIGKILL) == 0)
+    event(fmt::format("killed worker rank {} (pid {} on {}), so that the job can end cleanly", worker, id.pid,
+                      id.host));
+}
+
+void Master::lose_worker(int worker, const std::string& why) {
+  const std::size_t i = static_cast<std::size_t>(worker - 1);
+  lost_[i] = true;
+  worker_lost_ = true;
+  show_worker(worker);
+  event(fmt::format("worker rank {} is lost: {}", worker, why));
+  kill_worker(worker);
+  if (results_[i]) {
+    event(fmt::format("worker rank {} had sent its result: the run goes on", worker));
+    return;
+  }
+  if (!factory_.survives_rank_loss() || stop_ != Stop::kNone) {
+    const std::string what = fmt::format(
+        "worker rank {} is lost ({}) and the job cannot go on in place (that needs mpirun --enable-recovery): the "
+        "run stops after its checkpoint of generation {}; run the same command with --resume auto to continue",
+        worker, why, last_checkpoint_);
+    event(what);
+    abort_workers(kExitRestart, what);
+    throw RestartNeeded(what);
+  }
+  std::vector<int> survivors;
+  for (int w : members_)
+    if (alive(w)) survivors.push_back(w);
+  if (survivors.empty()) {
+    const std::string what = fmt::format("worker rank {} is lost ({}) and no worker is left", worker, why);
+    abort_workers(kExitFailure, what);
+    throw std::runtime_error(what);
+  }
+  members_ = survivors;
+  ++epoch_;
+  for (auto& r : results_) r.reset();  // every cell goes back to the checkpoint
+  const std::string folder = last_checkpoint_ > 0 ? checkpoint_folder(config_.output_dir, last_checkpoint_) : "";
+  const Bytes rehome = encode(MembersMessage{std::vector<std::int32_t>(members_.begin(), members_.end()),
+                                             last_checkpoint_, folder, kLocalGroupTag + 1000 * epoch_});
+  for (int w : members_) comms_.world->send(w, kTagRehome, rehome);
+  event(fmt::format("rehoming: workers {} go on from generation {}{}", fmt::join(members_, ","), last_checkpoint_,
+                    folder.empty() ? " (the start)" : " (" + folder + ")"));
+  for (const std::string& line : layout_->reassign(members_)) run_->event(line);
 }
 
 void Master::validate() {
@@ -189,6 +264,7 @@ void Master::start(Clock::time_point now) {
   worker_kernels_.assign(results_.size(), std::nullopt);
   failed_.assign(results_.size(), false);
   lost_.assign(results_.size(), false);
+  identities_.assign(results_.size(), IdentityMessage{});
   paused_at_.assign(results_.size(), std::nullopt);
 
   // 1. Validate, then tell the workers either way.
@@ -207,13 +283,18 @@ void Master::start(Clock::time_point now) {
   wait_until_ready();
 
   // 2. GLOBAL = the master and every worker; the run directory.
-  comms_.global = factory_.group(global_ranks(workers_), kGlobalGroupTag);
+  std::vector<int> global = members_;
+  global.insert(global.begin(), kMasterRank);
+  comms_.global = factory_.group(global, kGlobalGroupTag);
   run_ = std::make_unique<RunDirectory>(config_, layout_->records_per_generation(),
                                         plan_.resuming ? plan_.generation : -1);
   run_->on_event([board = board_.get()](const std::string& line) { board->event(line, Clock::now()); });
   board_->set_phase("training");
   progress_bar_ = stderr_is_terminal();
   for (const std::string& line : plan_.notes) event(line);
+  for (const std::string& line : pending_events_) run_->event(line);
+  if (static_cast<int>(members_.size()) < workers_)
+    for (const std::string& line : layout_->reassign(members_)) run_->event(line);
   last_checkpoint_ = plan_.generation;
   for (const std::string& line : layout_->assignment()) run_->event(line);
   master_kernels_ = blas_kernels();
@@ -279,6 +360,10 @@ void Master::take(const Message& message, bool from_global, Clock::time_point no
     monitor_->beat(w, WorkerState::kProcessing, records.generation, now);
     note_records(*board_, w, records.generation, records.records, objective_name(config_));
     for (std::int64_t g : run_->add_records(records.generation, std::move(records.records))) write_progress(g, now);
+  } else if (!from_global && message.tag == kTagIdentity) {
+    take_identity(w, message.payload);
+  } else if (!from_global && message.tag == kTagReady) {
+    log::debug("a late ready from worker rank {}, lost at start-up", w);
   } else if (!from_global && message.tag == kTagCheckpoint) {
     take_checkpoint(w, decode_checkpoint(message.payload));
   } else if (!from_global && message.tag == kTagPaused) {
@@ -374,6 +459,7 @@ void Master::advance_stop(Clock::time_point /*now*/) {
 
 void Master::check_liveness(Clock::time_point now) {
   for (const auto& ev : monitor_->check(now)) {
+    if (lost_[static_cast<std::size_t>(ev.worker - 1)]) continue;  // lost already
     show_worker(ev.worker);
     const std::string line =
         fmt::format("worker rank {} {}: silent for {:.1f} s", ev.worker, to_string(ev.kind), ev.silent_seconds);
@@ -382,11 +468,8 @@ void Master::check_liveness(Clock::time_point now) {
       log::warn("{}", line);
       continue;
     }
-    log::error("{} (runtime.dead_after_ms {}); ending the run", line, config_.runtime.dead_after_ms);
-    worker_lost_ = true;
-    const std::string what = fmt::format("worker rank {} is dead: silent for {:.1f} s", ev.worker, ev.silent_seconds);
-    abort_workers(kExitFailure, what);
-    throw std::runtime_error(what);
+    lose_worker(ev.worker, fmt::format("silent for {:.1f} s (runtime.dead_after_ms {})", ev.silent_seconds,
+                                       config_.runtime.dead_after_ms));
   }
 }
 
@@ -418,7 +501,8 @@ bool Master::run_once(Clock::time_point now) {
   advance_stop(now);
   comms_.world->pending_sends();
   check_liveness(now);
-  const bool all_results = std::all_of(results_.begin(), results_.end(), [](const auto& r) { return r.has_value(); });
+  const bool all_results = std::all_of(members_.begin(), members_.end(),
+                                       [&](int w) { return results_[static_cast<std::size_t>(w - 1)].has_value(); });
   return !(all_results && run_->generations_written() >= config_.training.generations);
 }
 
@@ -430,7 +514,7 @@ void Master::beat_to_workers(Clock::time_point now) {
 
 RunResult Master::finish() {
   std::vector<ResultMessage> results;
-  for (auto& r : results_) results.push_back(std::move(*r));
+  for (int w : members_) results.push_back(std::move(*results_[static_cast<std::size_t>(w - 1)]));
   std::vector<std::string> kernels;
   for (const auto& k : worker_kernels_) kernels.push_back(k.value_or("unknown"));
   const auto lock = lock_torch_generator();

@@ -105,6 +105,13 @@ class Master {
   // the waiting workers meanwhile: the scorer's data can take seconds.
   void validate();
   void take_checkpoint(int worker, const CheckpointMessage& message);
+  void take_identity(int worker, const Bytes& payload);
+  // A worker is declared lost: killed by PID when it runs on this host;
+  // the run goes on when its result is in, goes on in place without it
+  // (kTagRehome to the survivors, from the last checkpoint) when the job
+  // survives a lost rank, and otherwise stops for a restart (RestartNeeded).
+  void lose_worker(int worker, const std::string& why);
+  void kill_worker(int worker);
   // The stop protocol, step by step (request_stop()).
   void advance_stop(Clock::time_point now);
   // A line in events.log (once it exists) and the log.
@@ -160,7 +167,11 @@ class Master {
   std::vector<std::optional<std::string>> worker_kernels_;  // by worker, rank 1 first
   std::vector<std::optional<ResultMessage>> results_;       // by worker
   std::vector<bool> failed_;                                // by worker: reported a failure
-  std::vector<bool> lost_;                                  // by worker: silent at start-up
+  std::vector<bool> lost_;                                  // by worker: declared lost
+  std::vector<IdentityMessage> identities_;                 // by worker: pid and host
+  std::vector<int> members_;  // the workers of the current epoch (world ranks)
+  int epoch_ = 0;             // rehomings so far
+  std::vector<std::string> pending_events_;  // for events.log once it exists
 };
 
 }  // namespace cellgan

@@ -50,6 +50,9 @@ class MasterLayout {
   virtual ~MasterLayout() = default;
   // Lines for events.log: which worker does what.
   virtual std::vector<std::string> assignment() const = 0;
+  // Lines for events.log after a lost worker: the work split over the
+  // surviving workers `members` (world ranks, ascending).
+  virtual std::vector<std::string> reassign(const std::vector<int>& members) const = 0;
   // The records a complete generation has (one per cell).
   virtual int records_per_generation() const = 0;
   // `results[i]` is worker rank i + 1's. Scores, chooses and writes the

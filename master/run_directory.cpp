@@ -67,6 +67,7 @@ std::string RunDirectory::path(const std::string& name) const { return (fs::path
 
 std::vector<std::int64_t> RunDirectory::add_records(std::int64_t generation, std::vector<GenerationRecord> records) {
   written_.clear();  // what the last call completed: the master has read it
+  if (generation <= generations_written_) return {};  // again, after a rehoming: written already
   for (GenerationRecord& r : records) {
     const int cell = r.cell;
     pending_[generation][cell] = std::move(r);

@@ -44,6 +44,10 @@ int Worker::run() {
   JobComms comms;
   comms.world = factory_.world();
 
+  // 0. Who this worker is: the master kills a hung worker on its host by PID.
+  comms.world->send(kMasterRank, kTagIdentity,
+                    encode(IdentityMessage{static_cast<std::int64_t>(::getpid()), host_name()}));
+
   // 1. Start-up: the master's verdict on the configuration. Its heartbeats
   // while it reads its inputs keep the wait going.
   StartMessage start;
@@ -83,8 +87,10 @@ int Worker::run() {
   }
   const auto dead_after = std::chrono::milliseconds(config.runtime.dead_after_ms);
   comms.world->send(kMasterRank, kTagReady, Bytes{});
+  MembersMessage members;
   try {
-    const Message go = receive_blocking(*comms.world, kMasterRank, kAnyTag, dead_after);
+    Message go = receive_blocking(*comms.world, kMasterRank, kAnyTag, dead_after);
+    while (go.tag == kTagMasterHeartbeat) go = receive_blocking(*comms.world, kMasterRank, kAnyTag, dead_after);
     if (go.tag == kTagAbort) {
       const AbortMessage abort = decode_abort(go.payload);
       log::error("worker rank {}: run ended by the master: {}", rank, abort.reason);
@@ -92,6 +98,7 @@ int Worker::run() {
     }
     if (go.tag != kTagGo)
       throw std::logic_error(fmt::format("expected go or abort from the master, got tag {}", go.tag));
+    members = decode_members(go.payload, "go message");
   } catch (const DeadlineExceeded& e) {
     log::error("worker rank {}: no go from the master: {}", rank, e.what());
     master_lost_ = true;
@@ -99,17 +106,21 @@ int Worker::run() {
   }
 
   // 3. Communicators (every member has just shown it is alive), then hello.
-  comms.global = factory_.group(global_ranks(workers), kGlobalGroupTag);
-  comms.local =
-      factory_.cartesian(worker_ranks(workers), layout->worker_rows(), layout->worker_cols(), kLocalGroupTag);
-  const int me = comms.local->rank();
+  // Workers lost at start-up are not members: the layout is for the rest.
+  const std::vector<int> member_ranks(members.members.begin(), members.members.end());
+  if (static_cast<int>(member_ranks.size()) != workers) layout = make_worker_layout(config, static_cast<int>(member_ranks.size()));
+  std::vector<int> global = member_ranks;
+  global.insert(global.begin(), kMasterRank);
+  comms.global = factory_.group(global, kGlobalGroupTag);
+  comms.local = factory_.cartesian(member_ranks, layout->worker_rows(), layout->worker_cols(), members.local_tag);
+  int me = comms.local->rank();
+  int member_count = static_cast<int>(member_ranks.size());
   const std::string kernels = blas_kernels();
   comms.global->send(kMasterRank, kTagHello,
                      encode(HelloMessage{kernels, static_cast<std::int64_t>(::getpid()), host_name()}));
 
   // 4. The communication thread takes the communicators; this thread trains.
   WorkerComm comm(std::move(comms), std::chrono::milliseconds(config.runtime.heartbeat_interval_ms), dead_after);
-  comm.set_progress(WorkerState::kProcessing, 0);
   std::thread comm_thread([&comm] { comm.run(); });
   log::set_thread_name("train");
 
@@ -119,34 +130,56 @@ int Worker::run() {
   const std::int64_t generations = config.training.generations;
   const std::int64_t every = config.checkpoint.every;
   try {
-    const std::string share = layout->start(me, from);
-    log::info("worker {} of {}: {}, {} kernels{}", me + 1, workers, share, kernels,
-              from.generation > 0 ? fmt::format(", resumed after generation {}", from.generation) : "");
-    for (std::int64_t g = from.generation; g < generations; ++g) {
-      if (const auto abort = comm.aborted()) throw JobAborted(abort->exit_code, abort->reason);
-      if (g == hooks_.silent_from) comm.TEST_go_silent();
-      if (g == hooks_.throw_at) throw std::runtime_error(fmt::format("test fault in generation {}", g + 1));
-      RecordsMessage message;
-      message.generation = g + 1;
-      message.records = layout->run_generation(g, comm);
-      comm.report(message);
-      done = g + 1;
-      comm.set_progress(WorkerState::kProcessing, done);
-      const auto stop_at = comm.stop_at(done);  // the master's stop protocol
-      const bool stop_here = stop_at && done == *stop_at && done < generations;
-      if (stop_here || (every > 0 && done % every == 0 && done < generations)) {
-        const std::string folder = checkpoint_folder(config.output_dir, done);
-        comm.report_checkpoint(CheckpointMessage{done, layout->checkpoint(folder)});
-      }
-      if (stop_here) {
-        log::info("worker {}: stopped after generation {}, its cells saved", me + 1, done);
-        comm.wait_for_done();  // the master ends the run with kExitRestart once the checkpoint is complete
-        throw std::logic_error("the master ended a stopped run as done");
+    for (;;) {  // once, and again for every rehoming after a lost worker
+      try {
+        const std::string share = layout->start(me, from);
+        log::info("worker {} of {}: {}, {} kernels{}", me + 1, member_count, share, kernels,
+                  from.generation > 0 ? fmt::format(", from generation {}", from.generation) : "");
+        for (std::int64_t g = from.generation; g < generations; ++g) {
+          if (const auto abort = comm.aborted()) throw JobAborted(abort->exit_code, abort->reason);
+          comm.check_rehome();
+          if (g == hooks_.silent_from) comm.TEST_go_silent();
+          if (g == hooks_.throw_at) throw std::runtime_error(fmt::format("test fault in generation {}", g + 1));
+          RecordsMessage message;
+          message.generation = g + 1;
+          message.records = layout->run_generation(g, comm);
+          comm.report(message);
+          done = g + 1;
+          comm.set_progress(WorkerState::kProcessing, done);
+          const auto stop_at = comm.stop_at(done);  // the master's stop protocol
+          const bool stop_here = stop_at && done == *stop_at && done < generations;
+          if (stop_here || (every > 0 && done % every == 0 && done < generations)) {
+            const std::string folder = checkpoint_folder(config.output_dir, done);
+            comm.report_checkpoint(CheckpointMessage{done, layout->checkpoint(folder)});
+          }
+          if (stop_here) {
+            log::info("worker {}: stopped after generation {}, its cells saved", me + 1, done);
+            comm.wait_for_done();  // the master ends the run with kExitRestart once the checkpoint is complete
+            throw std::logic_error("the master ended a stopped run as done");
+          }
+        }
+        comm.send_result(layout->results());
+        comm.set_progress(WorkerState::kFinished, done);
+        comm.wait_for_done();  // beating, until the master has written the result
+        break;
+      } catch (const Rehomed& r) {
+        // A worker was lost: the survivors go on from the last checkpoint,
+        // with the cells split over them, on a LOCAL of their own.
+        const MembersMessage& m = r.message();
+        const std::vector<int> survivors(m.members.begin(), m.members.end());
+        log::warn("worker rank {}: a worker was lost; going on with ranks {} from generation {}", rank,
+                  fmt::join(survivors, ","), m.generation);
+        layout.reset();
+        from = m.generation > 0 ? ResumeFrom{m.generation, m.folder, read_manifest(m.folder)} : ResumeFrom{};
+        done = from.generation;
+        comm.set_progress(WorkerState::kProcessing, done);
+        member_count = static_cast<int>(survivors.size());
+        layout = make_worker_layout(config, member_count);
+        comm.replace_local(
+            factory_.cartesian(survivors, layout->worker_rows(), layout->worker_cols(), m.local_tag));
+        me = comm.local_rank();
       }
     }
-    comm.send_result(layout->results());
-    comm.set_progress(WorkerState::kFinished, done);
-    comm.wait_for_done();  // beating, until the master has written the result
   } catch (const JobAborted& e) {
     if (e.exit_code() == kExitRestart)
       log::info("worker rank {}: {}", rank, e.what());

@@ -53,9 +53,10 @@ Message WorkerComm::receive_local(int source, int tag) {
   const auto key = std::make_pair(source, tag);
   changed_.wait(lock, [&] {
     const auto it = received_.find(key);
-    return abort_.has_value() || (it != received_.end() && !it->second.empty());
+    return abort_.has_value() || rehome_.has_value() || (it != received_.end() && !it->second.empty());
   });
   if (abort_) throw JobAborted(abort_->exit_code, abort_->reason);
+  if (rehome_) throw_rehome_locked();
   auto& queue = received_[key];
   Message message = std::move(queue.front());
   queue.pop_front();
@@ -79,7 +80,32 @@ void WorkerComm::send_result(Bytes payload) {
 
 void WorkerComm::wait_for_done() {
   std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [&] { return done_ || abort_.has_value(); });
+  changed_.wait(lock, [&] { return done_ || abort_.has_value() || rehome_.has_value(); });
+  if (abort_) throw JobAborted(abort_->exit_code, abort_->reason);
+  if (rehome_) throw_rehome_locked();
+}
+
+void WorkerComm::throw_rehome_locked() {
+  MembersMessage m = std::move(*rehome_);
+  rehome_.reset();
+  throw Rehomed(std::move(m));
+}
+
+void WorkerComm::check_rehome() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (rehome_) throw_rehome_locked();
+}
+
+void WorkerComm::replace_local(std::unique_ptr<Communicator> local) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  received_.clear();
+  outgoing_.erase(std::remove_if(outgoing_.begin(), outgoing_.end(),
+                                 [](const Outgoing& o) { return o.channel == Channel::kLocal; }),
+                  outgoing_.end());
+  pause_limit_.reset();
+  stop_at_.reset();
+  next_local_ = std::move(local);
+  changed_.wait(lock, [&] { return next_local_ == nullptr || abort_.has_value(); });
   if (abort_) throw JobAborted(abort_->exit_code, abort_->reason);
 }
 
@@ -90,8 +116,9 @@ void WorkerComm::report_checkpoint(const CheckpointMessage& message) {
 std::optional<std::int64_t> WorkerComm::stop_at(std::int64_t completed) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (pause_limit_ && completed >= *pause_limit_)
-    changed_.wait(lock, [&] { return stop_at_.has_value() || abort_.has_value(); });
+    changed_.wait(lock, [&] { return stop_at_.has_value() || abort_.has_value() || rehome_.has_value(); });
   if (abort_) throw JobAborted(abort_->exit_code, abort_->reason);
+  if (rehome_) throw_rehome_locked();
   return stop_at_;
 }
 
@@ -141,6 +168,13 @@ void WorkerComm::send_heartbeat(Clock::time_point now) {
 
 bool WorkerComm::run_once(Clock::time_point now) {
   bool did = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (next_local_) {  // the old LOCAL's sends to a lost worker never complete: they are released
+      comms_.local = std::move(next_local_);
+      did = true;
+    }
+  }
   // 1. Sends queued by the training thread.
   std::deque<Outgoing> out;
   bool silent;
@@ -175,6 +209,10 @@ bool WorkerComm::run_once(Clock::time_point now) {
       stop_at_.reset();
       pause_limit_ = generation_ + 1;
       outgoing_.push_back({Channel::kWorld, kMaster, kTagPaused, encode(GenerationMessage{generation_})});
+    }
+    if (msg->tag == kTagRehome) {
+      rehome_ = decode_members(msg->payload, "rehome message");
+      done_ = false;
     }
     if (msg->tag == kTagStopAt) {
       stop_at_ = decode_generation(msg->payload, "stop message").generation;

@@ -30,7 +30,9 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <memory>
 #include <optional>
+#include <stdexcept>
 #include <utility>
 
 #include "common/comm/job_comms.h"
@@ -38,6 +40,19 @@
 #include "worker/worker_exchange.h"
 
 namespace cellgan {
+
+// Thrown to the training thread by every wait (and check_rehome()) once
+// the master has told the survivors of a lost worker to go on without it
+// (kTagRehome, protocol.h).
+class Rehomed : public std::runtime_error {
+ public:
+  explicit Rehomed(MembersMessage message)
+      : std::runtime_error("rehoming after a lost worker"), message_(std::move(message)) {}
+  const MembersMessage& message() const { return message_; }
+
+ private:
+  MembersMessage message_;
+};
 
 class WorkerComm final : public WorkerExchange {
  public:
@@ -74,6 +89,13 @@ class WorkerComm final : public WorkerExchange {
   // is not known yet, until it is; none when no stop is under way. Throws
   // JobAborted as receive_local() does.
   std::optional<std::int64_t> stop_at(std::int64_t completed);
+  // Throws Rehomed when the master has asked for it.
+  void check_rehome();
+  // After a Rehomed: LOCAL becomes `local` (made by the survivors). What
+  // was received or queued on the old LOCAL is dropped, and the old LOCAL
+  // is released by the communication thread; returns once it has taken
+  // the new one.
+  void replace_local(std::unique_ptr<Communicator> local);
   // Queues a failure report for the master and sets the state to kFailed.
   void send_failure(const std::string& reason);
   // Asks run() to flush its sends, send a last heartbeat and return.
@@ -105,6 +127,8 @@ class WorkerComm final : public WorkerExchange {
   void flush_at_exit();
   // Sets abort_ (unless set) and wakes every waiter. Call with mutex_ held.
   void abort_locked(int exit_code, const std::string& reason);
+  // Throws Rehomed with rehome_, which it clears. Call with mutex_ held.
+  [[noreturn]] void throw_rehome_locked();
   Communicator& comm(Channel channel);
 
   JobComms comms_;
@@ -124,6 +148,8 @@ class WorkerComm final : public WorkerExchange {
   bool finish_requested_ = false;
   std::optional<std::int64_t> pause_limit_;  // c + 1 of the stop protocol
   std::optional<std::int64_t> stop_at_;      // T
+  std::optional<MembersMessage> rehome_;     // from the master, until the training thread takes it
+  std::unique_ptr<Communicator> next_local_;  // handed over by replace_local()
   bool silent_ = false;
   bool done_ = false;
   bool master_lost_ = false;

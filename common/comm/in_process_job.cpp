@@ -60,6 +60,8 @@ constexpr std::chrono::milliseconds kGroupTimeout{60000};
 class InProcessFactory final : public JobCommsFactory {
  public:
   InProcessFactory(std::shared_ptr<InProcessJob::State> state, int rank) : state_(std::move(state)), rank_(rank) {}
+  // Threads end by themselves: a lost rank never hangs the others.
+  bool survives_rank_loss() const override { return true; }
 
   int world_rank() const override { return rank_; }
   int world_size() const override { return state_->world.size(); }

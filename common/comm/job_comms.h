@@ -45,6 +45,11 @@ class JobCommsFactory {
   // This rank's WORLD communicator.
   virtual std::unique_ptr<Communicator> world() = 0;
 
+  // Whether the ranks that remain can go on when one is lost: under
+  // `mpirun --enable-recovery` and in one process; not under plain mpirun
+  // or srun, which end every rank when one dies (docs/operations.md).
+  virtual bool survives_rank_loss() const = 0;
+
   // Called by exactly the ranks in `world_ranks` (strictly ascending); the
   // new communicator's ranks follow that order. `tag` tells concurrent
   // creations apart.

@@ -111,6 +111,11 @@ MpiSession::~MpiSession() {
   if (code != MPI_SUCCESS) log::error("MPI_Finalize failed (code {})", code);
 }
 
+bool MpiSession::survives_rank_loss() const {
+  const char* recovery = std::getenv("OMPI_MCA_orte_enable_recovery");
+  return recovery != nullptr && std::string(recovery) == "1";
+}
+
 std::unique_ptr<Communicator> MpiSession::world() {
   return std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, /*owned=*/false);
 }

@@ -31,6 +31,8 @@ class MpiSession final : public JobCommsFactory {
   int world_size() const override { return world_size_; }
 
   std::unique_ptr<Communicator> world() override;
+  // True under `mpirun --enable-recovery` (OMPI_MCA_orte_enable_recovery=1).
+  bool survives_rank_loss() const override;
   std::unique_ptr<Communicator> group(const std::vector<int>& world_ranks, int tag) override;
   std::unique_ptr<Communicator> cartesian(const std::vector<int>& world_ranks, int rows, int cols,
                                           int tag) override;

@@ -215,6 +215,40 @@ ResultMessage decode_result(const Bytes& b) {
   return m;
 }
 
+Bytes encode(const IdentityMessage& m) {
+  ByteWriter w;
+  w.put<std::int64_t>(m.pid);
+  w.put_string(m.host);
+  return w.take();
+}
+
+IdentityMessage decode_identity(const Bytes& b) {
+  ByteReader r(b, "identity message");
+  IdentityMessage m;
+  m.pid = r.get<std::int64_t>();
+  m.host = r.get_string();
+  return m;
+}
+
+Bytes encode(const MembersMessage& m) {
+  ByteWriter w;
+  w.put_vector(m.members);
+  w.put<std::int64_t>(m.generation);
+  w.put_string(m.folder);
+  w.put<std::int32_t>(m.local_tag);
+  return w.take();
+}
+
+MembersMessage decode_members(const Bytes& b, const char* what) {
+  ByteReader r(b, what);
+  MembersMessage m;
+  m.members = r.get_vector<std::int32_t>();
+  m.generation = r.get<std::int64_t>();
+  m.folder = r.get_string();
+  m.local_tag = r.get<std::int32_t>();
+  return m;
+}
+
 Bytes encode(const CheckpointMessage& m) {
   ByteWriter w;
   w.put<std::int64_t>(m.generation);

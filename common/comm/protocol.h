@@ -81,6 +81,8 @@ enum Tag : int {
   kTagPause = 14,
   kTagPaused = 15,
   kTagStopAt = 16,
+  kTagRehome = 17,
+  kTagIdentity = 18,
 };
 
 // The master's rank in WORLD and GLOBAL.
@@ -157,6 +159,29 @@ ResultMessage decode_result(const Bytes& b);
 // holds its ensembles apart from the message. `size_bound` reserves room.
 Bytes encode_result(const std::vector<std::int32_t>& cells, std::size_t size_bound,
                     const std::function<void(std::size_t, ByteWriter&)>& write);
+
+// kTagIdentity, a worker's first message: its process and host, so that
+// the master can kill a hung worker on its own host by PID.
+struct IdentityMessage {
+  std::int64_t pid = 0;
+  std::string host;
+};
+Bytes encode(const IdentityMessage& m);
+IdentityMessage decode_identity(const Bytes& b);
+
+// kTagGo: the workers of the job (world ranks, ascending): GLOBAL is the
+// master and them, LOCAL them alone. kTagRehome: after a worker is lost,
+// the survivors (world ranks) go on from the checkpoint taken after
+// `generation` generations (0: from the start) in `folder`, as a job of
+// `members.size()` workers whose LOCAL is made with the tag `local_tag`.
+struct MembersMessage {
+  std::vector<std::int32_t> members;
+  std::int64_t generation = 0;
+  std::string folder;
+  std::int32_t local_tag = 0;
+};
+Bytes encode(const MembersMessage& m);
+MembersMessage decode_members(const Bytes& b, const char* what);
 
 // A worker's cells saved after `generation` generations (kTagCheckpoint).
 struct CheckpointMessage {

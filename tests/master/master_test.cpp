@@ -76,7 +76,8 @@ TEST(Master, DeclaresASilentWorkerDeadExactlyAtTheDeadlineAndSendsItNothing) {
     t.master->run_once(last_beat + kDead);
     FAIL() << "the worker was not declared dead at the deadline";
   } catch (const std::runtime_error& e) {
-    EXPECT_STREQ(e.what(), "worker rank 1 is dead: silent for 3.0 s");
+    EXPECT_STREQ(e.what(),
+                 "worker rank 1 is lost (silent for 3.0 s (runtime.dead_after_ms 3000)) and no worker is left");
   }
   EXPECT_TRUE(t.master->worker_lost());
   EXPECT_EQ(t.received(kTagAbort), 0) << "nothing is sent to a dead worker";
