@@ -4,11 +4,15 @@
 #include <fmt/core.h>
 
 #include <iostream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "app/commands.h"
 #include "app/parse_options.h"
 #include "common/comm/mpi_session.h"
 #include "common/error.h"
+#include "common/fault_plan.h"
 #include "common/log.h"
 #include "master/master.h"
 #include "worker/worker.h"
@@ -19,7 +23,10 @@ namespace po = boost::program_options;
 
 int train_command(int argc, char** argv, const Args& args) {
   po::options_description options("options");
-  options.add_options()("config", po::value<std::string>()->required(), "the run's YAML configuration");
+  options.add_options()("config", po::value<std::string>()->required(), "the run's YAML configuration")(
+      "fault", po::value<std::vector<std::string>>()->composing(),
+      "inject a fault, e.g. kill:rank=2,gen=3 (repeatable; kinds kill, stall, nan, delay, corrupt-checkpoint, "
+      "drop-heartbeats; docs/operations.md)");
   po::positional_options_description positional;
   positional.add("config", 1);
   po::variables_map vm;
@@ -27,6 +34,9 @@ int train_command(int argc, char** argv, const Args& args) {
   if (!parse_options("train", "CONFIG   (launch: mpirun -np W+1 cellgan train CONFIG)", options, &positional,
                      args, vm))
     return kExitOk;
+  std::vector<Fault> faults;
+  if (vm.count("fault"))
+    for (const std::string& text : vm["fault"].as<std::vector<std::string>>()) faults.push_back(parse_fault_option(text));
   torch::set_num_threads(1);
   MpiSession session(&argc, &argv);
   if (session.world_rank() != 0) {
@@ -36,7 +46,7 @@ int train_command(int argc, char** argv, const Args& args) {
     if (worker.master_lost()) session.abort(code);
     return code;
   }
-  Master master(session, vm["config"].as<std::string>());
+  Master master(session, vm["config"].as<std::string>(), std::move(faults));
   RunResult result;
   try {
     result = master.run();

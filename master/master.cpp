@@ -54,6 +54,19 @@ void warn_if_kernels_differ(const std::vector<std::string>& kernels, RunDirector
   run.event(line);
 }
 
+// Checks the configuration's faults against the worker count and the
+// command line's against the run, then adds the latter to `config`.
+void add_faults(Config& config, const std::vector<Fault>& command_line, int workers) {
+  for (std::size_t i = 0; i < config.faults.size(); ++i)
+    if (const auto misfit = fault_misfit(config.faults[i], config, workers))
+      throw InputError(fmt::format("{}: faults[{}].{}: {}", config.source, i, misfit->param, misfit->what));
+  for (const Fault& f : command_line) {
+    if (const auto misfit = fault_misfit(f, config, workers))
+      throw InputError(fmt::format("--fault '{}': {}: {}", to_text(f), misfit->param, misfit->what));
+    config.faults.push_back(f);
+  }
+}
+
 int exit_code_of(const std::exception& e) {
   if (dynamic_cast<const InputError*>(&e)) return kExitBadInput;
   if (dynamic_cast<const std::logic_error*>(&e)) return kExitInternal;
@@ -62,8 +75,11 @@ int exit_code_of(const std::exception& e) {
 
 }  // namespace
 
-Master::Master(JobCommsFactory& factory, std::string config_path)
-    : factory_(factory), config_path_(std::move(config_path)), workers_(factory.world_size() - 1) {}
+Master::Master(JobCommsFactory& factory, std::string config_path, std::vector<Fault> command_line_faults)
+    : factory_(factory),
+      config_path_(std::move(config_path)),
+      command_line_faults_(std::move(command_line_faults)),
+      workers_(factory.world_size() - 1) {}
 
 Master::~Master() = default;
 
@@ -138,6 +154,7 @@ void Master::start(Clock::time_point now) {
                                    "e.g. mpirun -np 3 cellgan train {}",
                                    config_.source, config_.source));
     layout_ = make_master_layout(config_, workers_);
+    add_faults(config_, command_line_faults_, workers_);
     check_run_directory(config_);
     const auto lock = lock_torch_generator();
     scorer_ = make_scorer(config_);  // checks the data and the classifier
@@ -156,6 +173,7 @@ void Master::start(Clock::time_point now) {
   comms_.global = factory_.group(global_ranks(workers_), kGlobalGroupTag);
   run_ = std::make_unique<RunDirectory>(config_, layout_->records_per_generation());
   for (const std::string& line : layout_->assignment()) run_->event(line);
+  for (const Fault& f : config_.faults) run_->event(fmt::format("fault planned: {} ({})", describe(f), to_text(f)));
   master_kernels_ = blas_kernels();
   log::info("run {}: {}x{} grid, {} worker{}, {} generations, writing {}; master on {} kernels", config_.source,
             config_.grid.rows, config_.grid.cols, workers_, workers_ == 1 ? "" : "s", config_.training.generations,

@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "common/math_kernels.h"
 #include "common/process_stats.h"
+#include "worker/fault_injector.h"
 #include "worker/worker_comm.h"
 #include "worker/worker_layout.h"
 
@@ -94,16 +95,20 @@ int Worker::run() {
 
   int exit_code = kExitOk;
   std::int64_t done = 0;
+  const FaultInjector faults(FaultPlan(config.faults), rank);
+  layout->set_faults(&faults);
   try {
     const std::string share = layout->start(me);
     log::info("worker {} of {}: {}, {} kernels", me + 1, workers, share, kernels);
     for (std::int64_t g = 0; g < config.training.generations; ++g) {
       if (const auto abort = comm.aborted()) throw JobAborted(abort->exit_code, abort->reason);
-      if (g == hooks_.silent_from) comm.TEST_go_silent();
+      std::vector<std::string> events = faults.at_generation_start(g + 1, [&comm] { comm.go_silent(); });
       if (g == hooks_.throw_at) throw std::runtime_error(fmt::format("test fault in generation {}", g + 1));
       RecordsMessage message;
       message.generation = g + 1;
       message.records = layout->run_generation(g, comm);
+      if (!message.records.empty())  // the worker's own events go with its first cell's
+        message.records.front().events.insert(message.records.front().events.begin(), events.begin(), events.end());
       comm.report(message);
       comm.set_progress(WorkerState::kProcessing, g + 1);
       done = g + 1;

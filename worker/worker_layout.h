@@ -31,6 +31,8 @@
 
 namespace cellgan {
 
+class FaultInjector;
+
 class WorkerLayout {
  public:
   virtual ~WorkerLayout() = default;
@@ -50,6 +52,13 @@ class WorkerLayout {
 
   // The encoded ResultMessage for the master, after the last generation.
   virtual Bytes results() = 0;
+
+  // The faults its training is to suffer (fault_injector.h; null = none),
+  // set before start(); it must outlive the layout's calls.
+  void set_faults(const FaultInjector* faults) { faults_ = faults; }
+
+ protected:
+  const FaultInjector* faults_ = nullptr;
 };
 
 // The worker half of `config.layout` for a job of `workers` workers.

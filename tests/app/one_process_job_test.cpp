@@ -89,8 +89,9 @@ constexpr double kDeadAfter = 0.6;
 TEST(OneProcessJob, ASilentWorkerIsDeclaredDeadWithinTheDeadlineAndEveryRankEnds) {
   TempDir tmp;
   const std::string dir = tmp.file("run");
-  const auto out = run_one_process_job(toy_config(tmp, "silent", dir, fast_deadlines()), 2,
-                                       {{2, Worker::TestHooks{/*silent_from=*/2, /*throw_at=*/-1}}});
+  auto replace = fast_deadlines();
+  replace["runtime: "] = "faults: [{kind: drop-heartbeats, rank: 2, gen: 3}]\nruntime: ";
+  const auto out = run_one_process_job(toy_config(tmp, "silent", dir, replace), 2);
   EXPECT_FALSE(out.result.has_value());
   EXPECT_TRUE(out.worker_lost);
   // "worker rank 2 is dead: silent for S s", with dead_after <= S < dead_after + a few polls.
@@ -101,6 +102,8 @@ TEST(OneProcessJob, ASilentWorkerIsDeclaredDeadWithinTheDeadlineAndEveryRankEnds
   EXPECT_GE(silent, kDeadAfter);
   EXPECT_LT(silent, kDeadAfter + 0.2);
   const std::string events = read_bytes(dir + "/events.log");
+  EXPECT_NE(events.find("fault planned: drop the heartbeats of worker rank 2 from generation 3"), std::string::npos)
+      << events;
   EXPECT_NE(events.find("worker rank 2 late"), std::string::npos) << events;
   EXPECT_NE(events.find("worker rank 2 dead"), std::string::npos) << events;
   // Worker 1 was told and ended with the code; worker 2, never told, ends
@@ -115,7 +118,7 @@ TEST(OneProcessJob, AThrowInAWorkersTrainingStepEndsEveryRank) {
   TempDir tmp;
   const std::string dir = tmp.file("run");
   const auto out = run_one_process_job(toy_config(tmp, "throw", dir, fast_deadlines()), 3,
-                                       {{1, Worker::TestHooks{/*silent_from=*/-1, /*throw_at=*/2}}});
+                                       {{1, Worker::TestHooks{/*throw_at=*/2}}});
   EXPECT_FALSE(out.result.has_value());
   EXPECT_FALSE(out.worker_lost);
   EXPECT_NE(out.master_error.find("worker rank 1 failed: generation 3: test fault in generation 3"),
