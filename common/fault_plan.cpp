@@ -202,8 +202,8 @@ std::vector<Fault> read_faults(const YAML::Node& node, const std::string& source
     if (!entry.IsMap())
       throw error("", fmt::format("expected a mapping of `kind` ({}) and its parameters", kind_list()));
     const YAML::Node kind_node = entry["kind"];
-    if (!kind_node || !kind_node.IsScalar())
-      throw error("kind", fmt::format("missing: expected one of {}", kind_list()));
+    if (!kind_node) throw error("kind", fmt::format("missing: expected one of {}", kind_list()));
+    if (!kind_node.IsScalar()) throw error("kind", fmt::format("expected one of {}", kind_list()));
     const KindSpec* spec = find_kind(kind_node.Scalar());
     if (!spec) throw error("kind", fmt::format("'{}' is not one of {}", kind_node.Scalar(), kind_list()));
     std::vector<std::pair<std::string, I>> given;
@@ -228,6 +228,7 @@ std::vector<Fault> read_faults(const YAML::Node& node, const std::string& source
 }
 
 void write_faults(YAML::Emitter& out, const std::vector<Fault>& faults) {
+  if (faults.empty()) out << YAML::Flow;  // "faults: []"
   out << YAML::BeginSeq;
   for (const Fault& f : faults) {
     const KindSpec& spec = spec_of(f.kind);

@@ -27,9 +27,11 @@ struct JobOutcome {
   std::chrono::duration<double> workers_ended_after{0};
 };
 
-// Runs the job of `config_path` with `workers` workers; `hooks` by worker rank.
+// Runs the job of `config_path` with `workers` workers; `hooks` by worker
+// rank; `faults` as given by --fault options.
 inline JobOutcome run_one_process_job(const std::string& config_path, int workers,
-                                      const std::map<int, Worker::TestHooks>& hooks = {}) {
+                                      const std::map<int, Worker::TestHooks>& hooks = {},
+                                      const std::vector<Fault>& faults = {}) {
   InProcessJob job(workers + 1);
   std::vector<std::unique_ptr<JobCommsFactory>> factories;
   for (int r = 0; r <= workers; ++r) factories.push_back(job.factory(r));
@@ -47,7 +49,7 @@ inline JobOutcome run_one_process_job(const std::string& config_path, int worker
     });
   }
   log::set_thread_rank(0);
-  Master master(*factories[0], config_path);
+  Master master(*factories[0], config_path, faults);
   try {
     out.result = master.run();
   } catch (const std::exception& e) {
