@@ -8,7 +8,7 @@
 #   rank dead after runtime.dead_after_ms (events.log: late, then dead) and
 #   ends the run without a result. (mpirun then exits 0 although the master
 #   aborted with 1: noted, left to the in-place recovery work.)
-# A --fault that cannot be parsed is one error line and exit 2.
+# A --fault that cannot be parsed, or names a rank outside 1..W, is exit 2.
 source "$(dirname "$0")/mpi_test_lib.sh"
 cfg=$(make_config "$(dirname "$0")/toy-2x2.yaml" "$WORK/run" 's/generations: 4/generations: 6/' \
   's/heartbeat_interval_ms: 100/heartbeat_interval_ms: 100, late_after_ms: 400, dead_after_ms: 1500/')
@@ -30,6 +30,13 @@ rc=0; run_train -- "$cfg" --fault boom:rank=2 || rc=$?
 grep -q "cellgan: error: --fault 'boom:rank=2': unknown kind 'boom': expected one of kill, stall" "$WORK/stderr" \
   || { cat "$WORK/stderr" >&2; fail "no error line naming --fault"; }
 [ ! -e "$WORK/run" ] || fail "the output directory was created for a bad --fault"
+
+rc=0; run_train -- "$cfg" --fault kill:rank=3,gen=1 || rc=$?
+[ "$rc" -eq 2 ] || { cat "$WORK/stderr" >&2; fail "a rank outside 1..W: expected exit 2, got $rc"; }
+[ "$(grep -c 'cellgan: error:' "$WORK/stderr")" -eq 1 ] \
+  && grep -q "cellgan: error: --fault 'kill:rank=3,gen=1': rank: 3 is out of range: expected 1..2 (the worker ranks)" \
+    "$WORK/stderr" || { cat "$WORK/stderr" >&2; fail "expected one error line naming --fault and the worker ranks"; }
+[ ! -e "$WORK/run" ] || fail "the output directory was created for a rank outside 1..W"
 
 rc=0; run_train -- "$cfg" --fault kill:rank=2,gen=3 || rc=$?
 [ "$rc" -eq 137 ] || { cat "$WORK/stderr" >&2; fail "plain mpirun: expected exit 137 (SIGKILL), got $rc"; }
