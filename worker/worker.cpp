@@ -107,6 +107,8 @@ int Worker::run() {
       RecordsMessage message;
       message.generation = g + 1;
       message.records = layout->run_generation(g, comm);
+      for (const GenerationRecord& r : message.records)
+        for (const std::string& line : r.events) log::warn("{}", line);
       if (!message.records.empty())  // the worker's own events go with its first cell's
         message.records.front().events.insert(message.records.front().events.begin(), events.begin(), events.end());
       comm.report(message);
