@@ -5,11 +5,15 @@
 
 #include <csignal>
 #include <iostream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "app/commands.h"
 #include "app/parse_options.h"
 #include "common/comm/mpi_session.h"
 #include "common/error.h"
+#include "common/fault_plan.h"
 #include "common/log.h"
 #include "master/master.h"
 #include "worker/worker.h"
@@ -23,7 +27,10 @@ int train_command(int argc, char** argv, const Args& args) {
   options.add_options()("config", po::value<std::string>()->required(), "the run's YAML configuration")(
       "resume", po::value<std::string>()->value_name("auto|PATH"),
       "continue the interrupted run in output_dir: from its newest complete checkpoint (auto), or from the "
-      "checkpoint folder PATH");
+      "checkpoint folder PATH")(
+      "fault", po::value<std::vector<std::string>>()->composing(),
+      "inject a fault, e.g. kill:rank=2,gen=3 (repeatable; kinds kill, stall, nan, delay, corrupt-checkpoint, "
+      "drop-heartbeats; docs/operations.md)");
   po::positional_options_description positional;
   positional.add("config", 1);
   po::variables_map vm;
@@ -31,6 +38,9 @@ int train_command(int argc, char** argv, const Args& args) {
   if (!parse_options("train", "CONFIG   (launch: mpirun -np W+1 cellgan train CONFIG)", options, &positional,
                      args, vm))
     return kExitOk;
+  std::vector<Fault> faults;
+  if (vm.count("fault"))
+    for (const std::string& text : vm["fault"].as<std::vector<std::string>>()) faults.push_back(parse_fault_option(text));
   torch::set_num_threads(1);
   MpiSession session(&argc, &argv);
   if (session.world_rank() != 0) {
@@ -42,7 +52,8 @@ int train_command(int argc, char** argv, const Args& args) {
     if (worker.master_lost()) session.abort(code);
     return code;
   }
-  Master master(session, vm["config"].as<std::string>(), vm.count("resume") ? vm["resume"].as<std::string>() : "");
+  Master master(session, vm["config"].as<std::string>(), vm.count("resume") ? vm["resume"].as<std::string>() : "",
+                std::move(faults));
   RunResult result;
   try {
     result = master.run();

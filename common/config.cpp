@@ -4,7 +4,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <filesystem>
 #include <fstream>
@@ -103,8 +103,12 @@ Config parse_config(const std::string& yaml_text, const std::string& source) {
     reader.reject_unknown();
     reader.check_keys(*section, c);
   }
+  c.faults = read_faults(top.child("faults"), c.source);
   top.reject_unknown();
   top.check_keys(top_section, c);
+  for (std::size_t i = 0; i < c.faults.size(); ++i)
+    if (const auto misfit = fault_misfit(c.faults[i], c, /*workers=*/0))
+      top.fail(fmt::format("faults[{}].{}", i, misfit->param), misfit->what);
   return c;
 }
 
@@ -135,6 +139,8 @@ std::string to_yaml(const Config& c) {
     }
     if (!section.name.empty()) out << YAML::EndMap;
   }
+  out << YAML::Key << "faults" << YAML::Value;
+  write_faults(out, c.faults);
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }
@@ -144,6 +150,14 @@ std::vector<std::string> config_differences(const Config& a, const Config& b) {
   for (const ConfigSection& section : config_sections())
     for (const ConfigKey& key : section.keys)
       if (!key.same(a, b)) differences.push_back(fmt::format("{}: {} vs {}", key_path(section, key), key.show(a), key.show(b)));
+  if (a.faults != b.faults) {
+    const auto show = [](const std::vector<Fault>& faults) {
+      std::vector<std::string> texts;
+      for (const Fault& f : faults) texts.push_back(to_text(f));
+      return texts.empty() ? std::string("none") : fmt::format("{}", fmt::join(texts, " "));
+    };
+    differences.push_back(fmt::format("faults: {} vs {}", show(a.faults), show(b.faults)));
+  }
   return differences;
 }
 

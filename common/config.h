@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "common/fault_plan.h"
+
 namespace cellgan {
 
 enum class LayoutKind { kCoevolution };
@@ -107,6 +109,11 @@ struct Config {
   RuntimeConfig runtime;
   CheckpointConfig checkpoint;
   StatusConfig status;
+  // `faults:`, a list (common/fault_plan.h), after the sections; not a
+  // table. Empty by default. parse_config checks each fault's cell and gen
+  // against the grid and training.generations; its rank is checked against
+  // the worker count when the job starts.
+  std::vector<Fault> faults;
 
   // Where the YAML came from, for error messages. Not a key.
   std::string source = "<config>";

@@ -37,6 +37,11 @@ struct GenerationRecord {
   //   evaluate  fitness, scoring the trained copies, the mixture ES
   //   idle      the worker's wait for its neighbours' halos
   std::map<std::string, double> seconds;
+  // Lines for events.log: the faults injected in this generation and what
+  // the cell did about non-finite individuals (SPEC §8), in the order they
+  // happened; usually empty. The master writes them when the generation is
+  // complete, in cell order. Not part of metrics.jsonl.
+  std::vector<std::string> events;
 };
 
 }  // namespace cellgan

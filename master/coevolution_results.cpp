@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/log.h"
 #include "common/nn/ensemble.h"
 #include "common/nn/scores.h"
 #include "master/final_ensemble.h"
@@ -63,6 +65,11 @@ RunResult CoevolutionResults::finish(std::vector<ResultMessage> results, const F
   }
   std::sort(ensembles.begin(), ensembles.end(), [](const Ensemble& a, const Ensemble& b) { return a.cell < b.cell; });
   context.run.event(fmt::format("gathered {} ensembles", ensembles.size()));
+  for (const std::string& line : drop_non_finite_generators(ensembles)) {
+    log::warn("{}", line);
+    context.run.event(line);
+  }
+  if (ensembles.empty()) throw std::runtime_error("no cell's ensemble has a finite generator: nothing to choose");
   if (config_.evaluation.grid_ensemble && ensembles.size() > 1)
     ensembles.push_back(grid_ensemble(ensembles, config_.training.population_size));
 

@@ -35,6 +35,29 @@ std::vector<CellResult> score_ensembles(const Config& config, std::vector<Ensemb
   return results;
 }
 
+std::vector<std::string> drop_non_finite_generators(std::vector<Ensemble>& ensembles) {
+  std::vector<std::string> lines;
+  for (auto e = ensembles.begin(); e != ensembles.end();) {
+    double total = 0.0;
+    for (std::size_t i = e->generators.size(); i-- > 0;) {
+      if (e->generators[i].is_finite()) continue;
+      lines.push_back(fmt::format("{} ensemble: generator {} non-finite: left out", ensemble_label(e->cell), i));
+      e->generators.erase(e->generators.begin() + static_cast<std::ptrdiff_t>(i));
+      e->weights.erase(e->weights.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+    for (double w : e->weights) total += w;
+    if (e->generators.empty() || !(total > 0.0)) {
+      lines.push_back(fmt::format("{} ensemble: no finite generator with weight: left out of the choice",
+                                  ensemble_label(e->cell)));
+      e = ensembles.erase(e);
+      continue;
+    }
+    for (double& w : e->weights) w /= total;
+    ++e;
+  }
+  return lines;
+}
+
 std::string ensemble_label(int cell) { return cell == kGridEnsemble ? "grid" : fmt::format("cell {}", cell); }
 
 Ensemble grid_ensemble(const std::vector<Ensemble>& cells, std::int64_t population_size) {

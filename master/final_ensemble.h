@@ -34,6 +34,12 @@ std::string ensemble_label(int cell);
 // them first), copied, with equal weights. Needs at least one ensemble.
 Ensemble grid_ensemble(const std::vector<Ensemble>& cells, std::int64_t population_size);
 
+// SPEC §8, nothing non-finite is chosen: removes from each ensemble every
+// generator with non-finite weights (the others' weights renormalised),
+// and removes an ensemble left with no generator or no weight. Returns a
+// line per removal, for events.log.
+std::vector<std::string> drop_non_finite_generators(std::vector<Ensemble>& ensembles);
+
 // Scores every ensemble; returns results in input order.
 std::vector<CellResult> score_ensembles(const Config& config, std::vector<Ensemble>& ensembles,
                                         SampleScorer& scorer);

@@ -62,6 +62,19 @@ void warn_if_kernels_differ(const std::vector<std::string>& kernels, RunDirector
   run.event(line);
 }
 
+// Checks the configuration's faults against the worker count and the
+// command line's against the run, then adds the latter to `config`.
+void add_faults(Config& config, const std::vector<Fault>& command_line, int workers) {
+  for (std::size_t i = 0; i < config.faults.size(); ++i)
+    if (const auto misfit = fault_misfit(config.faults[i], config, workers))
+      throw InputError(fmt::format("{}: faults[{}].{}: {}", config.source, i, misfit->param, misfit->what));
+  for (const Fault& f : command_line) {
+    if (const auto misfit = fault_misfit(f, config, workers))
+      throw InputError(fmt::format("--fault '{}': {}: {}", to_text(f), misfit->param, misfit->what));
+    config.faults.push_back(f);
+  }
+}
+
 int exit_code_of(const std::exception& e) {
   if (dynamic_cast<const InputError*>(&e)) return kExitBadInput;
   if (dynamic_cast<const RestartNeeded*>(&e)) return kExitRestart;
@@ -71,10 +84,12 @@ int exit_code_of(const std::exception& e) {
 
 }  // namespace
 
-Master::Master(JobCommsFactory& factory, std::string config_path, std::string resume)
+Master::Master(JobCommsFactory& factory, std::string config_path, std::string resume,
+               std::vector<Fault> command_line_faults)
     : factory_(factory),
       config_path_(std::move(config_path)),
       resume_(std::move(resume)),
+      command_line_faults_(std::move(command_line_faults)),
       workers_(factory.world_size() - 1) {}
 
 void Master::event(const std::string& line) {
@@ -231,6 +246,7 @@ void Master::validate() {
                                      "e.g. mpirun -np 3 cellgan train {}",
                                      config_.source, config_.source));
       layout_ = make_master_layout(config_, workers_);
+      add_faults(config_, command_line_faults_, workers_);
       plan_ = plan_resume(config_, resume_);
       board_ = make_job_status_board(config_, objective_name(config_), workers_, Clock::now());
       status_ = start_status_server(config_, *board_);  // InputError if its port is taken
@@ -297,6 +313,7 @@ void Master::start(Clock::time_point now) {
     for (const std::string& line : layout_->reassign(members_)) run_->event(line);
   last_checkpoint_ = plan_.generation;
   for (const std::string& line : layout_->assignment()) run_->event(line);
+  for (const Fault& f : config_.faults) run_->event(fmt::format("fault planned: {} ({})", describe(f), to_text(f)));
   master_kernels_ = blas_kernels();
   log::info("run {}: {}x{} grid, {} worker{}, {} generations, writing {}; master on {} kernels", config_.source,
             config_.grid.rows, config_.grid.cols, workers_, workers_ == 1 ? "" : "s", config_.training.generations,

@@ -9,7 +9,7 @@
 // Endings (common/error.h codes; main maps exceptions to them):
 // - finished: run() returns the result (kExitOk).
 // - bad input (configuration, worker count, data, classifier, a finished
-//   output directory): InputError before anything is written; the workers
+//   output directory, a fault that does not fit the run): InputError before anything is written; the workers
 //   are told first and exit with kExitBadInput.
 // - a worker reports a failure, or is silent for runtime.dead_after_ms:
 //   events.log and the log say which and why; every other live worker is
@@ -60,7 +60,11 @@ class Master {
   using Clock = std::chrono::steady_clock;
 
   // `resume`: "" (a new run), "auto" or a checkpoint folder (resume_plan.h).
-  Master(JobCommsFactory& factory, std::string config_path, std::string resume = "");
+  // `command_line_faults` (the --fault options of `cellgan train`) join
+  // the configuration's `faults` once checked against it and the worker
+  // count; the workers and config.yaml get them all.
+  Master(JobCommsFactory& factory, std::string config_path, std::string resume = "",
+         std::vector<Fault> command_line_faults = {});
   ~Master();
   Master(const Master&) = delete;
   Master& operator=(const Master&) = delete;
@@ -146,6 +150,7 @@ class Master {
   std::mutex stop_mutex_;
   std::optional<std::string> stop_request_;  // guarded by stop_mutex_
   std::int64_t test_stop_after_ = -1;
+  const std::vector<Fault> command_line_faults_;
   const int workers_;
   Clock::time_point started_{};
   Config config_;

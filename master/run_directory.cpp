@@ -78,6 +78,8 @@ std::vector<std::int64_t> RunDirectory::add_records(std::int64_t generation, std
     if (it == pending_.end() || static_cast<int>(it->second.size()) < cell_count_) break;
     for (const auto& [cell, record] : it->second) metrics_ << to_json_line(record);
     metrics_.flush();
+    for (const auto& [cell, record] : it->second)
+      for (const std::string& line : record.events) event(line);
     written_[generations_written_ + 1] = std::move(it->second);
     pending_.erase(it);
     completed.push_back(++generations_written_);

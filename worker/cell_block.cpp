@@ -13,6 +13,7 @@
 #include "common/nn/torch_generator_lock.h"
 #include "common/process_stats.h"
 #include "grid/topology.h"
+#include "worker/fault_injector.h"
 
 namespace cellgan {
 
@@ -58,7 +59,8 @@ std::map<int, std::pair<Bytes, Bytes>> CellBlock::centres(const std::vector<int>
   return out;
 }
 
-std::vector<GenerationRecord> CellBlock::run_generation(const std::map<int, HaloMessage>& halos) {
+std::vector<GenerationRecord> CellBlock::run_generation(const std::map<int, HaloMessage>& halos,
+                                                       const FaultInjector* faults) {
   // Where each local cell trains in the order, and the last position that reads it.
   std::map<int, std::size_t> position, last_reader;
   std::vector<std::vector<int>> hoods;
@@ -88,10 +90,12 @@ std::vector<GenerationRecord> CellBlock::run_generation(const std::map<int, Halo
         const auto& copy = copies.at(other);
         neighbours.push_back({&copy.first, &copy.second});
       }
+      neighbours.back().cell = other;
     }
+    const CellFaults cell_faults = faults ? faults->for_cell(state.cell, state.generation + 1) : CellFaults{};
     {
       const auto lock = lock_torch_generator();
-      records.push_back(trainer_.run_generation(state, neighbours));
+      records.push_back(trainer_.run_generation(state, neighbours, cell_faults));
     }
     for (auto it = copies.begin(); it != copies.end();)
       it = last_reader.at(it->first) <= i ? copies.erase(it) : std::next(it);

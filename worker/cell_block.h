@@ -18,6 +18,8 @@
 
 namespace cellgan {
 
+class FaultInjector;
+
 class CellBlock {
  public:
   // `data` and `scorer` must outlive the block. The cells start fresh
@@ -40,7 +42,9 @@ class CellBlock {
   // one trains, kept only while a later cell still reads it. So a block
   // holds the copies of the cells on its frontier, not of all its cells.
   // Each cell trains under lock_torch_generator() (torch_generator_lock.h).
-  std::vector<GenerationRecord> run_generation(const std::map<int, HaloMessage>& halos);
+  // `faults` (null = none) says what each cell's generation suffers.
+  std::vector<GenerationRecord> run_generation(const std::map<int, HaloMessage>& halos,
+                                               const FaultInjector* faults = nullptr);
 
   // The worker's answer to the master's gather: encode(ResultMessage) of
   // every cell's final ensemble, written straight from the cells' states,

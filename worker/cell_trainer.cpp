@@ -7,6 +7,8 @@
 #include <chrono>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "common/bytes.h"
 #include "common/nn/losses.h"
 #include "common/rng.h"
@@ -83,7 +85,8 @@ void CellTrainer::mutate_learning_rate(Individual& individual, SplitMix64& rng) 
   cellgan::mutate_learning_rate(config_.training, individual, rng);
 }
 
-GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector<NeighbourCentre>& neighbours) {
+GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector<NeighbourCentre>& neighbours,
+                                             const CellFaults& faults) {
   const TrainingConfig& t = config_.training;
   const NetworkShape shape = network_shape(config_);
   GenerationRecord record;
@@ -91,8 +94,14 @@ GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector
   record.generation = state.generation + 1;
   std::map<std::string, double>& seconds = record.seconds;
   GenerationWorkingSet work;
+  work.batch_delay = faults.batch_delay;
   PhaseClock clock;
 
+  if (faults.poison_generators) {
+    poison_generators(state);
+    work.events.push_back("fault nan: the cell's generators poisoned (NaN weights)");
+  }
+  replace_non_finite(state, neighbours, shape, adam_of(config_), work);
   gather_neighbourhood(state, neighbours, shape, adam_of(config_), work);
   seconds["gather"] = clock.lap();
 
@@ -123,6 +132,9 @@ GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector
   MixtureOutcome mixture = evolve_mixture(config_, scorer_, objective_, record.generation, state, work.rng);
   seconds["evaluate"] += clock.lap();
 
+  for (const auto* lines : {&work.events, &mixture.events})
+    for (const std::string& line : *lines)
+      record.events.push_back(fmt::format("cell {}, generation {}: {}", state.cell, record.generation, line));
   record_outcome(state, std::move(mixture), record);
   seconds["idle"] = 0.0;  // the worker loop's to fill
   return record;

@@ -5,6 +5,9 @@
 //
 // The steps, in order (each a function of worker/generation_steps.h; the
 // phase whose seconds it counts in brackets):
+//  0. faults   the fault `nan` poisons the local generators; then every
+//              non-finite local individual is replaced by a whole copy of
+//              the first finite neighbour centre (SPEC §8)    [gather]
 //  1. gather   N_G = local generators + neighbour centres, N_D likewise.
 //              Neighbours are read without their Adam state; one that
 //              wins a tournament is read again, whole.           [gather]
@@ -23,8 +26,8 @@
 //  6. replace  trained copies are scored against the gathered
 //              neighbourhood [evaluate]; per replacement rule they replace
 //              the worst local individuals (if_better: only when strictly
-//              better) [replace]. Copies with non-finite weights are
-//              discarded.
+//              better) [replace]. Copies with non-finite weights or
+//              fitness, or a non-finite loss in training, are discarded.
 //  7. mixture  (1+1)-ES on the weights of the mixture (local generators +
 //              neighbour centres): w' = normalise(clip(w + N(0, sigma), 0)),
 //              kept when its objective is lower (objective_name(): FID for
@@ -54,6 +57,7 @@
 #include "common/nn/scores.h"
 #include "common/nn/training_data.h"
 #include "common/rng.h"
+#include "worker/cell_faults.h"
 #include "worker/cell_state.h"
 
 namespace cellgan {
@@ -70,6 +74,7 @@ struct NeighbourCentre {
   const std::vector<std::uint8_t>* discriminator = nullptr;
   const Individual* live_generator = nullptr;
   const Individual* live_discriminator = nullptr;
+  int cell = -1;  // the neighbour's cell, for events lines (-1: not said)
 };
 
 class CellTrainer {
@@ -83,8 +88,12 @@ class CellTrainer {
   CellState initial_state(int cell, int neighbour_count) const;
 
   // Runs one generation. `neighbours` are the centres of the other cells
-  // of the neighbourhood, in neighbourhood order.
-  GenerationRecord run_generation(CellState& state, const std::vector<NeighbourCentre>& neighbours);
+  // of the neighbourhood, in neighbourhood order. `faults` are the ones
+  // injected into this generation (fault_injector.h). The record's events
+  // say what was injected and which non-finite individuals were discarded
+  // ("cell 3, generation 2: ...").
+  GenerationRecord run_generation(CellState& state, const std::vector<NeighbourCentre>& neighbours,
+                                  const CellFaults& faults = {});
 
   // The cell's ensemble: its mixture generators and weights.
   static Ensemble ensemble(const CellState& state);

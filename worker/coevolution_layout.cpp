@@ -74,7 +74,7 @@ std::vector<GenerationRecord> CoevolutionLayout::run_generation(std::int64_t gen
   }
   const double idle = std::chrono::duration<double>(std::chrono::steady_clock::now() - waited_from).count();
   // 3. Train every cell.
-  std::vector<GenerationRecord> records = block_->run_generation(halos);
+  std::vector<GenerationRecord> records = block_->run_generation(halos, faults_);
   for (auto& r : records) r.seconds["idle"] = idle / static_cast<double>(records.size());
   log_memory(fmt::format("after generation {}", generation + 1).c_str());
   return records;

@@ -6,7 +6,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <numeric>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
 
 #include "common/nn/discriminator_step.h"
 #include "common/nn/ensemble.h"
@@ -47,7 +53,52 @@ std::int64_t preview_rows(const Config& config, std::int64_t generation) {
   return is_toy(config.data.dataset) ? n : std::min(n, config.evaluation.grid_images);
 }
 
+const char* role_name(Role role) { return role == Role::kGenerator ? "generator" : "discriminator"; }
+
 }  // namespace
+
+void poison_generators(CellState& state) {
+  torch::NoGradGuard no_grad;
+  for (Individual& g : state.generators)
+    for (torch::Tensor& p : g.module().parameters()) p.fill_(std::numeric_limits<float>::quiet_NaN());
+}
+
+void replace_non_finite(CellState& state, const std::vector<NeighbourCentre>& neighbours, const NetworkShape& shape,
+                        const AdamSettings& adam, GenerationWorkingSet& work) {
+  for (const Role role : {Role::kGenerator, Role::kDiscriminator}) {
+    std::vector<Individual>& local = role == Role::kGenerator ? state.generators : state.discriminators;
+    std::optional<Individual> donor;  // the first finite neighbour centre, read when first needed
+    int donor_cell = -1;
+    bool searched = false;
+    for (std::size_t i = 0; i < local.size(); ++i) {
+      if (local[i].is_finite()) continue;
+      if (!searched) {
+        searched = true;
+        for (const NeighbourCentre& n : neighbours) {
+          Individual candidate = neighbour_individual(n, role, shape, adam, /*whole=*/true);
+          if (!candidate.is_finite()) continue;
+          donor = std::move(candidate);
+          donor_cell = n.cell;
+          break;
+        }
+      }
+      if (donor) {
+        local[i] = donor->clone();
+        work.events.push_back(fmt::format("{} {} non-finite: discarded, replaced by a copy of cell {}'s centre {}",
+                                          role_name(role), i, donor_cell, role_name(role)));
+        continue;
+      }
+      const auto finite = std::find_if(local.begin(), local.end(), [](const Individual& x) { return x.is_finite(); });
+      if (finite == local.end())
+        throw std::runtime_error(fmt::format("cell {}: every {} of the neighbourhood is non-finite", state.cell,
+                                             role_name(role)));
+      local[i] = finite->clone();
+      work.events.push_back(fmt::format("{} {} non-finite: discarded, replaced by a copy of local {} {} (no finite "
+                                        "neighbour centre)",
+                                        role_name(role), i, role_name(role), finite - local.begin()));
+    }
+  }
+}
 
 void gather_neighbourhood(CellState& state, const std::vector<NeighbourCentre>& neighbours, const NetworkShape& shape,
                           const AdamSettings& adam, GenerationWorkingSet& work) {
@@ -67,10 +118,17 @@ void gather_neighbourhood(CellState& state, const std::vector<NeighbourCentre>& 
     work.discriminator_origin.push_back(nullptr);
   }
   for (std::size_t k = 0; k < neighbours.size(); ++k) {
-    work.generator_pool.push_back(&work.neighbour_generators[k]);
-    work.generator_origin.push_back(&neighbours[k]);
-    work.discriminator_pool.push_back(&work.neighbour_discriminators[k]);
-    work.discriminator_origin.push_back(&neighbours[k]);
+    for (const Role role : {Role::kGenerator, Role::kDiscriminator}) {
+      const bool g = role == Role::kGenerator;
+      Individual& n = g ? work.neighbour_generators[k] : work.neighbour_discriminators[k];
+      if (!n.is_finite()) {  // never a fitness opponent or a parent (SPEC §8)
+        work.events.push_back(fmt::format("cell {}'s centre {} non-finite: left out of the neighbourhood",
+                                          neighbours[k].cell, role_name(role)));
+        continue;
+      }
+      (g ? work.generator_pool : work.discriminator_pool).push_back(&n);
+      (g ? work.generator_origin : work.discriminator_origin).push_back(&neighbours[k]);
+    }
   }
 }
 
@@ -163,13 +221,17 @@ double train(const TrainingConfig& training, const TrainingData& data, std::int6
     mutate_learning_rate(training, individual, rng);
     mutating += seconds_since(started);
   };
+  work.diverged_generators.assign(gens.size(), false);
+  work.diverged_discriminators.assign(discs.size(), false);
   const std::int64_t n = data.size();
   const torch::Tensor order = torch::randperm(n, torch::kLong);
   for (std::int64_t b = 0; b < batches; ++b) {
+    if (work.batch_delay.count() > 0) std::this_thread::sleep_for(work.batch_delay);
     const std::int64_t start = (b * training.batch_size) % std::max<std::int64_t>(1, n - training.batch_size + 1);
     const torch::Tensor real = data.rows(order.narrow(0, start, std::min(training.batch_size, n)));
     const std::int64_t bs = real.size(0);
-    for (Individual& g : gens) {
+    for (std::size_t i = 0; i < gens.size(); ++i) {
+      Individual& g = gens[i];
       mutate(g);
       Individual& d = discs[rng.below(discs.size())];
       g.optimizer().zero_grad();
@@ -177,9 +239,11 @@ double train(const TrainingConfig& training, const TrainingData& data, std::int6
           generator_loss(g.loss, d.discriminator()->forward(g.generator()->forward(torch::randn({bs, latent_dim}))));
       loss.backward();
       g.optimizer().step();
+      if (!std::isfinite(loss.item<double>())) work.diverged_generators[i] = true;
     }
     if (b % (training.discriminator_skip + 1) != 0) continue;
-    for (Individual& d : discs) {
+    for (std::size_t j = 0; j < discs.size(); ++j) {
+      Individual& d = discs[j];
       mutate(d);
       Individual& g = gens[rng.below(gens.size())];
       torch::Tensor fake;
@@ -192,6 +256,7 @@ double train(const TrainingConfig& training, const TrainingData& data, std::int6
           discriminator_step_loss(d.discriminator(), discriminator_loss_for(g.loss), real, fake, training.r1_penalty);
       loss.backward();
       d.optimizer().step();
+      if (!std::isfinite(loss.item<double>())) work.diverged_discriminators[j] = true;
     }
   }
   for (std::vector<Individual>* trained : {&gens, &discs}) {
@@ -226,6 +291,21 @@ void score_trained_copies(GenerationWorkingSet& work) {
   for (Individual* g : pool_g) saved_g.push_back(g->fitness);
   play_every_pair(pool_g, copies_d, work.fitness_real, work.fitness_latent);
   for (std::size_t i = 0; i < pool_g.size(); ++i) pool_g[i]->fitness = saved_g[i];
+  // What replace_worst() will discard, and why (SPEC §8).
+  for (const Role role : {Role::kGenerator, Role::kDiscriminator}) {
+    const bool g = role == Role::kGenerator;
+    std::vector<Individual*>& copies = g ? copies_g : copies_d;
+    const std::vector<bool>& diverged = g ? work.diverged_generators : work.diverged_discriminators;
+    for (std::size_t i = 0; i < copies.size(); ++i) {
+      const bool lost = i < diverged.size() && diverged[i];
+      if (lost) copies[i]->fitness = std::numeric_limits<double>::quiet_NaN();
+      const char* why = lost ? "a non-finite loss in training"
+                        : !std::isfinite(copies[i]->fitness) ? "a non-finite fitness"
+                        : !copies[i]->is_finite()            ? "non-finite weights"
+                                                             : nullptr;
+      if (why) work.events.push_back(fmt::format("trained {} copy {} has {}: discarded", role_name(role), i, why));
+    }
+  }
 }
 
 int replace_worst(std::vector<Individual>& local, std::vector<Individual>& copies, std::int64_t n_replacements,
@@ -269,9 +349,27 @@ MixtureOutcome evolve_mixture(const Config& config, SampleScorer& scorer, const 
   std::vector<Individual*> mixture;
   for (auto& g : state.generators) mixture.push_back(&g);
   for (auto& g : state.neighbour_generators) mixture.push_back(&g);
+  // A non-finite generator keeps its slot but never its weight (SPEC §8).
+  std::vector<bool> finite;
+  MixtureOutcome outcome;
+  for (std::size_t i = 0; i < mixture.size(); ++i) {
+    finite.push_back(mixture[i]->is_finite());
+    if (!finite.back())
+      outcome.events.push_back(fmt::format("mixture generator {} ({}) non-finite: weight 0", i,
+                                           i < state.generators.size() ? "local" : "a neighbour's"));
+  }
+  if (std::none_of(finite.begin(), finite.end(), [](bool f) { return f; }))
+    throw std::logic_error("evolve_mixture: no finite generator in the mixture");
+  const auto without_non_finite = [&](std::vector<double> w) {
+    if (std::all_of(finite.begin(), finite.end(), [](bool f) { return f; })) return w;
+    for (std::size_t i = 0; i < w.size(); ++i)
+      if (!finite[i]) w[i] = 0.0;
+    return normalised(w);
+  };
+  state.mixture_weights = without_non_finite(state.mixture_weights);
   std::vector<double> candidate = state.mixture_weights;
   for (double& w : candidate) w = std::max(0.0, w + rng.normal(0.0, t.mixture_sigma));
-  candidate = normalised(candidate);
+  candidate = without_non_finite(normalised(candidate));
   torch::Generator gen = at::detail::createCPUGenerator(rng.next());
   const std::uint64_t sample_seed = rng.next();
   const std::int64_t rows = preview_rows(config, generation);
@@ -292,7 +390,6 @@ MixtureOutcome evolve_mixture(const Config& config, SampleScorer& scorer, const 
   auto challenger = score(candidate, challenger_preview);
   const double current_score = current.at(objective);
   const double candidate_score = challenger.at(objective);
-  MixtureOutcome outcome;
   outcome.improved = candidate_score < current_score;
   if (outcome.improved) state.mixture_weights = candidate;
   outcome.scores = outcome.improved ? std::move(challenger) : std::move(current);

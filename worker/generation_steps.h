@@ -1,6 +1,8 @@
 // The steps of one generation of one cell (SPEC §3), one function each;
 // CellTrainer::run_generation() calls them in this order:
 //
+//   poison_generators     the fault `nan` only (cell_faults.h)
+//   replace_non_finite    SPEC §8: non-finite local individuals go
 //   gather_neighbourhood  step 1, before the seed
 //   seed_generation       then draw_generation_losses (mustangs)
 //   evaluate_fitness      step 2
@@ -26,6 +28,7 @@
 
 #include <torch/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -67,12 +70,38 @@ struct GenerationWorkingSet {
   // and offered to replace_worst().
   std::vector<Individual> selected_generators;
   std::vector<Individual> selected_discriminators;
+  // train: a selected copy met a non-finite loss (index as above);
+  // score_trained_copies discards it.
+  std::vector<bool> diverged_generators;
+  std::vector<bool> diverged_discriminators;
+  // Set by the caller: added to every training batch (fault `delay`).
+  std::chrono::milliseconds batch_delay{0};
+  // Lines for the record's events (GenerationRecord::events), unprefixed.
+  std::vector<std::string> events;
 };
+
+// The fault `nan`: every local generator's parameters become NaN. Draws
+// nothing.
+void poison_generators(CellState& state);
+
+// SPEC §8, before step 1: each local individual whose weights, Adam state
+// or learning rate are non-finite is discarded and replaced by a whole
+// copy (Adam state and lr included) of the first neighbour centre of its
+// role, in neighbourhood order, that is finite; with no finite neighbour,
+// by a copy of the first finite local individual of its role; with none at
+// all, throws std::runtime_error. Each replacement is a line in
+// work.events. Draws from Torch's generator (building networks) only when
+// it replaces, which is why it comes before the seed.
+void replace_non_finite(CellState& state, const std::vector<NeighbourCentre>& neighbours, const NetworkShape& shape,
+                        const AdamSettings& adam, GenerationWorkingSet& work);
 
 // Step 1. Drops the neighbours' generators kept from the last generation
 // (nothing reads them before step 7) and reads every neighbour's centre
-// pair, weights only, into `work`; builds the pools. Draws from Torch's
-// generator (building networks), which is why it comes before the seed.
+// pair, weights only, into `work`; builds the pools. A neighbour individual
+// with non-finite weights stays out of the pools (a line in work.events);
+// its generator still takes its mixture slot, where evolve_mixture gives
+// it no weight. Draws from Torch's generator (building networks), which is
+// why it comes before the seed.
 void gather_neighbourhood(CellState& state, const std::vector<NeighbourCentre>& neighbours, const NetworkShape& shape,
                           const AdamSettings& adam, GenerationWorkingSet& work);
 
@@ -111,9 +140,11 @@ std::vector<Individual> tournament_winners(const std::vector<Individual*>& pool,
 // Steps 4 and 5. `batches` batches of one random permutation of the data:
 // each selected G steps against a random selected D; on every
 // (discriminator_skip + 1)-th batch each selected D steps against a random
-// selected G; mutate_learning_rate() runs before every step. Then marks
-// the copies as trained in `cell` and frees their gradients. Draws from
-// Torch's generator and work.rng. Returns the seconds spent mutating.
+// selected G; mutate_learning_rate() runs before every step. A copy whose
+// loss is ever non-finite is marked in work.diverged_*. Each batch first
+// sleeps work.batch_delay. Then marks the copies as trained in `cell` and
+// frees their gradients. Draws from Torch's generator and work.rng.
+// Returns the seconds spent mutating.
 double train(const TrainingConfig& training, const TrainingData& data, std::int64_t batches, std::int64_t latent_dim,
              int cell, GenerationWorkingSet& work);
 
@@ -124,7 +155,9 @@ void mutate_learning_rate(const TrainingConfig& training, Individual& individual
 
 // Step 6, first half: sets the trained copies' fitness against the
 // gathered pools on the fitness samples (copies of G against the pool's Ds
-// and the reverse); the pools' own fitness is left as it was.
+// and the reverse); the pools' own fitness is left as it was. A diverged
+// copy's fitness becomes NaN, and every copy that replace_worst() will
+// discard as non-finite (fitness or weights) is a line in work.events.
 void score_trained_copies(GenerationWorkingSet& work);
 
 // Step 6, second half: up to `n_replacements` copies (best first) replace
@@ -145,12 +178,15 @@ struct MixtureOutcome {
   bool improved = false;                 // the candidate weights were kept
   std::map<std::string, double> scores;  // the kept weights' report
   std::vector<float> preview;            // see GenerationRecord::preview
+  std::vector<std::string> events;       // non-finite generators left out
 };
 
 // Step 7: the (1+1)-ES on state.mixture_weights. Draws the candidate and
 // two seeds from `rng`, scores the mixture under both weight vectors on the
 // same latent draws, keeps the candidate when its objective (`objective`,
 // a key of scorer.report()) is lower, and sets state.mixture_objective.
+// A generator of the mixture with non-finite weights gets weight 0 in both
+// (the others are renormalised), so it is never sampled.
 // `generation` (1-based) decides whether the outcome carries a preview.
 MixtureOutcome evolve_mixture(const Config& config, SampleScorer& scorer, const std::string& objective,
                               std::int64_t generation, CellState& state, SplitMix64& rng);

@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "common/math_kernels.h"
 #include "common/process_stats.h"
+#include "worker/fault_injector.h"
 #include "worker/worker_comm.h"
 #include "worker/worker_layout.h"
 
@@ -126,6 +127,8 @@ int Worker::run() {
 
   int exit_code = kExitOk;
   std::int64_t done = from.generation;
+  const FaultInjector faults(FaultPlan(config.faults), rank);
+  layout->set_faults(&faults);
   comm.set_progress(WorkerState::kProcessing, done);
   const std::int64_t generations = config.training.generations;
   const std::int64_t every = config.checkpoint.every;
@@ -138,11 +141,16 @@ int Worker::run() {
         for (std::int64_t g = from.generation; g < generations; ++g) {
           if (const auto abort = comm.aborted()) throw JobAborted(abort->exit_code, abort->reason);
           comm.check_rehome();
-          if (g == hooks_.silent_from) comm.TEST_go_silent();
+          std::vector<std::string> events = faults.at_generation_start(g + 1, [&comm] { comm.go_silent(); });
           if (g == hooks_.throw_at) throw std::runtime_error(fmt::format("test fault in generation {}", g + 1));
           RecordsMessage message;
           message.generation = g + 1;
           message.records = layout->run_generation(g, comm);
+          for (const GenerationRecord& r : message.records)
+            for (const std::string& line : r.events) log::warn("{}", line);
+          if (!message.records.empty())  // the worker's own events go with its first cell's
+            message.records.front().events.insert(message.records.front().events.begin(), events.begin(),
+                                                   events.end());
           comm.report(message);
           done = g + 1;
           comm.set_progress(WorkerState::kProcessing, done);
@@ -175,6 +183,7 @@ int Worker::run() {
         comm.set_progress(WorkerState::kProcessing, done);
         member_count = static_cast<int>(survivors.size());
         layout = make_worker_layout(config, member_count);
+        layout->set_faults(&faults);
         comm.replace_local(
             factory_.cartesian(survivors, layout->worker_rows(), layout->worker_cols(), m.local_tag));
         me = comm.local_rank();

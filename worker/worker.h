@@ -15,6 +15,9 @@
 //   (kTagFailure); kExitFailure, or kExitInternal for a std::logic_error.
 //   The master then ends the others with kExitFailure.
 // - the master aborted the run: the code in its AbortMessage.
+// - a planned fault (configuration `faults`, fault_injector.h) strikes at
+//   the start of its generation: kill and stall act on this process,
+//   drop-heartbeats silences the communication thread towards the master.
 // - the master is presumed dead (silent for runtime.dead_after_ms, or no
 //   start message within the default of it): kExitFailure, and
 //   master_lost() is true — the process must not wait in MPI_Finalize.
@@ -30,11 +33,11 @@ namespace cellgan {
 
 class Worker {
  public:
-  // Test hooks (LevelDB style): faults placed by generation (0-based).
+  // Test hooks (LevelDB style) for errors; the faults a user can inject
+  // are the configuration's `faults` (fault_injector.h).
   struct TestHooks {
-    std::int64_t silent_from = -1;  // says nothing more to the master (WorkerComm::TEST_go_silent)
-    std::int64_t throw_at = -1;            // the training step throws
-    bool throw_at_start = false;           // start-up throws, before the communicators
+    std::int64_t throw_at = -1;   // the training step of this generation (0-based) throws
+    bool throw_at_start = false;  // start-up throws, before the communicators
   };
 
   explicit Worker(JobCommsFactory& factory);

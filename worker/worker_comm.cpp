@@ -149,7 +149,7 @@ bool WorkerComm::master_lost() {
   return master_lost_;
 }
 
-void WorkerComm::TEST_go_silent() {
+void WorkerComm::go_silent() {
   std::lock_guard<std::mutex> lock(mutex_);
   silent_ = true;
 }

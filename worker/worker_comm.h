@@ -19,7 +19,7 @@
 // kExitFailure), and the master is told when possible.
 //
 // Thread-safety: the WorkerExchange methods, report, set_progress,
-// send_result, send_failure, finish, wait_for_done, aborted, master_lost and TEST_go_silent may
+// send_result, send_failure, finish, wait_for_done, aborted, master_lost and go_silent may
 // be called from the training thread while run() runs on the
 // communication thread. run_once() belongs to one thread.
 #pragma once
@@ -104,10 +104,13 @@ class WorkerComm final : public WorkerExchange {
   std::optional<AbortMessage> aborted();
   // True once the master is presumed dead: silent for master_dead_after.
   bool master_lost();
-  // Test hook: from now on the thread sends the master nothing (no
-  // heartbeats, records or result), as if the path to it had hung; it goes
-  // on exchanging with the other workers and listening to the master.
-  void TEST_go_silent();
+  // From now on the thread sends the master nothing (no heartbeats,
+  // records, result or failure), as if the path to it had hung; it goes on
+  // exchanging with the other workers and listening to the master. What
+  // was queued before and not yet sent is dropped too. The fault
+  // `drop-heartbeats` (fault_injector.h); the master declares the worker
+  // dead after runtime.dead_after_ms.
+  void go_silent();
 
   // --- Communication thread ---
   void run();

@@ -40,6 +40,7 @@ struct ResumeFrom {
   std::string folder;           // the checkpoint's folder, when generation > 0
   CheckpointManifest manifest;  // its manifest
 };
+class FaultInjector;
 
 class WorkerLayout {
  public:
@@ -68,6 +69,12 @@ class WorkerLayout {
   // (common/checkpoint_store.h), one file per unit of work (cell); returns
   // what the master lists in the manifest.
   virtual std::vector<CheckpointFile> checkpoint(const std::string& folder) = 0;
+  // The faults its training is to suffer (fault_injector.h; null = none),
+  // set before start(); it must outlive the layout's calls.
+  void set_faults(const FaultInjector* faults) { faults_ = faults; }
+
+ protected:
+  const FaultInjector* faults_ = nullptr;
 };
 
 // The worker half of `config.layout` for a job of `workers` workers.

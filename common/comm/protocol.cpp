@@ -142,6 +142,8 @@ void put_record(ByteWriter& w, const GenerationRecord& g) {
   w.put<std::uint8_t>(g.mixture_improved ? 1 : 0);
   w.put_vector(g.preview);
   put_doubles(w, g.seconds);
+  w.put<std::uint32_t>(static_cast<std::uint32_t>(g.events.size()));
+  for (const std::string& line : g.events) w.put_string(line);
 }
 
 GenerationRecord get_record(ByteReader& r) {
@@ -159,6 +161,8 @@ GenerationRecord get_record(ByteReader& r) {
   g.mixture_improved = r.get<std::uint8_t>() != 0;
   g.preview = r.get_vector<float>();
   g.seconds = get_doubles(r);
+  const auto events = r.get<std::uint32_t>();
+  for (std::uint32_t i = 0; i < events; ++i) g.events.push_back(r.get_string());
   return g;
 }
 

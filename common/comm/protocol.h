@@ -33,7 +33,9 @@
 //     worker, in cell order; halos of later generations wait their turn).
 //  6. Every generation, WORLD: kTagRecords: RecordsMessage{g + 1, typed
 //     GenerationRecords of the worker's cells, previews inside them on
-//     preview generations}. The master writes metrics.jsonl from them.
+//     preview generations, events lines (injected faults, non-finite
+//     individuals replaced) inside them}. The master writes metrics.jsonl
+//     and those lines of events.log from them.
 //  7. End, GLOBAL: each worker sends kTagResult: ResultMessage{cells,
 //     encoded ensembles} and goes on beating. Once it has every worker's
 //     result, the master scores and writes the result while it goes on

@@ -33,6 +33,7 @@ struct JobOptions {
   std::map<int, Worker::TestHooks> hooks;  // by worker rank
   std::string resume;                      // cellgan train --resume
   std::int64_t stop_after = -1;            // Master::TEST_stop_after
+  std::vector<Fault> faults;               // --fault options
 };
 
 // Runs the job of `config_path` with `workers` workers.
@@ -55,7 +56,7 @@ inline JobOutcome run_one_process_job(const std::string& config_path, int worker
     });
   }
   log::set_thread_rank(0);
-  Master master(*factories[0], config_path, options.resume);
+  Master master(*factories[0], config_path, options.resume, options.faults);
   if (options.stop_after >= 0) master.TEST_stop_after(options.stop_after);
   try {
     out.result = master.run();
@@ -77,9 +78,11 @@ inline JobOutcome run_one_process_job(const std::string& config_path, int worker
 }
 
 inline JobOutcome run_one_process_job(const std::string& config_path, int workers,
-                                      const std::map<int, Worker::TestHooks>& hooks = {}) {
+                                      const std::map<int, Worker::TestHooks>& hooks = {},
+                                      const std::vector<Fault>& faults = {}) {
   JobOptions options;
   options.hooks = hooks;
+  options.faults = faults;
   return run_one_process_job(config_path, workers, options);
 }
 

@@ -99,8 +99,9 @@ TEST(OneProcessJob, ASilentWorkerIsDeclaredDeadWithinTheDeadlineAndItsCellsAreRe
   ASSERT_TRUE(
       run_one_process_job(toy_config(tmp, "reference", reference, short_run_fast_deadlines()), 1).result.has_value());
   const std::string dir = tmp.file("run");
-  const auto out = run_one_process_job(toy_config(tmp, "silent", dir, short_run_fast_deadlines()), 2,
-                                       {{2, Worker::TestHooks{/*silent_from=*/2, /*throw_at=*/-1}}});
+  auto replace = short_run_fast_deadlines();
+  replace["runtime: "] = "faults: [{kind: drop-heartbeats, rank: 2, gen: 3}]\nruntime: ";
+  const auto out = run_one_process_job(toy_config(tmp, "silent", dir, replace), 2);
   ASSERT_TRUE(out.result.has_value()) << out.master_error;
   EXPECT_TRUE(out.worker_lost);
   const std::string events = read_bytes(dir + "/events.log");
@@ -110,6 +111,8 @@ TEST(OneProcessJob, ASilentWorkerIsDeclaredDeadWithinTheDeadlineAndItsCellsAreRe
   const double silent = std::stod(m[1].str());
   EXPECT_GE(silent, kDeadAfter);
   EXPECT_LT(silent, kDeadAfter + 0.2);
+  EXPECT_NE(events.find("fault planned: drop the heartbeats of worker rank 2 from generation 3"), std::string::npos)
+      << events;
   EXPECT_NE(events.find("worker rank 2 late"), std::string::npos) << events;
   EXPECT_NE(events.find("rehoming: workers 1 go on from generation 0"), std::string::npos) << events;
   EXPECT_NE(events.find("assign: worker rank 1 <- cells 0,1,2,3"), std::string::npos) << events;
@@ -127,7 +130,7 @@ TEST(OneProcessJob, AThrowInAWorkersTrainingStepEndsEveryRank) {
   TempDir tmp;
   const std::string dir = tmp.file("run");
   const auto out = run_one_process_job(toy_config(tmp, "throw", dir, fast_deadlines()), 3,
-                                       {{1, Worker::TestHooks{/*silent_from=*/-1, /*throw_at=*/2}}});
+                                       {{1, Worker::TestHooks{/*throw_at=*/2}}});
   EXPECT_FALSE(out.result.has_value());
   EXPECT_FALSE(out.worker_lost);
   EXPECT_NE(out.master_error.find("worker rank 1 failed: generation 3: test fault in generation 3"),

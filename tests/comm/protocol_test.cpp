@@ -157,6 +157,7 @@ GenerationRecord full_record(int cell) {
   g.mixture_improved = true;
   g.preview = {0.5f, -1.0f, 0.25f, 1.0f};
   g.seconds = {{"train", 1.5}, {"idle", 0.0}};
+  g.events = {"cell 2, generation 3: fault nan: the cell's generators poisoned (NaN weights)", ""};
   return g;
 }
 
@@ -174,6 +175,7 @@ void expect_same_record(const GenerationRecord& a, const GenerationRecord& b) {
   EXPECT_EQ(a.mixture_improved, b.mixture_improved);
   EXPECT_EQ(a.preview, b.preview);
   EXPECT_EQ(a.seconds, b.seconds);
+  EXPECT_EQ(a.events, b.events);
 }
 
 TEST(Protocol, RecordsRoundTripTyped) {
@@ -182,6 +184,7 @@ TEST(Protocol, RecordsRoundTripTyped) {
   m.records = {full_record(0), full_record(7)};
   m.records[1].preview.clear();
   m.records[1].mixture_improved = false;
+  m.records[1].events.clear();
   const RecordsMessage back = decode_records(encode(m));
   EXPECT_EQ(back.generation, 3);
   ASSERT_EQ(back.records.size(), 2u);

@@ -7,6 +7,8 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <limits>
+#include <string>
 #include <stdexcept>
 #include <vector>
 
@@ -72,6 +74,38 @@ TEST(BestResult, FollowsTheNamedObjectiveAndLabelsTheGrid) {
   EXPECT_EQ(best_result(results, "mode_tvd"), 2u);
   EXPECT_EQ(ensemble_label(results[2].cell), "grid");
   EXPECT_EQ(ensemble_label(3), "cell 3");
+}
+
+TEST(DropNonFiniteGenerators, NothingNonFiniteIsLeftToChoose) {
+  std::vector<Ensemble> cells;
+  for (int c = 0; c < 3; ++c) cells.push_back(cell_ensemble(c, /*own=*/1, /*neighbours=*/3));
+  const auto poison = [](Individual& g) {
+    torch::NoGradGuard no_grad;
+    g.module().parameters()[0].fill_(std::numeric_limits<float>::quiet_NaN());
+  };
+  poison(cells[0].generators[2]);
+  for (auto& g : cells[2].generators) poison(g);
+  const std::vector<std::uint8_t> kept = cells[0].generators[3].encode(false);
+  const std::vector<std::string> lines = drop_non_finite_generators(cells);
+  EXPECT_EQ(lines, (std::vector<std::string>{"cell 0 ensemble: generator 2 non-finite: left out",
+                                             "cell 2 ensemble: generator 3 non-finite: left out",
+                                             "cell 2 ensemble: generator 2 non-finite: left out",
+                                             "cell 2 ensemble: generator 1 non-finite: left out",
+                                             "cell 2 ensemble: generator 0 non-finite: left out",
+                                             "cell 2 ensemble: no finite generator with weight: left out of the choice"}));
+  ASSERT_EQ(cells.size(), 2u);
+  EXPECT_EQ(cells[0].cell, 0);
+  ASSERT_EQ(cells[0].generators.size(), 3u);
+  EXPECT_EQ(cells[0].generators[2].encode(false), kept);
+  for (double w : cells[0].weights) EXPECT_DOUBLE_EQ(w, 1.0 / 3.0);
+  EXPECT_EQ(cells[1].generators.size(), 4u);
+  // An ensemble whose only finite generators have no weight is left out too.
+  std::vector<Ensemble> weightless;
+  weightless.push_back(cell_ensemble(5, 1, 1));
+  poison(weightless[0].generators[0]);
+  weightless[0].weights = {1.0, 0.0};
+  drop_non_finite_generators(weightless);
+  EXPECT_TRUE(weightless.empty());
 }
 
 }  // namespace

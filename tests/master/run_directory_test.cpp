@@ -260,6 +260,24 @@ TEST(RunDirectory, EventsAreTimestampedLines) {
   EXPECT_EQ(lines_of(run.path("events.log")).size(), 3u);
 }
 
+TEST(RunDirectory, TheRecordsEventsGoToEventsLogInCellOrderOnceTheGenerationIsComplete) {
+  TempDir tmp;
+  RunDirectory run(config_in(tmp.file("run")), 3);
+  auto late = records(1, {2});
+  late[0].events = {"cell 2, generation 1: fault nan", "cell 2, generation 1: generator 0 non-finite"};
+  run.add_records(1, std::move(late));
+  EXPECT_TRUE(lines_of(run.path("events.log")).empty()) << "the generation is not complete yet";
+  auto early = records(1, {0, 1});
+  early[0].events = {"fault stall: worker rank 1"};
+  run.add_records(1, std::move(early));
+  std::vector<std::string> texts;
+  for (const std::string& line : lines_of(run.path("events.log"))) texts.push_back(line.substr(line.find(' ') + 1));
+  EXPECT_EQ(texts, (std::vector<std::string>{"fault stall: worker rank 1", "cell 2, generation 1: fault nan",
+                                             "cell 2, generation 1: generator 0 non-finite"}));
+  EXPECT_EQ(lines_of(run.path("metrics.jsonl")), (std::vector<std::string>{record(1, 0), record(1, 1), record(1, 2)}))
+      << "events are not metrics";
+}
+
 TEST(RunDirectory, StartsFreshFilesInAnUnfinishedRun) {
   TempDir tmp;
   const std::string dir = tmp.file("run");

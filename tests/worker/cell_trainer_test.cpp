@@ -5,6 +5,7 @@
 // are the seven named phases.
 #include "worker/cell_trainer.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -156,9 +157,53 @@ TEST(CellTrainer, NonFiniteNeighboursNeverEnterThePopulation) {
     for (auto& p : g.module().parameters()) p.fill_(std::numeric_limits<float>::quiet_NaN());
     c.generator = g.encode();
   }
-  f.trainer.run_generation(s, f.neighbours());
+  const GenerationRecord r = f.trainer.run_generation(s, f.neighbours());
   EXPECT_TRUE(s.generators[0].is_finite());
   EXPECT_TRUE(std::isfinite(s.generators[0].fitness));
+  // Nor the mixture: their slots get no weight.
+  ASSERT_EQ(s.mixture_weights.size(), 5u);
+  for (std::size_t k = 1; k < 5; ++k) EXPECT_EQ(s.mixture_weights[k], 0.0);
+  EXPECT_DOUBLE_EQ(s.mixture_weights[0], 1.0);
+  EXPECT_TRUE(std::isfinite(r.scores.at(objective_name(f.config))));
+  std::size_t left_out = 0;
+  for (const std::string& line : r.events)
+    if (line.find("cell 4, generation 1: cell ") == 0 && line.find("centre generator non-finite: left out") !=
+                                                             std::string::npos)
+      ++left_out;
+  EXPECT_EQ(left_out, 4u);
+}
+
+TEST(CellTrainer, ThePoisonOfTheFaultNanIsReplacedFromTheNeighbourhoodAndRecorded) {
+  Fixture f(toy_config());
+  CellState s = f.trainer.initial_state(4, 4);
+  f.trainer.run_generation(s, f.neighbours());
+  CellFaults faults;
+  faults.poison_generators = true;
+  const GenerationRecord r = f.trainer.run_generation(s, f.neighbours(), faults);
+  EXPECT_TRUE(s.generators[0].is_finite());
+  EXPECT_TRUE(std::isfinite(r.generator_loss));
+  EXPECT_TRUE(std::isfinite(r.scores.at(objective_name(f.config))));
+  ASSERT_GE(r.events.size(), 2u);
+  EXPECT_EQ(r.events[0], "cell 4, generation 2: fault nan: the cell's generators poisoned (NaN weights)");
+  EXPECT_EQ(r.events[1],
+            "cell 4, generation 2: generator 0 non-finite: discarded, replaced by a copy of cell 1's centre generator");
+  // A generation without faults says nothing.
+  EXPECT_TRUE(f.trainer.run_generation(s, f.neighbours()).events.empty());
+}
+
+TEST(CellTrainer, CopiesThatDivergeAreDiscardedAndTheCellStaysFinite) {
+  Config c = toy_config();
+  c.training.learning_rate = 1e30;  // every Adam step throws the weights out of range
+  c.training.mutation_probability = 0.0;
+  Fixture f(c);
+  CellState s = f.trainer.initial_state(4, 4);
+  const GenerationRecord r = f.trainer.run_generation(s, f.neighbours());
+  EXPECT_EQ(r.generators_replaced, 0);
+  EXPECT_TRUE(s.generators[0].is_finite());
+  EXPECT_TRUE(s.discriminators[0].is_finite());
+  bool discarded = false;
+  for (const std::string& line : r.events) discarded |= line.find(": discarded") != std::string::npos;
+  EXPECT_TRUE(discarded) << fmt::format("{}", fmt::join(r.events, "\n"));
 }
 
 TEST(CellTrainer, ANeighbourThatWinsBringsItsAdamState) {

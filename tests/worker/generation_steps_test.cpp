@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -230,6 +231,144 @@ TEST(EvolveMixture, KeepsAPreviewOnPreviewGenerationsOnly) {
     EXPECT_EQ(out.preview.size(), generation == 2 ? static_cast<std::size_t>(c.training.score_samples * 2) : 0u);
     EXPECT_EQ(out.scores.at(objective), s.mixture_objective);
     EXPECT_NEAR(std::accumulate(s.mixture_weights.begin(), s.mixture_weights.end(), 0.0), 1.0, 1e-12);
+  }
+}
+
+// ------------------------------------------------ non-finite individuals (SPEC §8)
+
+void poison(Individual& individual) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : individual.module().parameters()) p.fill_(std::numeric_limits<float>::quiet_NaN());
+}
+
+bool contains(const std::vector<std::string>& lines, const std::string& text) {
+  for (const auto& line : lines)
+    if (line.find(text) != std::string::npos) return true;
+  return false;
+}
+
+TEST(ReplaceNonFinite, APoisonedLocalBecomesAWholeCopyOfTheFirstFiniteNeighbourCentre) {
+  Fixture f(toy_config());
+  // The first neighbour's centres are non-finite themselves: skipped.
+  for (std::vector<std::uint8_t>* bytes : {&f.centres[0].generator, &f.centres[0].discriminator}) {
+    Individual i = Individual::decode(*bytes, network_shape(f.config), {});
+    poison(i);
+    *bytes = i.encode();
+  }
+  // The second one's carry Adam state, which the copy must keep.
+  {
+    Individual g = Individual::decode(f.centres[1].generator, network_shape(f.config), {});
+    g.optimizer().zero_grad();
+    g.generator()->forward(torch::randn({8, f.config.network.latent_dim})).sum().backward();
+    g.optimizer().step();
+    f.centres[1].generator = g.encode();
+  }
+  CellState s = f.trainer.initial_state(4, 4);
+  const std::vector<std::uint8_t> local_d = s.discriminators[0].encode();
+  poison_generators(s);
+  ASSERT_FALSE(s.generators[0].is_finite());
+  GenerationWorkingSet work;
+  replace_non_finite(s, f.neighbours(), network_shape(f.config), {}, work);
+  EXPECT_EQ(s.generators[0].encode(), f.centres[1].generator) << "a whole copy, Adam state included";
+  EXPECT_EQ(s.discriminators[0].encode(), local_d) << "a finite individual stays as it is";
+  ASSERT_EQ(work.events.size(), 1u);
+  EXPECT_EQ(work.events[0], "generator 0 non-finite: discarded, replaced by a copy of cell 3's centre generator");
+}
+
+TEST(ReplaceNonFinite, WithoutAFiniteNeighbourTheFirstFiniteLocalIsCopiedAndWithNoneItThrows) {
+  Config c = toy_config();
+  c.training.population_size = 2;
+  c.training.n_replacements = 1;
+  Fixture f(c);
+  for (auto& centre : f.centres) {
+    Individual d = Individual::decode(centre.discriminator, network_shape(c), {});
+    poison(d);
+    centre.discriminator = d.encode();
+  }
+  CellState s = f.trainer.initial_state(4, 4);
+  poison(s.discriminators[0]);
+  const std::vector<std::uint8_t> second = s.discriminators[1].encode();
+  GenerationWorkingSet work;
+  replace_non_finite(s, f.neighbours(), network_shape(c), {}, work);
+  EXPECT_EQ(s.discriminators[0].encode(), second);
+  EXPECT_TRUE(contains(work.events, "discriminator 0 non-finite: discarded, replaced by a copy of local discriminator "
+                                    "1 (no finite neighbour centre)"));
+  poison(s.discriminators[0]);
+  poison(s.discriminators[1]);
+  GenerationWorkingSet again;
+  EXPECT_THROW(replace_non_finite(s, f.neighbours(), network_shape(c), {}, again), std::runtime_error);
+}
+
+TEST(GatherNeighbourhood, ANonFiniteNeighbourIsNeitherOpponentNorParent) {
+  Fixture f(toy_config());
+  Individual g = Individual::decode(f.centres[2].generator, network_shape(f.config), {});
+  poison(g);
+  f.centres[2].generator = g.encode();
+  CellState s = f.trainer.initial_state(4, 4);
+  const std::vector<NeighbourCentre> neighbours = f.neighbours();
+  GenerationWorkingSet work;
+  gather_neighbourhood(s, neighbours, network_shape(f.config), {}, work);
+  EXPECT_EQ(work.generator_pool.size(), 4u);  // 1 local + 3 of the 4 neighbours
+  EXPECT_EQ(work.discriminator_pool.size(), 5u);
+  for (Individual* i : work.generator_pool) EXPECT_TRUE(i->is_finite());
+  EXPECT_EQ(work.neighbour_generators.size(), 4u) << "the mixture keeps the slot";
+  EXPECT_TRUE(contains(work.events, "cell 5's centre generator non-finite: left out of the neighbourhood"));
+}
+
+TEST(ScoreTrainedCopies, ACopyThatMetANonFiniteLossIsDiscarded) {
+  Fixture f(toy_config());
+  CellState s = f.trainer.initial_state(4, 4);
+  const std::vector<NeighbourCentre> neighbours = f.neighbours();
+  GenerationWorkingSet work;
+  gather_neighbourhood(s, neighbours, network_shape(f.config), {}, work);
+  seed_generation(f.config, s, work);
+  evaluate_fitness(f.config.training, f.data, f.config.network.latent_dim, work);
+  select_by_tournament(f.config.training, work);
+  train(f.config.training, f.data, 2, f.config.network.latent_dim, 4, work);
+  ASSERT_EQ(work.diverged_generators, std::vector<bool>{false});
+  work.diverged_generators[0] = true;  // as if one loss had been NaN
+  score_trained_copies(work);
+  EXPECT_TRUE(std::isnan(work.selected_generators[0].fitness));
+  EXPECT_TRUE(std::isfinite(work.selected_discriminators[0].fitness));
+  EXPECT_EQ(work.events, std::vector<std::string>{"trained generator copy 0 has a non-finite loss in training: discarded"});
+  const std::vector<std::uint8_t> before = s.generators[0].encode();
+  EXPECT_EQ(replace_worst(s.generators, work.selected_generators, 1, ReplacementRule::kAlways), 0);
+  EXPECT_EQ(s.generators[0].encode(), before);
+}
+
+TEST(Train, ABatchDelayChangesNothingButTheTime) {
+  Fixture f(toy_config());
+  std::vector<std::vector<std::uint8_t>> out;
+  std::vector<double> seconds;
+  for (int delay_ms : {0, 30}) {
+    CellState s = f.trainer.initial_state(4, 4);
+    GenerationWorkingSet work;
+    work.batch_delay = std::chrono::milliseconds(delay_ms);
+    select_two_pairs(f, s, work);
+    const auto started = std::chrono::steady_clock::now();
+    train(f.config.training, f.data, 4, f.config.network.latent_dim, 4, work);
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    out.push_back(work.selected_generators[1].encode());
+  }
+  EXPECT_EQ(out[0], out[1]);
+  EXPECT_GE(seconds[1], 4 * 0.030);
+}
+
+TEST(EvolveMixture, ANonFiniteGeneratorGetsNoWeight) {
+  Config c = toy_config();
+  c.training.mixture_sigma = 0.3;
+  Fixture f(c);
+  CellState s = f.trainer.initial_state(4, 4);
+  f.trainer.run_generation(s, f.neighbours());
+  ASSERT_EQ(s.neighbour_generators.size(), 4u);
+  poison(s.neighbour_generators[1]);  // mixture slot 2
+  for (int round = 0; round < 3; ++round) {
+    SplitMix64 rng(30 + round);
+    const MixtureOutcome out = evolve_mixture(c, *f.scorer, objective_name(c), 1, s, rng);
+    EXPECT_EQ(s.mixture_weights[2], 0.0);
+    EXPECT_NEAR(std::accumulate(s.mixture_weights.begin(), s.mixture_weights.end(), 0.0), 1.0, 1e-12);
+    EXPECT_TRUE(std::isfinite(s.mixture_objective));
+    EXPECT_EQ(out.events, std::vector<std::string>{"mixture generator 2 (a neighbour's) non-finite: weight 0"});
   }
 }
 

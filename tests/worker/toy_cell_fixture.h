@@ -35,7 +35,7 @@ struct Fixture {
         trainer(config, data, *scorer) {
     for (int cell : {1, 3, 5, 7}) {
       CellState s = trainer.initial_state(cell, 4);
-      centres.push_back({s.generators[0].encode(), s.discriminators[0].encode()});
+      centres.push_back({s.generators[0].encode(), s.discriminators[0].encode(), cell});
     }
   }
   Config config;
@@ -44,13 +44,17 @@ struct Fixture {
   CellTrainer trainer;
   struct Centre {
     std::vector<std::uint8_t> generator, discriminator;
+    int cell = -1;
   };
   // Centres of 4 other cells, as a 3x3 von Neumann neighbourhood has.
   std::vector<Centre> centres;
 
   std::vector<NeighbourCentre> neighbours() const {
     std::vector<NeighbourCentre> out;
-    for (const Centre& c : centres) out.push_back({&c.generator, &c.discriminator});
+    for (const Centre& c : centres) {
+      out.push_back({&c.generator, &c.discriminator});
+      out.back().cell = c.cell;
+    }
     return out;
   }
 };
