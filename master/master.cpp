@@ -73,6 +73,13 @@ void add_faults(Config& config, const std::vector<Fault>& command_line, int work
       throw InputError(fmt::format("--fault '{}': {}: {}", to_text(f), misfit->param, misfit->what));
     config.faults.push_back(f);
   }
+  for (const Fault& f : config.faults)
+    if (f.kind == FaultKind::kCorruptCheckpoint &&
+        (config.checkpoint.every == 0 || f.gen % config.checkpoint.every != 0 || f.gen >= config.training.generations))
+      throw InputError(fmt::format("{}: fault {}: gen {} is not a checkpoint of the run: expected a multiple of "
+                                   "checkpoint.every ({}) below training.generations ({})",
+                                   config.source, to_text(f), f.gen, config.checkpoint.every,
+                                   config.training.generations));
 }
 
 int exit_code_of(const std::exception& e) {
@@ -403,6 +410,8 @@ void Master::show_worker(int worker) {
 }
 
 void Master::take_checkpoint(int worker, const CheckpointMessage& message) {
+  for (const std::string& line : message.events) run_->event(line);
+  checkpoint_seconds_[message.generation] = std::max(checkpoint_seconds_[message.generation], message.seconds);
   auto& files = checkpoint_files_[message.generation];
   for (const CheckpointFile& f : message.files) files[f.cell] = f;
   log::debug("worker rank {} saved {} cells after generation {}", worker, message.files.size(), message.generation);
@@ -417,8 +426,10 @@ void Master::take_checkpoint(int worker, const CheckpointMessage& message) {
   write_manifest(folder, manifest);
   checkpoint_files_.erase(message.generation);
   last_checkpoint_ = std::max(last_checkpoint_, message.generation);
-  run_->event(fmt::format("checkpoint after generation {} complete: {} files, {:.1f} MB, {}", message.generation,
-                          manifest.cells.size(), static_cast<double>(bytes) / 1e6, folder));
+  run_->event(fmt::format("checkpoint after generation {} complete: {} files, {:.1f} MB, written in {:.3f} s, {}",
+                          message.generation, manifest.cells.size(), static_cast<double>(bytes) / 1e6,
+                          checkpoint_seconds_[message.generation], folder));
+  checkpoint_seconds_.erase(message.generation);
   for (const std::string& name : prune_checkpoints(config_.output_dir, config_.checkpoint.keep))
     log::debug("deleted the older checkpoint {}", name);
 }

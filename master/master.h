@@ -140,6 +140,7 @@ class Master {
   // generation's manifest is written once every cell is in.
   std::map<std::int64_t, std::map<int, CheckpointFile>> checkpoint_files_;
   std::int64_t last_checkpoint_ = 0;  // the newest complete checkpoint's generation
+  std::map<std::int64_t, double> checkpoint_seconds_;  // by generation: the slowest worker's write time
   // The stop protocol: requested (any thread) -> pausing (every live
   // worker asked where it is) -> stopping at stop_at_ (the checkpoint
   // there ends the run) or carrying on (stop_at_ is the last generation).

@@ -1,6 +1,8 @@
 // Injecting the planned faults on a worker rank (see fault_injector.h).
 #include "worker/fault_injector.h"
 
+#include <fstream>
+
 #include <fmt/format.h>
 #include <signal.h>
 #include <spawn.h>
@@ -71,6 +73,27 @@ CellFaults FaultInjector::for_cell(int cell, std::int64_t gen) const {
   faults.poison_generators = plan_.poisons(cell, gen);
   faults.batch_delay = std::chrono::milliseconds(plan_.batch_delay_ms(rank_, gen));
   return faults;
+}
+
+std::vector<std::string> FaultInjector::corrupt_checkpoint(std::int64_t gen, const std::string& folder,
+                                                          const std::vector<CheckpointFile>& files) const {
+  std::vector<std::string> events;
+  for (const CheckpointFile& f : files) {
+    if (!plan_.corrupts_checkpoint(gen, f.cell) || f.bytes == 0) continue;
+    const std::string path = folder + "/" + f.name;
+    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+    const auto at = static_cast<std::streamoff>(f.bytes / 2);
+    char byte = 0;
+    file.seekg(at);
+    file.read(&byte, 1);
+    byte = static_cast<char>(byte ^ 0x5a);
+    file.seekp(at);
+    file.write(&byte, 1);
+    if (!file) continue;
+    events.push_back(fmt::format("fault corrupt-checkpoint: flipped a byte of {} (cell {}, generation {})", path,
+                                 f.cell, gen));
+  }
+  return events;
 }
 
 }  // namespace cellgan

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "common/checkpoint_store.h"
 #include "common/fault_plan.h"
 #include "worker/cell_faults.h"
 
@@ -40,6 +41,12 @@ class FaultInjector {
   // that begin are named here too).
   std::vector<std::string> at_generation_start(std::int64_t gen, const std::function<void()>& go_silent) const;
 
+  // After the checkpoint of generation `gen` is written in `folder`: the
+  // planned corruptions, one flipped byte in the middle of each named
+  // cell's file (left in place, as a failing disk would); the events lines
+  // of what was done.
+  std::vector<std::string> corrupt_checkpoint(std::int64_t gen, const std::string& folder,
+                                              const std::vector<CheckpointFile>& files) const;
   // What `cell`'s generation `gen` (1-based) suffers.
   CellFaults for_cell(int cell, std::int64_t gen) const;
 

@@ -158,7 +158,12 @@ int Worker::run() {
           const bool stop_here = stop_at && done == *stop_at && done < generations;
           if (stop_here || (every > 0 && done % every == 0 && done < generations)) {
             const std::string folder = checkpoint_folder(config.output_dir, done);
-            comm.report_checkpoint(CheckpointMessage{done, layout->checkpoint(folder)});
+            const auto began = std::chrono::steady_clock::now();
+            CheckpointMessage saved{done, layout->checkpoint(folder), 0.0, {}};
+            saved.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+            saved.events = faults.corrupt_checkpoint(done, folder, saved.files);
+            for (const std::string& line : saved.events) log::warn("{}", line);
+            comm.report_checkpoint(saved);
           }
           if (stop_here) {
             log::info("worker {}: stopped after generation {}, its cells saved", me + 1, done);

@@ -263,6 +263,9 @@ Bytes encode(const CheckpointMessage& m) {
     w.put<std::uint64_t>(f.bytes);
     w.put<std::uint32_t>(f.crc32);
   }
+  w.put<double>(m.seconds);
+  w.put<std::uint32_t>(static_cast<std::uint32_t>(m.events.size()));
+  for (const auto& e : m.events) w.put_string(e);
   return w.take();
 }
 
@@ -279,6 +282,9 @@ CheckpointMessage decode_checkpoint(const Bytes& b) {
     f.crc32 = r.get<std::uint32_t>();
     m.files.push_back(std::move(f));
   }
+  m.seconds = r.get<double>();
+  const auto events = r.get<std::uint32_t>();
+  for (std::uint32_t i = 0; i < events; ++i) m.events.push_back(r.get_string());
   return m;
 }
 

@@ -189,6 +189,8 @@ MembersMessage decode_members(const Bytes& b, const char* what);
 struct CheckpointMessage {
   std::int64_t generation = 0;
   std::vector<CheckpointFile> files;
+  double seconds = 0.0;             // the worker's time writing them
+  std::vector<std::string> events;  // for events.log (an injected corruption)
 };
 Bytes encode(const CheckpointMessage& m);
 CheckpointMessage decode_checkpoint(const Bytes& b);

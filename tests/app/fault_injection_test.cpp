@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/checkpoint_store.h"
 #include "common/error.h"
 #include "common/fault_plan.h"
 #include "grid/topology.h"
@@ -110,6 +111,32 @@ TEST(FaultInjection, DelaySlowsARankAndChangesNoBitOfTheResult) {
       EXPECT_GE(j["seconds"]["train"].get<double>(), 20 * 0.004) << line;
     }
   }
+}
+
+TEST(FaultInjection, ACorruptedCheckpointIsCaughtByItsChecksumAndTheRunFinishes) {
+  TempDir tmp;
+  const std::string dir = tmp.file("run");
+  std::string config = toy_config(tmp, "corrupt", dir, "[{kind: corrupt-checkpoint, gen: 2, cell: 3}]");
+  write_bytes(config, read_bytes(config) + "checkpoint: {every: 2, keep: 5}\n");
+  const auto out = run_one_process_job(config, 2);
+  expect_finite_result(out, dir);
+  const std::string events = read_bytes(dir + "/events.log");
+  EXPECT_TRUE(has_line(events, "fault corrupt-checkpoint: flipped a byte of")) << events;
+  EXPECT_TRUE(has_line(events, "cell-0003.bin (cell 3, generation 2)")) << events;
+  try {
+    read_complete_checkpoint(checkpoint_folder(dir, 2));
+    ADD_FAILURE() << "the corrupted checkpoint passed its check";
+  } catch (const InputError& e) {
+    EXPECT_TRUE(has_line(e.what(), "cell-0003.bin: checksum mismatch")) << e.what();
+  }
+  // Only the named cell's file, only at that generation.
+  const CheckpointManifest manifest = read_manifest(checkpoint_folder(dir, 2));
+  EXPECT_NO_THROW(read_cell_checkpoint(checkpoint_folder(dir, 2), manifest_entry(manifest, 2, "")));
+  // It is the run's only checkpoint (4 generations), so none is complete.
+  std::vector<std::string> skipped;
+  EXPECT_FALSE(newest_complete_checkpoint(dir, skipped).has_value());
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_TRUE(has_line(skipped[0], "gen-000002")) << skipped[0];
 }
 
 TEST(FaultInjection, FaultsFromTheCommandLineJoinTheConfigurationOnes) {
