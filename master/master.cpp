@@ -133,7 +133,15 @@ void Master::wait_until_ready() {
   std::vector<bool> ready(static_cast<std::size_t>(workers_), false);
   std::size_t count = 0;
   IdleBackoff backoff(std::chrono::microseconds(200), std::chrono::milliseconds(5));
+  const auto interval = std::chrono::milliseconds(config_.runtime.heartbeat_interval_ms);
+  auto last_beat = Clock::now();
   while (count < ready.size()) {
+    if (Clock::now() - last_beat >= interval) {  // the ready workers wait for go with a deadline
+      for (int w = 1; w <= workers_; ++w)
+        if (ready[static_cast<std::size_t>(w - 1)]) comms_.world->send(w, kTagMasterHeartbeat, Bytes{});
+      comms_.world->pending_sends();
+      last_beat = Clock::now();
+    }
     auto msg = comms_.world->try_receive();
     if (!msg) {
       if (Clock::now() < deadline) {

@@ -67,6 +67,7 @@ int Worker::run() {
     return kExitFailure;
   }
   if (!start.ok) return start.exit_code;  // the master has printed the reason
+  if (hooks_.vanish_at_start) return kExitFailure;
 
   // 2. What needs no communicator, then ready; go, or the master's abort.
   Config config;

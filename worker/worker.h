@@ -38,6 +38,7 @@ class Worker {
   struct TestHooks {
     std::int64_t throw_at = -1;   // the training step of this generation (0-based) throws
     bool throw_at_start = false;  // start-up throws, before the communicators
+    bool vanish_at_start = false; // ends right after the start message, saying nothing more (as if killed)
   };
 
   explicit Worker(JobCommsFactory& factory);

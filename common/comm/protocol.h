@@ -4,7 +4,11 @@
 // ever waits for a peer forever. W is the number of workers; the master is
 // world rank 0, workers are 1..W.
 //
-//  1. Start-up, WORLD. The master validates the configuration and sends
+//  0. Identity, WORLD: each worker's first message, kTagIdentity:
+//     IdentityMessage{pid, host}, so that the master can kill a hung worker
+//     on its own host.
+//  1. Start-up, WORLD. The master validates the configuration (beating
+//     kTagMasterHeartbeat meanwhile) and sends
 //     every worker kTagStart: StartMessage{ok, exit code, error,
 //     config_yaml, source}. On ok = false each worker exits with that code
 //     without output, so bad input is one line, printed by the master
@@ -15,10 +19,13 @@
 //     that failed. The master waits for every worker's answer (deadline
 //     runtime.dead_after_ms), then sends each kTagGo (empty), or
 //     kTagAbort to every worker that is ready when one failed or stayed
-//     silent. A worker waits for go at most dead_after_ms.
+//     silent. The go names the members (MembersMessage): when the job
+//     survives a lost rank, a worker silent at this point is left out. A
+//     worker waits for go until the master is silent for dead_after_ms.
+//     StartMessage also names the checkpoint a resumed run starts from.
 //  3. Communicators, entered only after go, when every member has just
-//     shown it is alive: GLOBAL = group(global_ranks(W)); workers: LOCAL =
-//     cartesian(worker_ranks(W)) with the layout's worker grid. Then each
+//     shown it is alive: GLOBAL = group(master + members); workers: LOCAL
+//     = cartesian(members) with the layout's worker grid. Then each
 //     worker sends the master, on GLOBAL, kTagHello: HelloMessage{BLAS
 //     kernels}.
 //  4. Throughout, WORLD, every runtime.heartbeat_interval_ms:
@@ -41,12 +48,22 @@
 //     result, the master scores and writes the result while it goes on
 //     beating too, then sends every worker kTagDone (empty), or kTagAbort
 //     if writing the result failed. Each worker then exits (kExitOk).
+//  7b. Checkpoints, WORLD: after each checkpointed generation a worker
+//     sends kTagCheckpoint: CheckpointMessage{generation, its cells' files};
+//     the master writes the manifest once every cell is in.
+//  7c. Stop, WORLD: master kTagPause; each worker's communication thread
+//     answers kTagPaused{c}; master kTagStopAt{T = max c + 1}; the workers
+//     checkpoint at T and the master ends the run with kTagAbort{75}
+//     (WorkerComm::stop_at).
+//  7d. Rehoming, WORLD: master kTagRehome: MembersMessage{survivors,
+//     checkpoint generation and folder, LOCAL tag}; the survivors make a new
+//     LOCAL and go on from that checkpoint.
 //  8. Errors. A worker whose training fails sends kTagFailure:
 //     FailureMessage{reason} on WORLD and exits with kExitFailure. When the
 //     master ends the run early (a failed or dead worker, or its own
 //     error), it sends every worker still alive kTagAbort:
 //     AbortMessage{exit code, reason}; each exits with that code. Nothing
-//     is ever sent to a worker declared dead (docs/architecture.md).
+//     is ever sent to a worker declared lost (docs/architecture.md).
 //
 // Thread-safety: pure encode/decode functions.
 #pragma once

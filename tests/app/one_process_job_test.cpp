@@ -126,6 +126,25 @@ TEST(OneProcessJob, ASilentWorkerIsDeclaredDeadWithinTheDeadlineAndItsCellsAreRe
   EXPECT_LT(out.workers_ended_after.count(), 2 * kDeadAfter + 0.5);
 }
 
+TEST(OneProcessJob, AWorkerLostAtStartUpIsLeftOutAndTheOthersRunTheJob) {
+  TempDir tmp;
+  const std::string reference = tmp.file("reference");
+  ASSERT_TRUE(
+      run_one_process_job(toy_config(tmp, "reference", reference, short_run_fast_deadlines()), 1).result.has_value());
+  const std::string dir = tmp.file("run");
+  Worker::TestHooks vanish;
+  vanish.vanish_at_start = true;
+  const auto out = run_one_process_job(toy_config(tmp, "vanish", dir, short_run_fast_deadlines()), 3, {{2, vanish}});
+  ASSERT_TRUE(out.result.has_value()) << out.master_error;
+  const std::string events = read_bytes(dir + "/events.log");
+  EXPECT_NE(events.find("worker rank 2 did not get ready within runtime.dead_after_ms (600 ms): going on without it"),
+            std::string::npos)
+      << events;
+  EXPECT_NE(events.find("assign: worker rank 3 <- cells"), std::string::npos) << events;
+  EXPECT_TRUE(read_bytes(dir + "/ensemble.bin") == read_bytes(reference + "/ensemble.bin"));
+  EXPECT_EQ(out.worker_codes, (std::vector<int>{kExitOk, kExitFailure, kExitOk}));
+}
+
 TEST(OneProcessJob, AThrowInAWorkersTrainingStepEndsEveryRank) {
   TempDir tmp;
   const std::string dir = tmp.file("run");

@@ -103,6 +103,55 @@ TEST(Master, ASlowWorkerThatBeatsIsNeverDeclaredDead) {
   EXPECT_EQ(events.find("dead"), std::string::npos) << events;
 }
 
+// The records of a whole generation of the toy 2x2 grid.
+Bytes all_cells(std::int64_t generation) {
+  RecordsMessage m;
+  m.generation = generation;
+  for (int cell = 0; cell < 4; ++cell) {
+    GenerationRecord r;
+    r.cell = cell;
+    r.generation = generation;
+    r.scores["mode_tvd"] = 0.5;
+    m.records.push_back(r);
+  }
+  return encode(m);
+}
+
+TEST(Master, AWorkerStoppedDuringTheFinalGatherIsDeclaredDeadAtTheDeadline) {
+  TempDir tmp;
+  OneWorker t(tmp);
+  // Every generation arrives; then the worker stops before its result.
+  for (std::int64_t g = 1; g <= 4; ++g) t.world->send(0, kTagRecords, all_cells(g));
+  const auto last = t.t0 + milliseconds(50);
+  EXPECT_TRUE(t.master->run_once(last));
+  EXPECT_TRUE(t.master->run_once(last + kDead - milliseconds(1)));
+  EXPECT_FALSE(t.master->worker_lost());
+  try {
+    t.master->run_once(last + kDead);
+    FAIL() << "a worker stopped in the final gather was not declared dead";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("worker rank 1 is lost (silent for 3.0 s"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(t.master->worker_lost());
+  EXPECT_NE(read_bytes(tmp.file("run/events.log")).find("worker rank 1 dead: silent for 3.0 s"), std::string::npos);
+}
+
+TEST(Master, AWorkerWaitingForTheEndIsNeverDeclaredDeadWhileItBeats) {
+  TempDir tmp;
+  OneWorker t(tmp);
+  for (std::int64_t g = 1; g <= 4; ++g) t.world->send(0, kTagRecords, all_cells(g));
+  // Done with its generations, it waits (say, for a slow scoring) beating
+  // as finished, for two minutes of the fake clock.
+  for (auto now = t.t0; now < t.t0 + std::chrono::seconds(120); now += kInterval) {
+    t.world->send(0, kTagHeartbeat, encode(HeartbeatMessage{WorkerState::kFinished, 4}));
+    EXPECT_TRUE(t.master->run_once(now));  // its result is not in: the run goes on
+  }
+  EXPECT_FALSE(t.master->worker_lost());
+  const std::string events = read_bytes(tmp.file("run/events.log"));
+  EXPECT_EQ(events.find("late"), std::string::npos) << events;
+  EXPECT_EQ(events.find("dead"), std::string::npos) << events;
+}
+
 TEST(Master, BeatsToItsWorkersOncePerInterval) {
   TempDir tmp;
   OneWorker t(tmp);
