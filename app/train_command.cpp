@@ -22,6 +22,9 @@ namespace cellgan::app {
 
 namespace po = boost::program_options;
 
+// How long a rank whose work is done waits in MPI_Finalize for the others.
+constexpr std::chrono::milliseconds kFinalizeLimit{10000};
+
 int train_command(int argc, char** argv, const Args& args) {
   po::options_description options("options");
   options.add_options()("config", po::value<std::string>()->required(), "the run's YAML configuration")(
@@ -50,6 +53,7 @@ int train_command(int argc, char** argv, const Args& args) {
     const int code = worker.run();
     // A master presumed dead never reaches MPI_Finalize: end every rank.
     if (worker.master_lost()) session.abort(code);
+    session.finalize_within(kFinalizeLimit, code);
     return code;
   }
   Master master(session, vm["config"].as<std::string>(), vm.count("resume") ? vm["resume"].as<std::string>() : "",
@@ -60,8 +64,9 @@ int train_command(int argc, char** argv, const Args& args) {
   } catch (const std::exception& e) {
     // A dead worker never reaches MPI_Finalize: say why, then end every rank.
     if (master.worker_lost()) {
-      std::cerr << "cellgan: failed: " << e.what() << "\n";
-      session.abort(kExitFailure);
+      const bool restart = dynamic_cast<const RestartNeeded*>(&e) != nullptr;
+      std::cerr << (restart ? "cellgan: stopped: " : "cellgan: failed: ") << e.what() << "\n";
+      session.abort(restart ? kExitRestart : kExitFailure);
     }
     throw;
   }
@@ -70,6 +75,8 @@ int train_command(int argc, char** argv, const Args& args) {
   std::cout << line << "\n"
             << "samples: " << result.output_dir << "/samples.png  ensemble: " << result.output_dir
             << "/ensemble.bin  (" << fmt::format("{:.1f}", result.seconds) << " s)\n";
+  std::cout.flush();
+  session.finalize_within(kFinalizeLimit, kExitOk);
   return kExitOk;
 }
 

@@ -314,9 +314,9 @@ void Master::start(Clock::time_point now) {
   wait_until_ready();
 
   // 2. GLOBAL = the master and every worker; the run directory.
-  std::vector<int> global = members_;
-  global.insert(global.begin(), kMasterRank);
-  comms_.global = factory_.group(global, kGlobalGroupTag);
+  global_ranks_ = members_;
+  global_ranks_.insert(global_ranks_.begin(), kMasterRank);
+  comms_.global = factory_.group(global_ranks_, kGlobalGroupTag);
   run_ = std::make_unique<RunDirectory>(config_, layout_->records_per_generation(),
                                         plan_.resuming ? plan_.generation : -1);
   run_->on_event([board = board_.get()](const std::string& line) { board->event(line, Clock::now()); });
@@ -368,7 +368,8 @@ void Master::write_progress(std::int64_t generation, Clock::time_point now) {
 }
 
 void Master::take(const Message& message, bool from_global, Clock::time_point now) {
-  const int w = message.source;  // world rank; GLOBAL ranks are the same
+  // GLOBAL's ranks are the master's and its members' at start-up, in order.
+  const int w = from_global ? global_ranks_.at(static_cast<std::size_t>(message.source)) : message.source;
   const std::size_t i = static_cast<std::size_t>(w - 1);
   if (w < 1 || w > workers_) throw std::logic_error(fmt::format("message from rank {}, not a worker", w));
   if (from_global && message.tag == kTagHello) {

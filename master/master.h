@@ -176,6 +176,7 @@ class Master {
   std::vector<bool> lost_;                                  // by worker: declared lost
   std::vector<IdentityMessage> identities_;                 // by worker: pid and host
   std::vector<int> members_;  // the workers of the current epoch (world ranks)
+  std::vector<int> global_ranks_;  // GLOBAL rank -> world rank
   int epoch_ = 0;             // rehomings so far
   std::vector<std::string> pending_events_;  // for events.log once it exists
 };

@@ -8,7 +8,9 @@
 
 #include <mpi.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <thread>
 #include <stdexcept>
 #include <string>
 
@@ -107,6 +109,20 @@ MpiSession::~MpiSession() {
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
   if (!initialized || finalized) return;
+  const int code = MPI_Finalize();
+  if (code != MPI_SUCCESS) log::error("MPI_Finalize failed (code {})", code);
+}
+
+void MpiSession::finalize_within(std::chrono::milliseconds limit, int exit_code) {
+  std::thread([limit, exit_code] {
+    std::this_thread::sleep_for(limit);
+    log::warn("MPI_Finalize has not returned after {} ms (a lost peer?): exiting with {}", limit.count(), exit_code);
+    std::fflush(nullptr);
+    std::_Exit(exit_code);
+  }).detach();
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
   const int code = MPI_Finalize();
   if (code != MPI_SUCCESS) log::error("MPI_Finalize failed (code {})", code);
 }

@@ -13,6 +13,7 @@
 // communicators it makes belong to the thread that owns MPI.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -39,6 +40,10 @@ class MpiSession final : public JobCommsFactory {
 
   // Ends every rank of the job at once (MPI_Abort).
   [[noreturn]] void abort(int code) const;
+  // Finalizes MPI now; if MPI_Finalize has not returned within `limit`
+  // (a lost peer under --enable-recovery can keep it waiting), the process
+  // exits with `exit_code` anyway: its work is done and written.
+  void finalize_within(std::chrono::milliseconds limit, int exit_code);
 
  private:
   int world_rank_ = 0;
