@@ -22,39 +22,19 @@
 #include "common/error.h"
 #include "common/fault_plan.h"
 #include "grid/topology.h"
+#include "tests/app/job_files.h"
 #include "tests/app/one_process_job.h"
 #include "tests/common/test_files.h"
 
 namespace cellgan {
 namespace {
 
+using test::metrics_without_seconds;
 using test::read_bytes;
 using test::run_one_process_job;
 using test::TempDir;
+using test::toy_config;
 using test::write_bytes;
-
-// tests/mpi/toy-2x2.yaml writing to `output_dir`, with `faults` (YAML) added.
-std::string toy_config(const TempDir& tmp, const std::string& name, const std::string& output_dir,
-                       const std::string& faults = "") {
-  std::string text = read_bytes(std::string(CELLGAN_SOURCE_DIR) + "/tests/mpi/toy-2x2.yaml");
-  text = std::regex_replace(text, std::regex("output_dir: .*"), "output_dir: " + output_dir);
-  if (!faults.empty()) text += "faults: " + faults + "\n";
-  const std::string path = tmp.file(name + ".yaml");
-  write_bytes(path, text);
-  return path;
-}
-
-// metrics.jsonl without the timings.
-std::string metrics_without_seconds(const std::string& dir) {
-  std::istringstream in(read_bytes(dir + "/metrics.jsonl"));
-  std::string out;
-  for (std::string line; std::getline(in, line);) {
-    auto j = nlohmann::json::parse(line);
-    j.erase("seconds");
-    out += j.dump() + "\n";
-  }
-  return out;
-}
 
 void expect_finite_result(const test::JobOutcome& out, const std::string& dir) {
   ASSERT_TRUE(out.result.has_value()) << out.master_error;

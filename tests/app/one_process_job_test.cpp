@@ -15,43 +15,19 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "tests/app/job_files.h"
 #include "tests/app/one_process_job.h"
 #include "tests/common/test_files.h"
 
 namespace cellgan {
 namespace {
 
+using test::metrics_without_seconds;
 using test::read_bytes;
 using test::run_one_process_job;
 using test::TempDir;
+using test::toy_config;
 using test::write_bytes;
-
-// tests/mpi/toy-2x2.yaml with `output_dir` and extra sed-like replacements.
-std::string toy_config(const TempDir& tmp, const std::string& name, const std::string& output_dir,
-                       const std::map<std::string, std::string>& replace = {}) {
-  std::string text = read_bytes(std::string(CELLGAN_SOURCE_DIR) + "/tests/mpi/toy-2x2.yaml");
-  text = std::regex_replace(text, std::regex("output_dir: .*"), "output_dir: " + output_dir);
-  for (const auto& [from, to] : replace) {
-    const auto at = text.find(from);
-    if (at == std::string::npos) throw std::logic_error("toy_config: '" + from + "' not in toy-2x2.yaml");
-    text.replace(at, from.size(), to);
-  }
-  const std::string path = tmp.file(name + ".yaml");
-  write_bytes(path, text);
-  return path;
-}
-
-// metrics.jsonl without the timings, one JSON line per record.
-std::vector<std::string> metrics_without_seconds(const std::string& dir) {
-  std::istringstream in(read_bytes(dir + "/metrics.jsonl"));
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) {
-    auto j = nlohmann::json::parse(line);
-    j.erase("seconds");
-    lines.push_back(j.dump());
-  }
-  return lines;
-}
 
 TEST(OneProcessJob, GivesTheResultOfTheMpirunJobToTheBitForW124) {
   TempDir tmp;
@@ -128,16 +104,19 @@ TEST(OneProcessJob, ASilentWorkerIsDeclaredDeadWithinTheDeadlineAndItsCellsAreRe
 
 TEST(OneProcessJob, AWorkerLostAtStartUpIsLeftOutAndTheOthersRunTheJob) {
   TempDir tmp;
+  // Deadlines with room for a loaded machine: the others wait for go while the master waits out the lost one.
+  auto replace = short_run_fast_deadlines();
+  replace["heartbeat_interval_ms: 100"] = "heartbeat_interval_ms: 100, late_after_ms: 500, dead_after_ms: 1500";
   const std::string reference = tmp.file("reference");
   ASSERT_TRUE(
-      run_one_process_job(toy_config(tmp, "reference", reference, short_run_fast_deadlines()), 1).result.has_value());
+      run_one_process_job(toy_config(tmp, "reference", reference, replace), 1).result.has_value());
   const std::string dir = tmp.file("run");
   Worker::TestHooks vanish;
   vanish.vanish_at_start = true;
-  const auto out = run_one_process_job(toy_config(tmp, "vanish", dir, short_run_fast_deadlines()), 3, {{2, vanish}});
+  const auto out = run_one_process_job(toy_config(tmp, "vanish", dir, replace), 3, {{2, vanish}});
   ASSERT_TRUE(out.result.has_value()) << out.master_error;
   const std::string events = read_bytes(dir + "/events.log");
-  EXPECT_NE(events.find("worker rank 2 did not get ready within runtime.dead_after_ms (600 ms): going on without it"),
+  EXPECT_NE(events.find("worker rank 2 did not get ready within runtime.dead_after_ms (1500 ms): going on without it"),
             std::string::npos)
       << events;
   EXPECT_NE(events.find("assign: worker rank 3 <- cells"), std::string::npos) << events;

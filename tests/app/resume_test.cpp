@@ -20,6 +20,7 @@
 
 #include "common/checkpoint_store.h"
 #include "common/error.h"
+#include "tests/app/job_files.h"
 #include "tests/app/one_process_job.h"
 #include "tests/common/test_files.h"
 
@@ -28,32 +29,20 @@ namespace {
 
 namespace fs = std::filesystem;
 using test::JobOptions;
+using test::metrics_without_seconds;
 using test::read_bytes;
 using test::run_one_process_job;
 using test::TempDir;
+using test::toy_config;
 using test::write_bytes;
 
 // tests/mpi/toy-2x2.yaml for `generations`, checkpointed every 2.
 std::string resume_config(const TempDir& tmp, const std::string& name, const std::string& output_dir,
                           int generations = 7) {
-  std::string text = read_bytes(std::string(CELLGAN_SOURCE_DIR) + "/tests/mpi/toy-2x2.yaml");
-  text = std::regex_replace(text, std::regex("output_dir: .*"), "output_dir: " + output_dir);
-  text = std::regex_replace(text, std::regex("generations: 4"), fmt::format("generations: {}", generations));
-  text += "checkpoint: {every: 2, keep: 2}\n";
-  const std::string path = tmp.file(name + ".yaml");
-  write_bytes(path, text);
+  const std::string path =
+      toy_config(tmp, name, output_dir, {{"generations: 4", fmt::format("generations: {}", generations)}});
+  write_bytes(path, read_bytes(path) + "checkpoint: {every: 2, keep: 2}\n");
   return path;
-}
-
-std::vector<std::string> metrics_without_seconds(const std::string& dir) {
-  std::istringstream in(read_bytes(dir + "/metrics.jsonl"));
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) {
-    auto j = nlohmann::json::parse(line);
-    j.erase("seconds");
-    lines.push_back(j.dump());
-  }
-  return lines;
 }
 
 struct Reference {
