@@ -49,7 +49,7 @@ row() {  # NAME FAULT EVENTS-PATTERN: one Markdown row
 try:
     s = json.load(open(sys.argv[1]))["scores"]
     finite = all(math.isfinite(v) for v in s.values())
-    print(f"mode_tvd {s[\"mode_tvd\"]:.4f}, fid {s[\"fid\"]:.4f} ({\"finite\" if finite else \"NOT finite\"})")
+    print("mode_tvd %.4f, fid %.4f (%s)" % (s["mode_tvd"], s["fid"], "finite" if finite else "NOT finite"))
 except (OSError, KeyError, ValueError):
     print("no result")' "$DIR/$name/result.json")
   equal=no; cmp -s "$DIR/$name/ensemble.bin" "$DIR/none/ensemble.bin" && equal=yes
@@ -58,6 +58,7 @@ except (OSError, KeyError, ValueError):
   echo "| \`$fault\` | $rc | $score | $equal | $lines |"
 }
 
+if [ -z "${F3_REPORT_ONLY:-}" ]; then  # F3_REPORT_ONLY=1 BENCH_DIR=DIR: the table of DIR's runs again
 run none yes "$(config none)"
 run nan yes "$(config nan)" --fault nan:cell=4,gen=10
 run delay yes "$(config delay)" --fault delay:rank=2,gen=10,ms=20
@@ -72,6 +73,7 @@ run corrupt-resume no "$cfg" --resume auto
 cfg=$(config corrupt-rehome)
 run corrupt-rehome yes "$cfg" --fault corrupt-checkpoint:gen=10 --fault drop-heartbeats:rank=2,gen=12
 
+fi
 {
   echo "| fault | exit | final score (best ensemble) | ensemble.bin = no faults | events.log |"
   echo "| --- | --- | --- | --- | --- |"

@@ -267,7 +267,8 @@ def report(trials, args, every):
         lost = "–" if t["lost_generations"] is None else str(t["lost_generations"])
         back = "–" if t["back_to"] is None else str(t["back_to"])
         det = f"{t['detected_s']:.2f} s" if t["detected_s"] is not None else (
-            f"not needed: finished {t['finished_after_s']:.2f} s later" if t["finished_after_s"] is not None
+            ("not needed: scored already" if t["finished_after_s"] <= 0 else
+             f"not needed: scored {t['finished_after_s']:.2f} s later") if t["finished_after_s"] is not None
             else "not detected")
         at = f"gen {t['landed'].get('master_generation')}" if t["signalled"] else "not sent"
         if t["signalled"] and not t["landed"].get("worker_started"):
