@@ -13,6 +13,8 @@
 #   F4_PAIRS         A/B pairs                      (3)
 #   F4_GENERATIONS   generations per run            (30)
 #   F4_BATCHES       batches_per_generation         (30)
+#   F4_A_EVERY       checkpoint.every of A          (1)
+#   F4_A_STATUS      the status server of A, on|off (on)
 #   BENCH_DIR        where runs and logs go         (a new /tmp/cellgan-f4.XXXXXX)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -55,7 +57,8 @@ run() {  # NAME EVERY PORT
   [ -z "$poller" ] || wait "$poller"
 }
 for i in $(seq "$PAIRS"); do
-  run "a$i" 1 "$(free_port)"
+  port=0; [ "${F4_A_STATUS:-on}" = on ] && port=$(free_port)
+  run "a$i" "${F4_A_EVERY:-1}" "$port"
   run "b$i" 0 0
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$DIR/env.txt"

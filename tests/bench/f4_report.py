@@ -33,7 +33,13 @@ def main():
     d = sys.argv[1]
     names = sorted(os.path.basename(p)[:-7] for p in glob.glob(os.path.join(d, "[ab]*.stderr")))
     pairs = sorted({n[1:] for n in names}, key=int)
-    rows = ["| pair | A: checkpoint every 1 + status on (s/gen) | B: both off (s/gen) | A / B | status polls answered |",
+    def settings(name):
+        text = open(f"{d}/{name}.yaml").read()
+        every = re.search(r"(?m)^  every: (\d+)", text).group(1)
+        port = re.search(r"(?m)^  port: (\d+)", text).group(1)
+        return f"checkpoint.every {every}, status {'on' if port != '0' else 'off'}"
+    rows = [f"| pair | A: {settings('a' + pairs[0])} (s/gen) | B: {settings('b' + pairs[0])} (s/gen) | A / B | "
+            "status polls answered |",
             "| --- | --- | --- | --- | --- |"]
     a_all, b_all = [], []
     for p in pairs:
