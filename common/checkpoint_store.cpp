@@ -131,9 +131,10 @@ CheckpointManifest read_complete_checkpoint(const std::string& folder) {
 }
 
 std::optional<ResumePoint> newest_complete_checkpoint(const std::string& output_dir,
-                                                      std::vector<std::string>& skipped) {
+                                                      std::vector<std::string>& skipped, std::int64_t at_most) {
   auto generations = folder_generations(output_dir);
   for (auto it = generations.rbegin(); it != generations.rend(); ++it) {
+    if (*it > at_most) continue;
     const std::string folder = checkpoint_folder(output_dir, *it);
     if (!fs::exists(fs::path(folder) / kManifestName)) {
       skipped.push_back(fmt::format("{}: incomplete (no {})", folder, kManifestName));

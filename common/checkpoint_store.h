@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -68,15 +69,18 @@ CheckpointManifest read_manifest(const std::string& folder);
 // Reads manifest.json of `folder` and checks every file it lists.
 CheckpointManifest read_complete_checkpoint(const std::string& folder);
 
-// The newest complete checkpoint of a run directory. Checkpoints that fail
-// their check are skipped, each with one line in `skipped` ("checkpoints/
-// gen-000020: cell-0003.bin: checksum mismatch"). None when there is none.
+// The newest complete checkpoint of a run directory, of at most generation
+// `at_most` (newer folders are left out without a word). Checkpoints that
+// fail their check are skipped, each with one line in `skipped`
+// ("checkpoints/gen-000020: cell-0003.bin: checksum mismatch"). None when
+// there is none.
 struct ResumePoint {
   std::string folder;
   CheckpointManifest manifest;
 };
-std::optional<ResumePoint> newest_complete_checkpoint(const std::string& output_dir,
-                                                      std::vector<std::string>& skipped);
+std::optional<ResumePoint> newest_complete_checkpoint(
+    const std::string& output_dir, std::vector<std::string>& skipped,
+    std::int64_t at_most = std::numeric_limits<std::int64_t>::max());
 
 // Deletes every checkpoint folder of the run older than the newest `keep`
 // complete ones (incomplete ones among them too). Returns their names.

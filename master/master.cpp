@@ -236,6 +236,13 @@ void Master::lose_worker(int worker, const std::string& why) {
   }
   members_ = survivors;
   ++epoch_;
+  // Go back to the newest complete checkpoint whose files pass their
+  // checks, as --resume auto does: one the survivors cannot read would end
+  // the run. Newer folders are still being written, or never will be.
+  std::vector<std::string> skipped;
+  const auto point = newest_complete_checkpoint(config_.output_dir, skipped, last_checkpoint_);
+  for (const std::string& line : skipped) event("rehoming: skipping checkpoint " + line);
+  last_checkpoint_ = point ? point->manifest.generation : 0;
   for (auto& r : results_) r.reset();  // every cell goes back to the checkpoint
   const std::string folder = last_checkpoint_ > 0 ? checkpoint_folder(config_.output_dir, last_checkpoint_) : "";
   const Bytes rehome = encode(MembersMessage{std::vector<std::int32_t>(members_.begin(), members_.end()),

@@ -194,5 +194,32 @@ TEST(OneProcessJob, AnOutputDirUnderAFileIsBadInputOnEveryRank) {
   EXPECT_EQ(read_bytes(tmp.file("a-file")), "x");
 }
 
+// A rehoming goes back to the newest checkpoint that passes its checks:
+// the survivors cannot read a corrupt one (before, the run ended with the
+// worker's checksum error).
+TEST(OneProcessJob, ARehomingSkipsACorruptCheckpoint) {
+  TempDir tmp;
+  auto replace = short_run_fast_deadlines();
+  replace["runtime: "] = "checkpoint: {every: 2}\nruntime: ";
+  const std::string reference = tmp.file("reference");
+  ASSERT_TRUE(run_one_process_job(toy_config(tmp, "reference", reference, replace), 1).result.has_value());
+  replace["runtime: "] =
+      "checkpoint: {every: 2}\nfaults: [{kind: corrupt-checkpoint, gen: 4, cell: 1}, "
+      "{kind: drop-heartbeats, rank: 2, gen: 6}]\nruntime: ";
+  const std::string dir = tmp.file("run");
+  const auto out = run_one_process_job(toy_config(tmp, "corrupt", dir, replace), 2);
+  ASSERT_TRUE(out.result.has_value()) << out.master_error;
+  EXPECT_TRUE(out.worker_lost);
+  const std::string events = read_bytes(dir + "/events.log");
+  EXPECT_NE(events.find("rehoming: skipping checkpoint " + dir + "/checkpoints/gen-000004/cell-0001.bin: checksum "
+                        "mismatch"),
+            std::string::npos)
+      << events;
+  EXPECT_NE(events.find("rehoming: workers 1 go on from generation 2"), std::string::npos) << events;
+  EXPECT_EQ(events.find("incomplete"), std::string::npos) << events;  // newer folders are not candidates
+  EXPECT_TRUE(read_bytes(dir + "/ensemble.bin") == read_bytes(reference + "/ensemble.bin"));
+  EXPECT_EQ(metrics_without_seconds(dir), metrics_without_seconds(reference));
+}
+
 }  // namespace
 }  // namespace cellgan

@@ -102,6 +102,20 @@ TEST(CheckpointStore, TheNewestCompleteCheckpointIsFoundPastDamagedOnes) {
   EXPECT_FALSE(newest_complete_checkpoint(empty.path().string(), skipped).has_value());
 }
 
+TEST(CheckpointStore, TheNewestCompleteCheckpointUpToAGenerationLeavesNewerFoldersOut) {
+  TempDir tmp;
+  for (int g : {2, 4, 6}) write_checkpoint(tmp.path().string(), g);
+  write_cell_checkpoint(checkpoint_folder(tmp.path().string(), 8), 0, bytes_of(0, 10));  // in progress
+  std::vector<std::string> skipped;
+  const auto point = newest_complete_checkpoint(tmp.path().string(), skipped, 4);
+  ASSERT_TRUE(point.has_value());
+  EXPECT_EQ(point->manifest.generation, 4);
+  EXPECT_TRUE(skipped.empty()) << skipped[0];
+  EXPECT_EQ(newest_complete_checkpoint(tmp.path().string(), skipped, 5)->manifest.generation, 4);
+  EXPECT_FALSE(newest_complete_checkpoint(tmp.path().string(), skipped, 1).has_value());
+  EXPECT_TRUE(skipped.empty());
+}
+
 TEST(CheckpointStore, PruningKeepsTheNewestCompleteOnesAndTheOneInProgress) {
   TempDir tmp;
   for (int g : {2, 4, 6}) write_checkpoint(tmp.path().string(), g);
