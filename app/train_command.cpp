@@ -62,11 +62,18 @@ int train_command(int argc, char** argv, const Args& args) {
   try {
     result = master.run();
   } catch (const std::exception& e) {
-    // A dead worker never reaches MPI_Finalize: say why, then end every rank.
     if (master.worker_lost()) {
       const bool restart = dynamic_cast<const RestartNeeded*>(&e) != nullptr;
+      const int code = restart ? kExitRestart : kExitFailure;
       std::cerr << (restart ? "cellgan: stopped: " : "cellgan: failed: ") << e.what() << "\n";
-      session.abort(restart ? kExitRestart : kExitFailure);
+      // Under --enable-recovery MPI_Abort makes mpirun exit 0: end like a
+      // finished rank instead, with the code. Otherwise a lost worker never
+      // reaches MPI_Finalize: end every rank.
+      if (session.survives_rank_loss()) {
+        session.finalize_within(kFinalizeLimit, code, [&master] { master.kill_remaining_workers(); });
+        return code;
+      }
+      session.abort(code);
     }
     throw;
   }
@@ -76,7 +83,7 @@ int train_command(int argc, char** argv, const Args& args) {
             << "samples: " << result.output_dir << "/samples.png  ensemble: " << result.output_dir
             << "/ensemble.bin  (" << fmt::format("{:.1f}", result.seconds) << " s)\n";
   std::cout.flush();
-  session.finalize_within(kFinalizeLimit, kExitOk);
+  session.finalize_within(kFinalizeLimit, kExitOk, [&master] { master.kill_remaining_workers(); });
   return kExitOk;
 }
 

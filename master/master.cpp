@@ -206,6 +206,18 @@ void Master::kill_worker(int worker) {
                       id.host));
 }
 
+void Master::kill_remaining_workers() const {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  for (std::size_t i = 0; i < identities_.size(); ++i) {
+    const IdentityMessage& id = identities_[i];
+    if (id.pid <= 0 || id.host != host || id.pid == ::getpid()) continue;
+    if (::kill(static_cast<pid_t>(id.pid), 0) != 0) continue;  // gone
+    log::warn("worker rank {} (pid {}) is still there at the end of the job: killing it", i + 1, id.pid);
+    ::kill(static_cast<pid_t>(id.pid), SIGKILL);
+  }
+}
+
 void Master::lose_worker(int worker, const std::string& why) {
   const std::size_t i = static_cast<std::size_t>(worker - 1);
   lost_[i] = true;

@@ -89,6 +89,11 @@ class Master {
   RunResult run();
 
   bool worker_lost() const { return worker_lost_; }
+  // Kills by PID every worker process on this host that is still there
+  // (at the end of the job: one stopped or hung after its part was done,
+  // which would keep MPI_Finalize and the launcher waiting). Thread-safe
+  // once start() has returned.
+  void kill_remaining_workers() const;
 
   // Asks the run to stop after a checkpoint: every worker runs to the
   // generation the furthest one has reached, saves its cells there, and

@@ -113,10 +113,11 @@ MpiSession::~MpiSession() {
   if (code != MPI_SUCCESS) log::error("MPI_Finalize failed (code {})", code);
 }
 
-void MpiSession::finalize_within(std::chrono::milliseconds limit, int exit_code) {
-  std::thread([limit, exit_code] {
+void MpiSession::finalize_within(std::chrono::milliseconds limit, int exit_code, std::function<void()> before_exit) {
+  std::thread([limit, exit_code, before_exit] {
     std::this_thread::sleep_for(limit);
     log::warn("MPI_Finalize has not returned after {} ms (a lost peer?): exiting with {}", limit.count(), exit_code);
+    if (before_exit) before_exit();
     std::fflush(nullptr);
     std::_Exit(exit_code);
   }).detach();

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -41,9 +42,11 @@ class MpiSession final : public JobCommsFactory {
   // Ends every rank of the job at once (MPI_Abort).
   [[noreturn]] void abort(int code) const;
   // Finalizes MPI now; if MPI_Finalize has not returned within `limit`
-  // (a lost peer under --enable-recovery can keep it waiting), the process
-  // exits with `exit_code` anyway: its work is done and written.
-  void finalize_within(std::chrono::milliseconds limit, int exit_code);
+  // (a lost peer under --enable-recovery can keep it waiting), calls
+  // `before_exit` (if any) and exits with `exit_code` anyway: its work is
+  // done and written.
+  void finalize_within(std::chrono::milliseconds limit, int exit_code,
+                       std::function<void()> before_exit = nullptr);
 
  private:
   int world_rank_ = 0;
