@@ -6,7 +6,7 @@
  * Ranks 0, 2, 3 wait 4 s (Isending BYTES to rank 1 every 100 ms when BYTES > 0),
  * free the sends, then call MPI_Finalize and return $RC0 (rank 0) or 0. Rank 1
  * sleeps until it is killed from outside; with NOKILL set it takes part like
- * the others. */
+ * the others; with NOFINALIZE set the survivors leave without MPI_Finalize. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +30,11 @@ int main(int argc, char** argv) {
     usleep(100000);
   }
   for (int i = 0; i < n; ++i) MPI_Request_free(&req[i]);
+  if (getenv("NOFINALIZE")) {  /* leave without MPI_Finalize */
+    fprintf(stderr, "rank %d finalized (skipped)\n", rank);
+    fflush(stderr);
+    _exit(rank == 0 && getenv("RC0") ? atoi(getenv("RC0")) : 0);
+  }
   MPI_Finalize();
   fprintf(stderr, "rank %d finalized\n", rank);
   free(buf);

@@ -5,6 +5,7 @@
 # processes are then killed by PID). Then once without a kill, rank 0
 # returning 3, under --enable-recovery and under plain mpirun.
 #   bash tests/bench/mpi_recovery_probe.sh [TRIALS (10)] [BYTES (0)]
+# NOFINALIZE=1 in the environment: the survivors leave without MPI_Finalize.
 set -uo pipefail
 TRIALS=${1:-10}
 BYTES=${2:-0}
@@ -13,7 +14,7 @@ ROOT_FLAG=""; [ "$(id -u)" -eq 0 ] && ROOT_FLAG="--allow-run-as-root"
 export OMPI_MCA_mpi_yield_when_idle=1
 mpicc -O1 -o "$DIR/probe" "$(dirname "$0")/mpi_recovery_probe.c" || exit 2
 for t in $(seq "$TRIALS"); do
-  mpirun $ROOT_FLAG --enable-recovery --oversubscribe --bind-to none -np 4 "$DIR/probe" "$BYTES" \
+  mpirun $ROOT_FLAG ${NOFINALIZE:+-x NOFINALIZE} --enable-recovery --oversubscribe --bind-to none -np 4 "$DIR/probe" "$BYTES" \
     >"$DIR/out" 2>"$DIR/err" &
   job=$!
   until grep -q "rank 1 pid" "$DIR/out" 2>/dev/null; do sleep 0.05; done
