@@ -8,7 +8,9 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdio>
+#include <memory>
 #include <cstdlib>
 #include <thread>
 #include <stdexcept>
@@ -17,6 +19,7 @@
 #include <fmt/core.h>
 
 #include "common/comm/mpi_communicator.h"
+#include "common/error.h"
 #include "common/log.h"
 
 namespace cellgan {
@@ -80,6 +83,9 @@ MPI_Comm create_group_comm(const std::vector<int>& world_ranks, int tag, int wor
   return comm;
 }
 
+// Far beyond a healthy start (about 1.2 s here, STACK.md).
+constexpr std::chrono::seconds kInitLimit{30};
+
 }  // namespace
 
 MpiSession::MpiSession(int* argc, char*** argv) {
@@ -87,8 +93,27 @@ MpiSession::MpiSession(int* argc, char*** argv) {
   check_mpi(MPI_Initialized(&initialized), "MPI_Initialized");
   if (initialized) throw std::logic_error("MpiSession: MPI is already initialised (one session per process)");
 
+  // MPI_Init waits for every rank of the job, a lost one too (under
+  // mpirun --enable-recovery, for ever): past the limit this rank exits
+  // with kExitRestart (75), since nothing has been done yet.
+  auto init_done = std::make_shared<std::atomic<bool>>(false);
+  std::thread([init_done] {
+    const auto until = std::chrono::steady_clock::now() + kInitLimit;
+    while (std::chrono::steady_clock::now() < until) {
+      if (*init_done) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (*init_done) return;
+    std::fprintf(stderr, "cellgan: stopped: MPI_Init has not returned after %lld s (a rank lost at launch?): "
+                         "run the same command again\n",
+                 static_cast<long long>(std::chrono::duration_cast<std::chrono::seconds>(kInitLimit).count()));
+    std::fflush(nullptr);
+    std::_Exit(kExitRestart);
+  }).detach();
   int provided = MPI_THREAD_SINGLE;
-  check_mpi(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
+  const int init = MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+  *init_done = true;
+  check_mpi(init, "MPI_Init_thread");
   if (provided < MPI_THREAD_SERIALIZED) {
     MPI_Finalize();  // The destructor will not run: this constructor throws.
     throw std::runtime_error(fmt::format("MPI_Init_thread provided {}; cellgan needs at least MPI_THREAD_SERIALIZED",

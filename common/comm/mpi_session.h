@@ -3,7 +3,9 @@
 // MpiSession calls MPI_Init_thread (asking for MPI_THREAD_MULTIPLE; at
 // least SERIALIZED is required, since the thread that owns MPI is not
 // always the main thread) and MPI_Finalize in its destructor. <mpi.h> is
-// not included here.
+// not included here. MPI_Init waits for every rank of the job, even a lost
+// one: if it has not returned after 30 s, the process exits with 75 (run
+// the same command again), so a rank lost at launch never hangs a job.
 //
 // It is the MPI JobCommsFactory (job_comms.h): group() uses
 // MPI_Comm_create_group, called by the members only; cartesian() adds
