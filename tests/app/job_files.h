@@ -40,6 +40,15 @@ inline std::string toy_config(const TempDir& tmp, const std::string& name, const
   return path;
 }
 
+// The same, `generations` long, with the status server on `port`, saved as toy.yaml.
+inline std::string toy_config_with_status(const TempDir& tmp, const std::string& output_dir, int generations,
+                                          int port) {
+  const std::string path =
+      toy_config(tmp, "toy", output_dir, {{"generations: 4,", "generations: " + std::to_string(generations) + ","}});
+  write_bytes(path, read_bytes(path) + "status: {port: " + std::to_string(port) + "}\n");
+  return path;
+}
+
 // metrics.jsonl of the run in `dir` without the timings, one JSON line per record.
 inline std::vector<std::string> metrics_without_seconds(const std::string& dir) {
   std::istringstream in(read_bytes(dir + "/metrics.jsonl"));

@@ -13,6 +13,7 @@
 
 #include "common/error.h"
 #include "master/status_server.h"
+#include "tests/app/job_files.h"
 #include "tests/app/one_process_job.h"
 #include "tests/common/test_files.h"
 #include "tests/master/http_client.h"
@@ -23,22 +24,10 @@ namespace {
 using test::read_bytes;
 using test::TempDir;
 
-// tests/mpi/toy-2x2.yaml, `generations` long, into `output_dir`, with
-// `status: {port}`.
-std::string toy_with_status(const TempDir& tmp, const std::string& output_dir, int generations, int port) {
-  std::string text = read_bytes(std::string(CELLGAN_SOURCE_DIR) + "/tests/mpi/toy-2x2.yaml");
-  text = std::regex_replace(text, std::regex("output_dir: .*"), "output_dir: " + output_dir);
-  text = std::regex_replace(text, std::regex("generations: 4,"), fmt::format("generations: {},", generations));
-  text += fmt::format("status: {{port: {}}}\n", port);
-  const std::string path = tmp.file("toy.yaml");
-  test::write_bytes(path, text);
-  return path;
-}
-
 TEST(StatusServerJob, ServesEveryCellAndWorkerWhileTheRunTrains) {
   TempDir tmp;
   const int port = test::free_port();
-  const std::string config = toy_with_status(tmp, tmp.file("run"), 60, port);
+  const std::string config = test::toy_config_with_status(tmp, tmp.file("run"), 60, port);
   auto job = std::async(std::launch::async, [&] { return test::run_one_process_job(config, 2); });
   std::vector<nlohmann::json> seen;  // every /status answer while it trained
   std::string metrics;
@@ -89,7 +78,7 @@ TEST(StatusServerJob, APortInUseIsBadInputBeforeAnythingIsWritten) {
   StatusBoard other(1, 1, "coevolution", "fid", 1, 0, {0}, StatusBoard::Clock::now());
   StatusServer taken(other, StatusServerOptions{});
   const std::string dir = tmp.file("run");
-  const auto out = test::run_one_process_job(toy_with_status(tmp, dir, 4, taken.port()), 2);
+  const auto out = test::run_one_process_job(test::toy_config_with_status(tmp, dir, 4, taken.port()), 2);
   EXPECT_FALSE(out.result.has_value());
   EXPECT_NE(out.master_error.find(fmt::format("status.port: cannot serve the status on 127.0.0.1:{}", taken.port())),
             std::string::npos)

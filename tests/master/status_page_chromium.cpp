@@ -20,6 +20,7 @@
 #include <regex>
 
 #include "master/status_server.h"
+#include "tests/app/job_files.h"
 #include "tests/app/one_process_job.h"
 #include "tests/common/test_files.h"
 #include "tests/master/http_client.h"
@@ -125,22 +126,10 @@ TEST(StatusPageInChromium, TheScreenshotShowsTheCellsInTheirColours) {
   EXPECT_GT(counts.count(0xa0a0a0) ? counts.at(0xa0a0a0) : 0, 4000) << "no grey square (cell 8)";
 }
 
-// tests/mpi/toy-2x2.yaml, `generations` long, writing into `output_dir`,
-// with the status server on `port`.
-std::string toy_config(const TempDir& tmp, const std::string& output_dir, int generations, int port) {
-  std::string text = read_bytes(std::string(CELLGAN_SOURCE_DIR) + "/tests/mpi/toy-2x2.yaml");
-  text = std::regex_replace(text, std::regex("output_dir: .*"), "output_dir: " + output_dir);
-  text = std::regex_replace(text, std::regex("generations: 4,"), fmt::format("generations: {},", generations));
-  text += fmt::format("status: {{port: {}}}\n", port);
-  const std::string path = tmp.file("toy.yaml");
-  test::write_bytes(path, text);
-  return path;
-}
-
 TEST(StatusPageInChromium, DrawsTheGridOfARealRunWhileItTrains) {
   TempDir tmp;
   const int port = test::free_port();
-  const std::string config = toy_config(tmp, tmp.file("run"), 200, port);
+  const std::string config = test::toy_config_with_status(tmp, tmp.file("run"), 200, port);
   auto job = std::async(std::launch::async, [&] { return test::run_one_process_job(config, 2); });
   const auto ended = [&] { return job.wait_for(std::chrono::seconds(0)) == std::future_status::ready; };
   bool training = false;
