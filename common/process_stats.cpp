@@ -2,12 +2,20 @@
 #include "common/process_stats.h"
 
 #include <malloc.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
 #include <string>
 
 namespace cellgan {
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "";
+  return name;
+}
+
 
 namespace {
 

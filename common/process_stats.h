@@ -2,14 +2,18 @@
 // benchmarks: peak resident set size (VmHWM in /proc/self/status), the
 // current resident set split into anonymous and file-backed pages, and the
 // heap in use by malloc's own count (mallinfo2); and a way to hand freed
-// heap memory back.
+// heap memory back; and the host it runs on.
 //
 // Thread-safety: free functions; they read /proc and malloc's statistics.
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace cellgan {
+
+// This machine's host name ("" if it cannot be read).
+std::string host_name();
 
 // Peak RSS in bytes, or 0 where /proc is not available.
 std::int64_t peak_rss_bytes();

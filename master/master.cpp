@@ -22,6 +22,7 @@
 #include "common/log.h"
 #include "common/math_kernels.h"
 #include "common/nn/scores.h"
+#include "common/process_stats.h"
 #include "common/nn/torch_generator_lock.h"
 #include "master/job_status.h"
 #include "master/progress_line.h"
@@ -195,24 +196,28 @@ void Master::take_identity(int worker, const Bytes& payload) {
   identities_[static_cast<std::size_t>(worker - 1)] = id;
 }
 
+namespace {
+
+// A worker process the master may kill: on its own host, and never the
+// master itself (one-process jobs).
+bool killable(const IdentityMessage& id) {
+  return id.pid > 0 && id.host == host_name() && id.pid != ::getpid();
+}
+
+}  // namespace
+
 void Master::kill_worker(int worker) {
   const IdentityMessage& id = identities_[static_cast<std::size_t>(worker - 1)];
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  // Only a process of its own host, and never itself (one-process jobs).
-  if (id.pid <= 0 || id.host != host || id.pid == ::getpid()) return;
+  if (!killable(id)) return;
   if (::kill(static_cast<pid_t>(id.pid), SIGKILL) == 0)
     event(fmt::format("killed worker rank {} (pid {} on {}), so that the job can end cleanly", worker, id.pid,
                       id.host));
 }
 
 void Master::kill_remaining_workers() const {
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
   for (std::size_t i = 0; i < identities_.size(); ++i) {
     const IdentityMessage& id = identities_[i];
-    if (id.pid <= 0 || id.host != host || id.pid == ::getpid()) continue;
-    if (::kill(static_cast<pid_t>(id.pid), 0) != 0) continue;  // gone
+    if (!killable(id) || ::kill(static_cast<pid_t>(id.pid), 0) != 0) continue;  // not ours, or gone
     log::warn("worker rank {} (pid {}) is still there at the end of the job: killing it", i + 1, id.pid);
     ::kill(static_cast<pid_t>(id.pid), SIGKILL);
   }

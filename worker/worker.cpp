@@ -25,12 +25,6 @@
 namespace cellgan {
 namespace {
 
-std::string host_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "";
-  return name;
-}
-
 int exit_code_of(const std::exception& e) {
   return dynamic_cast<const std::logic_error*>(&e) ? kExitInternal : kExitFailure;
 }

@@ -9,7 +9,6 @@
 
 #include <filesystem>
 #include <future>
-#include <regex>
 
 #include "common/error.h"
 #include "master/status_server.h"
