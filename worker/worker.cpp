@@ -112,8 +112,7 @@ int Worker::run() {
   int me = comms.local->rank();
   int member_count = static_cast<int>(member_ranks.size());
   const std::string kernels = blas_kernels();
-  comms.global->send(kMasterRank, kTagHello,
-                     encode(HelloMessage{kernels, static_cast<std::int64_t>(::getpid()), host_name()}));
+  comms.global->send(kMasterRank, kTagHello, encode(HelloMessage{kernels}));
 
   // 4. The communication thread takes the communicators; this thread trains.
   WorkerComm comm(std::move(comms), std::chrono::milliseconds(config.runtime.heartbeat_interval_ms), dead_after);

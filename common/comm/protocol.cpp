@@ -60,8 +60,6 @@ StartMessage decode_start(const Bytes& b) {
 Bytes encode(const HelloMessage& m) {
   ByteWriter w;
   w.put_string(m.blas_kernels);
-  w.put<std::int64_t>(m.pid);
-  w.put_string(m.host);
   return w.take();
 }
 
@@ -69,8 +67,6 @@ HelloMessage decode_hello(const Bytes& b) {
   ByteReader r(b, "hello message");
   HelloMessage m;
   m.blas_kernels = r.get_string();
-  m.pid = r.get<std::int64_t>();
-  m.host = r.get_string();
   return m;
 }
 

@@ -138,8 +138,6 @@ StartMessage decode_start(const Bytes& b);
 
 struct HelloMessage {
   std::string blas_kernels;  // math_kernels.h: blas_kernels()
-  std::int64_t pid = 0;      // the worker's process, and its host: a hung
-  std::string host;          // worker on the master's host is killed by PID
 };
 Bytes encode(const HelloMessage& m);
 HelloMessage decode_hello(const Bytes& b);

@@ -215,6 +215,38 @@ TEST(Protocol, HelloFailureAndAbortRoundTrip) {
   expect_prefixes_rejected(encode(AbortMessage{1, "x"}), [](const Bytes& b) { decode_abort(b); }, "abort message");
 }
 
+// ---------------------------------------------------------------- Identity, members, checkpoints, stops
+
+TEST(Protocol, RecoveryMessagesRoundTrip) {
+  const IdentityMessage id = decode_identity(encode(IdentityMessage{4242, "node-7"}));
+  EXPECT_EQ(id.pid, 4242);
+  EXPECT_EQ(id.host, "node-7");
+  const MembersMessage m = decode_members(encode(MembersMessage{{1, 3, 4}, 10, "run/checkpoints/gen-000010", 1102}),
+                                          "rehome message");
+  EXPECT_EQ(m.members, (std::vector<std::int32_t>{1, 3, 4}));
+  EXPECT_EQ(m.generation, 10);
+  EXPECT_EQ(m.folder, "run/checkpoints/gen-000010");
+  EXPECT_EQ(m.local_tag, 1102);
+  CheckpointMessage c{6, {{2, "cell-0002.bin", 123, 0xdeadbeef}, {5, "cell-0005.bin", 0, 7}}, 0.25, {"flipped"}};
+  const CheckpointMessage back = decode_checkpoint(encode(c));
+  EXPECT_EQ(back.generation, 6);
+  ASSERT_EQ(back.files.size(), 2u);
+  EXPECT_EQ(back.files[0].name, "cell-0002.bin");
+  EXPECT_EQ(back.files[0].bytes, 123u);
+  EXPECT_EQ(back.files[0].crc32, 0xdeadbeefu);
+  EXPECT_EQ(back.files[1].cell, 5);
+  EXPECT_EQ(back.seconds, 0.25);
+  EXPECT_EQ(back.events, std::vector<std::string>{"flipped"});
+  EXPECT_EQ(decode_generation(encode(GenerationMessage{17}), "stop message").generation, 17);
+  StartMessage start{true, 0, "", "seed: 1\n", "x.yaml", 15, "run/checkpoints/gen-000015"};
+  const StartMessage s = decode_start(encode(start));
+  EXPECT_EQ(s.resume_generation, 15);
+  EXPECT_EQ(s.resume_folder, "run/checkpoints/gen-000015");
+  expect_prefixes_rejected(encode(c), [](const Bytes& b) { decode_checkpoint(b); }, "checkpoint message");
+  expect_prefixes_rejected(encode(MembersMessage{{1, 2}, 0, "", 102}),
+                           [](const Bytes& b) { decode_members(b, "go message"); }, "go message");
+}
+
 // ---------------------------------------------------------------- ResultMessage
 
 TEST(Protocol, ResultRoundTrip) {
