@@ -33,7 +33,10 @@ int train_command(int argc, char** argv, const Args& args) {
       "checkpoint folder PATH")(
       "fault", po::value<std::vector<std::string>>()->composing(),
       "inject a fault, e.g. kill:rank=2,gen=3 (repeatable; kinds kill, stall, nan, delay, corrupt-checkpoint, "
-      "drop-heartbeats; docs/operations.md)");
+      "drop-heartbeats; docs/operations.md)")(
+      "set", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
+      "change a key of the configuration, e.g. --set grid.rows=3 --set output_dir=runs/r3 (repeatable; a "
+      "resumed run needs the same settings)");
   po::positional_options_description positional;
   positional.add("config", 1);
   po::variables_map vm;
@@ -56,8 +59,10 @@ int train_command(int argc, char** argv, const Args& args) {
     session.finalize_within(kFinalizeLimit, code);
     return code;
   }
+  std::vector<std::string> settings;
+  if (vm.count("set")) settings = vm["set"].as<std::vector<std::string>>();
   Master master(session, vm["config"].as<std::string>(), vm.count("resume") ? vm["resume"].as<std::string>() : "",
-                std::move(faults));
+                std::move(faults), std::move(settings));
   RunResult result;
   try {
     result = master.run();

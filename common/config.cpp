@@ -112,7 +112,9 @@ Config parse_config(const std::string& yaml_text, const std::string& source) {
   return c;
 }
 
-Config load_config(const std::string& path) {
+Config load_config(const std::string& path) { return load_config(path, {}); }
+
+Config load_config(const std::string& path, const std::vector<std::string>& settings) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw InputError(fmt::format("{}: is a folder: expected a YAML configuration file", path));
@@ -125,7 +127,9 @@ Config load_config(const std::string& path) {
   text.resize(static_cast<std::size_t>(in.gcount()));
   if (text.size() > kMaxConfigBytes)
     throw InputError(fmt::format("{}: longer than {} bytes: expected a YAML configuration file", path, kMaxConfigBytes));
-  return parse_config(text, path);
+  if (settings.empty()) return parse_config(text, path);
+  const std::string source = fmt::format("{} (with --set)", path);
+  return parse_config(apply_settings(text, settings, path), source);
 }
 
 std::string to_yaml(const Config& c) {

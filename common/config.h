@@ -121,6 +121,14 @@ struct Config {
 
 // Parses and validates. Throws InputError naming `path` and the key.
 Config load_config(const std::string& path);
+// The same, with `settings` ("grid.rows=3", "seed=7": `cellgan train
+// --set`) replacing or adding keys of the file before it is validated; a
+// value is YAML ("faults=[]"). Errors name the file "PATH (with --set)".
+// Throws InputError for a setting that is not KEY=VALUE.
+Config load_config(const std::string& path, const std::vector<std::string>& settings);
+// The YAML text with `settings` applied (as above); `source` names it.
+std::string apply_settings(const std::string& yaml_text, const std::vector<std::string>& settings,
+                           const std::string& source);
 // The same, from YAML text; `source` names it in error messages.
 Config parse_config(const std::string& yaml_text, const std::string& source);
 // The fully resolved configuration as YAML (every key, defaults included),

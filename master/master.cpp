@@ -93,11 +93,12 @@ int exit_code_of(const std::exception& e) {
 }  // namespace
 
 Master::Master(JobCommsFactory& factory, std::string config_path, std::string resume,
-               std::vector<Fault> command_line_faults)
+               std::vector<Fault> command_line_faults, std::vector<std::string> settings)
     : factory_(factory),
       config_path_(std::move(config_path)),
       resume_(std::move(resume)),
       command_line_faults_(std::move(command_line_faults)),
+      settings_(std::move(settings)),
       workers_(factory.world_size() - 1) {}
 
 void Master::event(const std::string& line) {
@@ -277,7 +278,7 @@ void Master::validate() {
     log::set_thread_name("check");
     log::set_thread_rank(factory_.world_rank());
     try {
-      config_ = load_config(config_path_);
+      config_ = load_config(config_path_, settings_);
       log::set_level(log::parse_level(config_.runtime.log_level));
       torch::set_num_threads(static_cast<int>(config_.runtime.threads));
       if (workers_ < 1)

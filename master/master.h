@@ -62,9 +62,11 @@ class Master {
   // `resume`: "" (a new run), "auto" or a checkpoint folder (resume_plan.h).
   // `command_line_faults` (the --fault options of `cellgan train`) join
   // the configuration's `faults` once checked against it and the worker
-  // count; the workers and config.yaml get them all.
+  // count; the workers and config.yaml get them all. `settings` (the
+  // --set options, "grid.rows=3") change keys of the file before it is
+  // checked (load_config in config.h).
   Master(JobCommsFactory& factory, std::string config_path, std::string resume = "",
-         std::vector<Fault> command_line_faults = {});
+         std::vector<Fault> command_line_faults = {}, std::vector<std::string> settings = {});
   ~Master();
   Master(const Master&) = delete;
   Master& operator=(const Master&) = delete;
@@ -157,6 +159,7 @@ class Master {
   std::optional<std::string> stop_request_;  // guarded by stop_mutex_
   std::int64_t test_stop_after_ = -1;
   const std::vector<Fault> command_line_faults_;
+  const std::vector<std::string> settings_;
   const int workers_;
   Clock::time_point started_{};
   Config config_;
