@@ -14,5 +14,6 @@ if [ ! -f data/mnist/classifier.pt ]; then
   "$CELLGAN" classifier --dataset mnist --epochs "${CLASSIFIER_EPOCHS:-40}" --out data/mnist/classifier.pt
 fi
 if [ "${FASHION:-0}" = 1 ] && [ ! -f data/fashion/classifier.pt ]; then
+  mkdir -p data/fashion
   "$CELLGAN" classifier --dataset fashion --epochs "${CLASSIFIER_EPOCHS:-40}" --out data/fashion/classifier.pt
 fi
