@@ -17,6 +17,8 @@
 #                       ranks then share the cores)
 #   CELLGAN_SLURM_PORT  slurmctld's port; slurmd takes the next one (default:
 #                       the first free pair from 6817 up)
+#   CELLGAN_SLURM_REQUEUE_DELAY  seconds a requeued job waits before it starts
+#                       again (cred_expire; default 10, SLURM's own is 120)
 #
 # Needs root: slurmd starts every job as its user and munged runs as the
 # `munge` user (Debian's slurm-wlm and munge, from deploy/install-deps.sh).
@@ -58,10 +60,14 @@ status() {
 }
 
 write_config() {
-  local host cpus port
+  local host cpus port expire
   host=$(hostname -s)
   cpus=${CELLGAN_SLURM_CPUS:-8}
   port=${CELLGAN_SLURM_PORT:-}
+  # The credential lifetime is also how long a requeued job waits before it
+  # starts again (120 s by default). Starting it sooner by hand (scontrol
+  # update StartTime=now) can make the start fail ("Job credential revoked").
+  expire=${CELLGAN_SLURM_REQUEUE_DELAY:-10}
   if [ -z "$port" ]; then
     port=6817
     while ! port_free "$port" || ! port_free $((port + 1)); do
@@ -77,7 +83,7 @@ SlurmctldPort=$port
 SlurmdPort=$((port + 1))
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$dir/munge/munge.socket
+AuthInfo=socket=$dir/munge/munge.socket,cred_expire=$expire
 SlurmUser=root
 SlurmdUser=root
 StateSaveLocation=$dir/state
