@@ -99,6 +99,8 @@ AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
+# Look for startable jobs (a requeued one whose delay is over) every 2 s.
+SchedulerParameters=sched_interval=2,bf_interval=2
 SlurmdParameters=config_overrides
 MpiDefault=none
 ReturnToService=2
