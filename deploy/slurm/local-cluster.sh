@@ -39,7 +39,15 @@ pid_alive() {
   [ -r "/proc/$pid/comm" ] && [ "$(cat "/proc/$pid/comm")" = "$1" ]
 }
 
-port_free() { ! ss -Htln "sport = :$1" 2>/dev/null | grep -q .; }
+# port_free PORT: nothing listens on it (a bind to it succeeds).
+port_free() {
+  python3 -c 'import socket, sys
+s = socket.socket()
+try:
+    s.bind(("", int(sys.argv[1])))
+except OSError:
+    sys.exit(1)' "$1"
+}
 
 node_idle() {
   SLURM_CONF=$conf sinfo -h -o '%t' 2>/dev/null | grep -Eq '^(idle|mix|alloc)'

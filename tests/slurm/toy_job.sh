@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# sbatch the 2x2 toy job (W = 4, --ntasks=5) and wait until it finishes with
-# its results: under srun --mpi=pmix (the default launcher), then with
+# sbatch the 2x2 toy job (W = 4, --ntasks=5) and wait until it finishes
+# with its results: through deploy/slurm/submit.sh, which computes the
+# task count, under srun --mpi=pmix (the default launcher); then with
 # CELLGAN_LAUNCHER=mpirun (mpirun --enable-recovery inside the allocation),
 # which must give the same ensemble.bin, to the bit.
 source "$(dirname "$0")/slurm_test_lib.sh"
 
-id=$(submit "$WORK/run-srun" --)
+# deploy/slurm/submit.sh computes --ntasks = 4 + 1 from the 2x2 grid.
+id=$(cd "$WORK" && CELLGAN_RUN_DIR=$WORK/run-srun "$SOURCE/deploy/slurm/submit.sh" --parsable --output="$WORK/%j.out" "$TOY") \
+  || fail "submit.sh refused the job"
+JOBS+=("$id")
+[ "$(job_field "$id" NumTasks)" = 5 ] || fail "submit.sh: job $id has $(job_field "$id" NumTasks) tasks, expected 5"
 wait_state "$id" 120 COMPLETED FAILED CANCELLED TIMEOUT
 [ "$(job_field "$id" JobState)" = COMPLETED ] || { cat "$WORK/$id.out" >&2; fail "srun job $id: $(job_field "$id" JobState)"; }
 [ "$(job_field "$id" ExitCode)" = 0:0 ] || fail "srun job $id: exit code $(job_field "$id" ExitCode)"
