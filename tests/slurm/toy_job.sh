@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# sbatch the 2x2 toy job (W = 4, --ntasks=5) and wait until it finishes
+# with its results: through deploy/slurm/submit.sh, which computes the
+# task count, under srun --mpi=pmix (the default launcher); then with
+# CELLGAN_LAUNCHER=mpirun (mpirun --enable-recovery inside the allocation),
+# which must give the same ensemble.bin, to the bit.
+source "$(dirname "$0")/slurm_test_lib.sh"
+
+# deploy/slurm/submit.sh computes --ntasks = 4 + 1 from the 2x2 grid.
+id=$(cd "$WORK" && CELLGAN_RUN_DIR=$WORK/run-srun "$SOURCE/deploy/slurm/submit.sh" --parsable --output="$WORK/%j.out" "$TOY") \
+  || fail "submit.sh refused the job"
+JOBS+=("$id")
+[ "$(job_field "$id" NumTasks)" = 5 ] || fail "submit.sh: job $id has $(job_field "$id" NumTasks) tasks, expected 5"
+wait_state "$id" 120 COMPLETED FAILED CANCELLED TIMEOUT
+[ "$(job_field "$id" JobState)" = COMPLETED ] || { cat "$WORK/$id.out" >&2; fail "srun job $id: $(job_field "$id" JobState)"; }
+[ "$(job_field "$id" ExitCode)" = 0:0 ] || fail "srun job $id: exit code $(job_field "$id" ExitCode)"
+for f in result.json ensemble.bin metrics.jsonl; do
+  [ -s "$WORK/run-srun/$f" ] || { cat "$WORK/$id.out" >&2; fail "srun job $id: no $f in its run folder"; }
+done
+grep -q "srun --mpi=pmix --ntasks=5 " "$WORK/$id.out" || fail "srun job $id: the log does not show the srun launch"
+grep -q "best ensemble: " "$WORK/$id.out" || fail "srun job $id: no result line in the job log"
+
+id2=$(CELLGAN_LAUNCHER=mpirun submit "$WORK/run-mpirun" --)
+wait_state "$id2" 120 COMPLETED FAILED CANCELLED TIMEOUT
+[ "$(job_field "$id2" JobState)" = COMPLETED ] || { cat "$WORK/$id2.out" >&2; fail "mpirun job $id2: $(job_field "$id2" JobState)"; }
+grep -q "mpirun --enable-recovery" "$WORK/$id2.out" || fail "mpirun job $id2: the log does not show mpirun --enable-recovery"
+cmp -s "$WORK/run-srun/ensemble.bin" "$WORK/run-mpirun/ensemble.bin" \
+  || fail "ensemble.bin differs between the srun and the mpirun job"
+echo "PASS: the 2x2 toy job finished under sbatch with srun and with mpirun --enable-recovery, the same ensemble.bin"
