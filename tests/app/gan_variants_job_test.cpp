@@ -1,6 +1,6 @@
 // Whole coevolution jobs (in one process) with the GAN variants of issue 20:
-// training.loss wgan_gp on the toy ring, network.kind sngan on images, and
-// the two together stopped and resumed. Each run's losses are finite, and
+// training.loss wgan_gp on the toy ring, network.kind sngan on images, the
+// dcgan critic on images, and sngan with wgan_gp stopped and resumed. Each run's losses are finite, and
 // it is deterministic: the same ensemble.bin and metrics.jsonl (but the
 // timings) to the bit, run again or with another number of workers, or
 // stopped and resumed from a checkpoint (which must carry the spectral
@@ -133,6 +133,12 @@ TEST_F(ImageJob, SnganIsFiniteAndDeterministicForW12) {
   EXPECT_EQ(again.metrics, first.metrics);
   EXPECT_TRUE(two.ensemble == first.ensemble) << "ensemble.bin differs with 2 workers";
   EXPECT_EQ(two.metrics, first.metrics);
+}
+
+TEST_F(ImageJob, TheDcganCriticTrainsWithWganGp) {
+  const JobRun two = run_of(config("critic", "dcgan", "wgan_gp"), dir("critic"), 2);
+  EXPECT_EQ(expect_finite_losses(dir("critic")), 8u);
+  EXPECT_FALSE(two.ensemble.empty());
 }
 
 TEST_F(ImageJob, SnganWithWganGpStoppedAndResumedEndsAsTheUninterruptedRun) {
