@@ -25,9 +25,9 @@ namespace cellgan {
 
 enum class LayoutKind { kCoevolution };
 enum class DatasetKind { kMnist, kFashion, kIdx, kRing, kGrid };
-enum class NetworkKind { kMlp, kDcgan, kToy };
+enum class NetworkKind { kMlp, kDcgan, kToy, kSngan };
 enum class NeighbourhoodKind { kVonNeumann, kMoore };
-enum class LossKind { kBce, kMse, kHeuristic, kMustangs };
+enum class LossKind { kBce, kMse, kHeuristic, kMustangs, kWganGp };
 enum class ReplacementRule { kIfBetter, kAlways };
 
 struct DataConfig {
@@ -62,6 +62,8 @@ struct TrainingConfig {
   LossKind loss = LossKind::kBce;
   std::int64_t discriminator_skip = 1;
   double r1_penalty = 0.0;
+  double gp_lambda = 10.0;    // loss wgan_gp only
+  std::int64_t n_critic = 5;  // loss wgan_gp only
   double mutation_probability = 0.5;
   double mutation_scale = 1e-4;
   ReplacementRule replacement = ReplacementRule::kAlways;

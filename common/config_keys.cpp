@@ -35,11 +35,12 @@ const Names<DatasetKind> kDatasets = {{"mnist", DatasetKind::kMnist},
                                       {"ring", DatasetKind::kRing},
                                       {"grid", DatasetKind::kGrid}};
 const Names<NetworkKind> kNetworks = {
-    {"mlp", NetworkKind::kMlp}, {"dcgan", NetworkKind::kDcgan}, {"toy", NetworkKind::kToy}};
+    {"mlp", NetworkKind::kMlp}, {"dcgan", NetworkKind::kDcgan}, {"sngan", NetworkKind::kSngan}, {"toy", NetworkKind::kToy}};
 const Names<NeighbourhoodKind> kNeighbourhoods = {{"von_neumann", NeighbourhoodKind::kVonNeumann},
                                                   {"moore", NeighbourhoodKind::kMoore}};
 const Names<LossKind> kLosses = {
-    {"bce", LossKind::kBce}, {"mse", LossKind::kMse}, {"heuristic", LossKind::kHeuristic}, {"mustangs", LossKind::kMustangs}};
+    {"bce", LossKind::kBce}, {"mse", LossKind::kMse}, {"heuristic", LossKind::kHeuristic}, {"mustangs", LossKind::kMustangs},
+    {"wgan_gp", LossKind::kWganGp}};
 const Names<ReplacementRule> kRules = {{"always", ReplacementRule::kAlways}, {"if_better", ReplacementRule::kIfBetter}};
 const Names<std::string> kLogLevels = {{"debug", "debug"}, {"info", "info"}, {"warn", "warn"}, {"error", "error"}};
 
@@ -89,7 +90,9 @@ ConfigSection network() {
   return SectionTable<N>("network", &Config::network)
       .choice("kind", &N::kind, kNetworks,
               "`mlp` (Lipizzaner's four-layer perceptron: G 283,920 and D 267,009 parameters), `dcgan` (28×28 "
-              "convolutional pair), `toy` (2-D data; required for ring and grid)")
+              "convolutional pair), `sngan` (the dcgan generator; a discriminator of the same convolutions whose every "
+              "layer is spectrally normalised, one power-iteration step per training forward, without batch norm or "
+              "dropout), `toy` (2-D data; required for ring and grid)")
       .integer("latent_dim", &N::latent_dim, span<I>(1, 4096), "size of the latent vector z ~ N(0, 1)")
       .integer("toy_hidden", &N::toy_hidden, span<I>(1, 4096), "hidden width of the toy MLPs")
       .integer("toy_layers", &N::toy_layers, span<I>(1, 16), "hidden layers of the toy MLPs (G and D)")
@@ -119,14 +122,25 @@ ConfigSection training() {
       .number("adam_beta1", &T::adam_beta1, up_to_below(0.0, 1.0), "Adam β₁")
       .number("adam_beta2", &T::adam_beta2, up_to_below(0.0, 1.0), "Adam β₂")
       .choice("loss", &T::loss, kLosses,
-              "the GAN loss: `bce`, `mse`, `heuristic`, or `mustangs` (each generator draws one of the three per "
-              "generation; its discriminator uses bce for heuristic)")
+              "the GAN loss: `bce`, `mse`, `heuristic`, `mustangs` (each generator draws one of the three per "
+              "generation; its discriminator uses bce for heuristic), or `wgan_gp` (Wasserstein with gradient "
+              "penalty: the discriminator is a critic with raw scores, no sigmoid, and layer norm in place of "
+              "dcgan's batch norm; G: −mean D(G(z)); D: mean D(G(z)) − mean D(x) + gp_lambda·mean(‖∇D(x̂)‖₂ − 1)² "
+              "on random interpolates x̂). Mustangs never draws wgan_gp: its critic's scores are not probabilities")
       .integer("discriminator_skip", &T::discriminator_skip, span<I>(0, 1000),
-               "discriminators step on every (skip+1)-th batch")
+               "discriminators step on every (skip+1)-th batch; ignored by `wgan_gp`, whose critics step on every "
+               "batch (see n_critic)")
       .number("r1_penalty", &T::r1_penalty, span_noted(0.0, 1000.0, "0 = off"),
               "weight γ of the R1 gradient penalty on each discriminator step's real batch, (γ/2)·mean‖∇ₓD(x)‖² on "
               "D's output (0 = off, as in Lipizzaner). On the toy grid, γ = 1 spreads a lineage over all 25 modes "
-              "(`docs/results.md`, Q1); `ring-3x3.yaml` and `grid-3x3.yaml` set 1")
+              "(`docs/results.md`, Q1); `ring-3x3.yaml` and `grid-3x3.yaml` set 1. Not with `wgan_gp`, which has "
+              "its own penalty")
+      .number("gp_lambda", &T::gp_lambda, span(0.0, 1000.0),
+              "`wgan_gp` only: weight λ of the gradient penalty (Gulrajani et al. use 10)")
+      .integer("n_critic", &T::n_critic, span<I>(1, 100),
+               "`wgan_gp` only: critic steps per generator step. The critics step on every batch and the generators "
+               "on every n_critic-th (the first of each n_critic), so each critic step has a batch of its own; "
+               "the other losses use discriminator_skip instead")
       .number("mutation_probability", &T::mutation_probability, span(0.0, 1.0),
               "before each Adam step, with this probability: lr ← max(0, lr + scale·N(−lr₀/10, lr₀))")
       .number("mutation_scale", &T::mutation_scale, span(0.0, 100.0), "the scale of the learning-rate mutation above")
@@ -141,6 +155,10 @@ ConfigSection training() {
                "generated samples for the per-generation mixture objective (FID for images, mode TVD for toy data)")
       .rules([](const Config& c, const KeyFailure& fail) {
         const TrainingConfig& t = c.training;
+        if (t.loss == LossKind::kWganGp && t.r1_penalty > 0.0)
+          fail("r1_penalty", fmt::format("{} with loss wgan_gp: expected 0 (the critic has its own gradient penalty, "
+                                         "gp_lambda)",
+                                         t.r1_penalty));
         if (t.n_replacements < 1 || t.n_replacements > t.population_size)
           fail("n_replacements", fmt::format("{} is out of range: expected 1..population_size, which is {}",
                                              t.n_replacements, t.population_size));

@@ -17,6 +17,7 @@
 #include "common/nn/discriminator_step.h"
 #include "common/nn/ensemble.h"
 #include "common/nn/losses.h"
+#include "common/step_schedule.h"
 
 namespace cellgan {
 namespace {
@@ -223,6 +224,7 @@ double train(const TrainingConfig& training, const TrainingData& data, std::int6
   };
   work.diverged_generators.assign(gens.size(), false);
   work.diverged_discriminators.assign(discs.size(), false);
+  const DiscriminatorPenalties penalties = discriminator_penalties(training);
   const std::int64_t n = data.size();
   const torch::Tensor order = torch::randperm(n, torch::kLong);
   for (std::int64_t b = 0; b < batches; ++b) {
@@ -230,7 +232,8 @@ double train(const TrainingConfig& training, const TrainingData& data, std::int6
     const std::int64_t start = (b * training.batch_size) % std::max<std::int64_t>(1, n - training.batch_size + 1);
     const torch::Tensor real = data.rows(order.narrow(0, start, std::min(training.batch_size, n)));
     const std::int64_t bs = real.size(0);
-    for (std::size_t i = 0; i < gens.size(); ++i) {
+    const bool generators_step = generator_steps_on(training, b);
+    for (std::size_t i = 0; generators_step && i < gens.size(); ++i) {
       Individual& g = gens[i];
       mutate(g);
       Individual& d = discs[rng.below(discs.size())];
@@ -241,7 +244,7 @@ double train(const TrainingConfig& training, const TrainingData& data, std::int6
       g.optimizer().step();
       if (!std::isfinite(loss.item<double>())) work.diverged_generators[i] = true;
     }
-    if (b % (training.discriminator_skip + 1) != 0) continue;
+    if (!discriminator_steps_on(training, b)) continue;
     for (std::size_t j = 0; j < discs.size(); ++j) {
       Individual& d = discs[j];
       mutate(d);
@@ -253,7 +256,7 @@ double train(const TrainingConfig& training, const TrainingData& data, std::int6
       }
       d.optimizer().zero_grad();
       const torch::Tensor loss =
-          discriminator_step_loss(d.discriminator(), discriminator_loss_for(g.loss), real, fake, training.r1_penalty);
+          discriminator_step_loss(d.discriminator(), discriminator_loss_for(g.loss), real, fake, penalties);
       loss.backward();
       d.optimizer().step();
       if (!std::isfinite(loss.item<double>())) work.diverged_discriminators[j] = true;

@@ -138,9 +138,12 @@ std::vector<Individual> tournament_winners(const std::vector<Individual*>& pool,
                                            std::int64_t tournament, SplitMix64& rng);
 
 // Steps 4 and 5. `batches` batches of one random permutation of the data:
-// each selected G steps against a random selected D; on every
-// (discriminator_skip + 1)-th batch each selected D steps against a random
-// selected G; mutate_learning_rate() runs before every step. A copy whose
+// on the batches where common/step_schedule.h says so (all of them, but
+// for wgan_gp every n_critic-th) each selected G steps against a random
+// selected D; then on the batches it says so (every (discriminator_skip +
+// 1)-th, but for wgan_gp all of them) each selected D steps against a
+// random selected G, with its penalty (discriminator_step.h);
+// mutate_learning_rate() runs before every step. A copy whose
 // loss is ever non-finite is marked in work.diverged_*. Each batch first
 // sleeps work.batch_delay. Then marks the copies as trained in `cell` and
 // frees their gradients. Draws from Torch's generator and work.rng.

@@ -1,16 +1,27 @@
 // The loss a discriminator trains on in one step: the loss of its kind on a
-// real and a fake batch (losses.h), plus, when training.r1_penalty > 0, the
-// R1 gradient penalty on the real batch (Mescheder et al., 2018):
+// real and a fake batch (losses.h), plus its penalty:
 //
-//   (gamma / 2) * mean over the batch of ||d D(x) / d x||^2
+// - when penalties.r1_gamma > 0 (training.r1_penalty), the R1 gradient
+//   penalty on the real batch (Mescheder et al., 2018),
+//     (gamma / 2) * mean over the batch of ||d D(x) / d x||^2,
+//   taken on D's output in (0, 1);
+// - for wgan_gp, the gradient penalty (Gulrajani et al., 2017) with
+//   lambda = penalties.gp_lambda (training.gp_lambda),
+//     lambda * mean over the batch of (||d D(x^) / d x^||_2 - 1)^2,
+//   on the interpolates x^ = e * real + (1 - e) * fake, one e ~ U[0, 1) per
+//   row drawn from Torch's global generator (the caller seeds it, as for
+//   its latent vectors), so a seeded run stays deterministic.
 //
-// taken on D's output in (0, 1) and built with create_graph, so that its
-// gradient reaches D's parameters. With gamma = 0 the result is exactly
-// discriminator_loss(kind, D(real), D(fake)), the same graph as without it.
+// Both are built with create_graph (double backward), so that their
+// gradient reaches D's parameters. Without a penalty (gamma = 0, not
+// wgan_gp, or lambda = 0) the result is exactly discriminator_loss(kind,
+// D(real), D(fake)), the same graph as without this header, and nothing is
+// drawn.
 //
 // The cell trainer and the bare benchmark loop both train with this.
 //
-// Thread-safety: uses `d` on the calling thread.
+// Thread-safety: uses `d` (and Torch's global generator, for wgan_gp) on
+// the calling thread.
 #pragma once
 
 #include <torch/types.h>
@@ -20,13 +31,37 @@
 
 namespace cellgan {
 
+struct DiscriminatorPenalties {
+  double r1_gamma = 0.0;    // >= 0; 0 = no R1 penalty; not with wgan_gp
+  double gp_lambda = 10.0;  // >= 0; wgan_gp only
+};
+
+inline DiscriminatorPenalties discriminator_penalties(const TrainingConfig& training) {
+  return {training.r1_penalty, training.gp_lambda};
+}
+
 // `kind` is resolved (not kMustangs); `real` and `fake` are [N, data_dim]
-// batches (`fake` detached from its generator); gamma >= 0.
+// batches of the same N (`fake` detached from its generator).
+torch::Tensor discriminator_step_loss(Discriminator& d, LossKind kind, const torch::Tensor& real,
+                                      const torch::Tensor& fake, const DiscriminatorPenalties& penalties);
+
+// The same with the R1 penalty only; throws std::invalid_argument for
+// wgan_gp, which needs its lambda (use the overload above).
 torch::Tensor discriminator_step_loss(Discriminator& d, LossKind kind, const torch::Tensor& real,
                                       const torch::Tensor& fake, double r1_gamma);
 
 // The R1 term alone: (gamma / 2) * mean ||grad_x D(x)||^2 over the rows of
 // `real`, where `d_real` = D(real) and `real` is a leaf that requires grad.
 torch::Tensor r1_penalty(const torch::Tensor& d_real, const torch::Tensor& real, double gamma);
+
+// The WGAN-GP term at given points: lambda * mean (||grad D(x^)||_2 - 1)^2
+// over the rows of `interpolates`, where `d_interpolates` = D(interpolates)
+// and `interpolates` is a leaf that requires grad.
+torch::Tensor gradient_penalty_at(const torch::Tensor& d_interpolates, const torch::Tensor& interpolates,
+                                  double lambda);
+
+// The WGAN-GP term on random interpolates of `real` and `fake` (drawn as
+// described above).
+torch::Tensor gradient_penalty(Discriminator& d, const torch::Tensor& real, const torch::Tensor& fake, double lambda);
 
 }  // namespace cellgan

@@ -1,5 +1,6 @@
 // GAN losses (SPEC §3) on discriminator outputs in (0, 1): bce, mse and the
-// E-GAN heuristic, plus the per-network Mustangs draw.
+// E-GAN heuristic; wgan_gp on a critic's raw scores; plus the per-network
+// Mustangs draw.
 //
 // Thread-safety: pure functions (draw_mustangs_loss advances only the
 // caller's generator).
@@ -36,6 +37,8 @@ torch::Tensor generator_loss(LossKind kind, const torch::Tensor& d_fake) {
       return (d_fake - 1.0).square().mean();
     case LossKind::kHeuristic:
       return -0.5 * safe_log(d_fake).mean();
+    case LossKind::kWganGp:
+      return -d_fake.mean();
     case LossKind::kMustangs:
       break;
   }
@@ -49,6 +52,8 @@ torch::Tensor discriminator_loss(LossKind kind, const torch::Tensor& d_real, con
       return bce_real(d_real) + bce_fake(d_fake);
     case LossKind::kMse:
       return (d_real - 1.0).square().mean() + d_fake.square().mean();
+    case LossKind::kWganGp:
+      return d_fake.mean() - d_real.mean();
     case LossKind::kMustangs:
       break;
   }

@@ -1,12 +1,20 @@
-// GAN losses (SPEC §3). Inputs are discriminator outputs in (0, 1).
+// GAN losses (SPEC §3). Inputs are discriminator outputs in (0, 1), except
+// for wgan_gp, whose inputs are a critic's raw scores (networks.h,
+// DiscriminatorOutput::kScore).
 //
 // - bce:       G: BCE(D(G(z)), 1) (non-saturating); D: BCE(D(x),1) + BCE(D(G(z)),0)
 // - mse:       least squares on the sigmoid output: G: mean((D(G(z))-1)^2);
 //              D: mean((D(x)-1)^2) + mean(D(G(z))^2)
 // - heuristic: G: -1/2 * mean(log D(G(z))) (E-GAN); D: as bce
-// - mustangs is not a loss of its own: each generator draws one of the three
-//   (draw_mustangs_loss), and its discriminator uses bce when heuristic is
-//   drawn. Callers resolve kMustangs before calling these functions.
+// - wgan_gp:   G: -mean(D(G(z))); D: mean(D(G(z))) - mean(D(x)), the
+//              negated Wasserstein estimate. The gradient penalty of its
+//              training step is added by discriminator_step.h, not here: this
+//              is the loss fitness is measured by.
+// - mustangs is not a loss of its own: each generator draws one of bce,
+//   mse and heuristic (draw_mustangs_loss), and its discriminator uses bce
+//   when heuristic is drawn. Callers resolve kMustangs before calling these
+//   functions. It never draws wgan_gp: a critic's scores are not
+//   probabilities, so a critic cannot pair with the other losses.
 //
 // Logs are clamped (eps 1e-8) so a saturated D gives a finite loss.
 //

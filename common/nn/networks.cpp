@@ -1,5 +1,5 @@
 // Generator and discriminator networks (SPEC §4): builds the layer stacks
-// that networks.h describes for the mlp, dcgan and toy kinds.
+// that networks.h describes for the mlp, dcgan, sngan and toy kinds.
 //
 // Thread-safety: a module instance belongs to one thread at a time; the
 // free functions are pure.
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/nn/spectral_norm.h"
 
 namespace cellgan {
 namespace {
@@ -44,9 +45,9 @@ void check_shape(const NetworkShape& shape) {
         fmt::format("network: latent_dim, data_dim, toy_hidden and toy_layers must be >= 1 (got {}, {}, {}, {})",
                     shape.latent_dim, shape.data_dim, shape.toy_hidden, shape.toy_layers));
   }
-  if (shape.kind == NetworkKind::kDcgan && shape.data_dim != kImageDim) {
-    throw InputError(fmt::format("network.kind: dcgan expects 28x28 images (data_dim {}), got data_dim {}",
-                                 kImageDim, shape.data_dim));
+  if ((shape.kind == NetworkKind::kDcgan || shape.kind == NetworkKind::kSngan) && shape.data_dim != kImageDim) {
+    throw InputError(fmt::format("network.kind: {} expects 28x28 images (data_dim {}), got data_dim {}",
+                                 to_string(shape.kind), kImageDim, shape.data_dim));
   }
 }
 
@@ -73,6 +74,9 @@ torch::nn::Sequential dcgan_generator(const NetworkShape& shape) {
       nn::Flatten());
 }
 
+// (The layers are constructed, and draw their initial weights, in the
+// unspecified order of a call's arguments: kept as it is, so that the
+// weights a seed gives stay the same.)
 torch::nn::Sequential dcgan_discriminator() {
   namespace nn = torch::nn;
   return nn::Sequential(
@@ -82,6 +86,40 @@ torch::nn::Sequential dcgan_discriminator() {
       nn::Conv2d(nn::Conv2dOptions(kDiscChannels1, kDiscChannels2, /*kernel_size=*/4).stride(2).padding(1)),
       nn::BatchNorm2d(kDiscChannels2), leaky(), nn::Dropout(kDropout), nn::Flatten(),
       nn::Linear(kDiscChannels2 * kSeedSide * kSeedSide, 1));
+}
+
+// The same layers with LayerNorm for the BatchNorm: a critic normalises
+// each sample on its own. Built layer by layer, in order.
+torch::nn::Sequential dcgan_critic() {
+  namespace nn = torch::nn;
+  nn::Sequential body;
+  body->push_back(nn::Unflatten(nn::UnflattenOptions(/*dim=*/1, {1, kImageSide, kImageSide})));
+  body->push_back(nn::Conv2d(nn::Conv2dOptions(1, kDiscChannels1, /*kernel_size=*/4).stride(2).padding(1)));
+  body->push_back(leaky());
+  body->push_back(nn::Dropout(kDropout));
+  body->push_back(
+      nn::Conv2d(nn::Conv2dOptions(kDiscChannels1, kDiscChannels2, /*kernel_size=*/4).stride(2).padding(1)));
+  body->push_back(nn::LayerNorm(nn::LayerNormOptions({kDiscChannels2, kSeedSide, kSeedSide})));
+  body->push_back(leaky());
+  body->push_back(nn::Dropout(kDropout));
+  body->push_back(nn::Flatten());
+  body->push_back(nn::Linear(kDiscChannels2 * kSeedSide * kSeedSide, 1));
+  return body;
+}
+
+// The dcgan discriminator's convolutions, spectrally normalised, without
+// BatchNorm and dropout. Built layer by layer, in order.
+torch::nn::Sequential sngan_discriminator() {
+  namespace nn = torch::nn;
+  nn::Sequential body;
+  body->push_back(nn::Unflatten(nn::UnflattenOptions(/*dim=*/1, {1, kImageSide, kImageSide})));
+  body->push_back(SNConv2d(nn::Conv2dOptions(1, kDiscChannels1, /*kernel_size=*/4).stride(2).padding(1)));
+  body->push_back(leaky());
+  body->push_back(SNConv2d(nn::Conv2dOptions(kDiscChannels1, kDiscChannels2, /*kernel_size=*/4).stride(2).padding(1)));
+  body->push_back(leaky());
+  body->push_back(nn::Flatten());
+  body->push_back(SNLinear(kDiscChannels2 * kSeedSide * kSeedSide, 1));
+  return body;
 }
 
 // A caller's bug, not bad user input: std::invalid_argument.
@@ -98,6 +136,8 @@ void check_input(const torch::Tensor& t, std::int64_t width, const char* what) {
 NetworkShape network_shape(const Config& config) {
   NetworkShape shape;
   shape.kind = config.network.kind;
+  shape.d_output =
+      config.training.loss == LossKind::kWganGp ? DiscriminatorOutput::kScore : DiscriminatorOutput::kProbability;
   shape.latent_dim = config.network.latent_dim;
   shape.toy_hidden = config.network.toy_hidden;
   shape.toy_layers = config.network.toy_layers;
@@ -117,6 +157,7 @@ void GeneratorImpl::reset() {
       body_->push_back(torch::nn::Tanh());
       break;
     case NetworkKind::kDcgan:
+    case NetworkKind::kSngan:
       body_ = dcgan_generator(shape_);
       break;
     case NetworkKind::kToy:
@@ -142,13 +183,16 @@ void DiscriminatorImpl::reset() {
       body_ = hidden_mlp(shape_.data_dim, kMlpHidden, kMlpHiddenLayers, 1);
       break;
     case NetworkKind::kDcgan:
-      body_ = dcgan_discriminator();
+      body_ = shape_.d_output == DiscriminatorOutput::kScore ? dcgan_critic() : dcgan_discriminator();
+      break;
+    case NetworkKind::kSngan:
+      body_ = sngan_discriminator();
       break;
     case NetworkKind::kToy:
       body_ = hidden_mlp(shape_.data_dim, shape_.toy_hidden, shape_.toy_layers, 1);
       break;
   }
-  body_->push_back(torch::nn::Sigmoid());
+  if (shape_.d_output == DiscriminatorOutput::kProbability) body_->push_back(torch::nn::Sigmoid());
   register_module("body", body_);
 }
 

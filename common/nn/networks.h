@@ -11,11 +11,18 @@
 //          D  unflatten 1x28x28 -> Conv 1->32 k4 s2 -> LReLU .2 -> Dropout .3
 //             -> Conv 32->64 k4 s2 -> BN -> LReLU .2 -> Dropout .3 -> flatten
 //             -> Linear -> Sigmoid
+// - sngan: G  as dcgan
+//          D  unflatten 1x28x28 -> SNConv 1->32 k4 s2 -> LReLU .2
+//             -> SNConv 32->64 k4 s2 -> LReLU .2 -> flatten -> SNLinear -> Sigmoid
+//             (SN: spectrally normalised, spectral_norm.h; no BN, no dropout)
 // - toy:  G  z -> [h -> LReLU .2] x L -> 2 (linear output)
 //         D  2 -> [h -> LReLU .2] x L -> 1 -> Sigmoid
 //         (h = toy_hidden, L = toy_layers, 2 by default)
 // G outputs [N, data_dim]; D takes [N, data_dim] and outputs [N, 1]
-// probabilities in (0, 1).
+// probabilities in (0, 1). A critic (d_output kScore, for loss wgan_gp)
+// outputs raw scores instead: the same D without its final Sigmoid, and in
+// dcgan with LayerNorm over 64x7x7 in place of the BatchNorm, so that the
+// gradient penalty, taken per sample, does not mix the samples of a batch.
 //
 // Thread-safety: a module instance belongs to one thread at a time.
 #pragma once
@@ -26,15 +33,21 @@
 
 namespace cellgan {
 
+// What a discriminator outputs: probabilities (bce, mse, heuristic,
+// mustangs) or a critic's raw scores (wgan_gp).
+enum class DiscriminatorOutput { kProbability, kScore };
+
 struct NetworkShape {
   NetworkKind kind = NetworkKind::kMlp;
+  DiscriminatorOutput d_output = DiscriminatorOutput::kProbability;  // generators ignore it
   std::int64_t latent_dim = 64;
   std::int64_t data_dim = 784;
   std::int64_t toy_hidden = 64;
   std::int64_t toy_layers = 2;
 };
 
-// The shape a configuration implies (data_dim from the dataset kind).
+// The shape a configuration implies (data_dim from the dataset kind,
+// d_output from training.loss).
 NetworkShape network_shape(const Config& config);
 
 class GeneratorImpl : public torch::nn::Cloneable<GeneratorImpl> {

@@ -13,7 +13,8 @@
 //             a generator and a discriminator loss (.item()) per pair
 //   train     batches_per_generation batches (0 = one epoch); per batch P
 //             G Adam steps (G -> D -> generator loss -> backward -> step),
-//             and on every (discriminator_skip+1)-th batch P D Adam steps
+//             and P D Adam steps, on the batches common/step_schedule.h
+//             says (for bce: G every batch, D every (discriminator_skip+1)-th)
 //             (G forward without grad, D on real and fake, loss, backward,
 //             step); the same batch size and index_select of the batch
 //   rescore   the P trained Gs against the n_D Ds, and the n_G Gs against
@@ -50,6 +51,7 @@
 #include "common/math_kernels.h"
 #include "common/process_stats.h"
 #include "common/rng.h"
+#include "common/step_schedule.h"
 #include "common/nn/discriminator_step.h"
 #include "common/nn/losses.h"
 #include "common/nn/networks.h"
@@ -228,13 +230,14 @@ int run(int argc, char** argv) {
         const torch::Tensor real = data.rows(order.narrow(0, start, std::min(t.batch_size, n)));
         const std::int64_t bs = real.size(0);
         for (Player& p : cell.local) {
+          if (!generator_steps_on(t, b)) break;
           Discriminator& d = cell.local[rng.below(pop)].d;
           p.g_adam->zero_grad();
           const torch::Tensor loss = generator_loss(p.loss, d->forward(p.g->forward(torch::randn({bs, latent}))));
           loss.backward();
           p.g_adam->step();
         }
-        if (b % (t.discriminator_skip + 1) != 0) continue;
+        if (!discriminator_steps_on(t, b)) continue;
         for (Player& p : cell.local) {
           Player& other = cell.local[rng.below(pop)];
           torch::Tensor fake;
@@ -244,7 +247,7 @@ int run(int argc, char** argv) {
           }
           p.d_adam->zero_grad();
           const torch::Tensor loss =
-              discriminator_step_loss(p.d, discriminator_loss_for(other.loss), real, fake, t.r1_penalty);
+              discriminator_step_loss(p.d, discriminator_loss_for(other.loss), real, fake, discriminator_penalties(t));
           loss.backward();
           p.d_adam->step();
         }

@@ -50,6 +50,17 @@ TEST(LossesTest, HeuristicByHand) {
               value(discriminator_loss(LossKind::kBce, d_real(), d_fake())), kTolerance);
 }
 
+TEST(LossesTest, WganGpByHand) {
+  // Raw critic scores: G: -(0.5 + 0.2) / 2; D: (0.5 + 0.2) / 2 - (0.9 + 0.6) / 2.
+  EXPECT_NEAR(value(generator_loss(LossKind::kWganGp, d_fake())), -(0.5 + 0.2) / 2, kTolerance);
+  EXPECT_NEAR(value(discriminator_loss(LossKind::kWganGp, d_real(), d_fake())), (0.5 + 0.2) / 2 - (0.9 + 0.6) / 2,
+              kTolerance);
+  // Scores are not probabilities: any real value, no clamping.
+  const auto scores = torch::tensor({-30.0, 45.0}, torch::kFloat64);
+  EXPECT_NEAR(value(generator_loss(LossKind::kWganGp, scores)), -7.5, kTolerance);
+  EXPECT_EQ(discriminator_loss_for(LossKind::kWganGp), LossKind::kWganGp);
+}
+
 TEST(LossesTest, SaturatedDiscriminatorGivesFiniteLossesAndGradients) {
   const auto zeros = torch::zeros({3}, torch::kFloat32);
   const auto ones = torch::ones({3}, torch::kFloat32);
@@ -86,6 +97,7 @@ TEST(LossesTest, MustangsDrawsAllThreeUniformly) {
   for (int i = 0; i < kDraws; ++i) ++counts[draw_mustangs_loss(rng)];
   ASSERT_EQ(counts.size(), 3u);
   EXPECT_EQ(counts.count(LossKind::kMustangs), 0u);
+  EXPECT_EQ(counts.count(LossKind::kWganGp), 0u);  // a critic cannot pair with the other losses
   for (const auto& [kind, count] : counts) {
     // 1000 expected; the standard deviation is about 26.
     EXPECT_GT(count, 850) << to_string(kind);

@@ -1,5 +1,6 @@
 // Tests of common/nn/networks: parameter counts of Lipizzaner's MLP pair,
-// output shapes and ranges of every kind, and independent clones.
+// output shapes and ranges of every kind, sngan and the critics (wgan_gp),
+// and independent clones.
 #include "common/nn/networks.h"
 
 #include <gtest/gtest.h>
@@ -106,6 +107,67 @@ void check_kind(NetworkKind kind, std::int64_t data_dim, bool tanh_output) {
 TEST(NetworksTest, MlpShapesAndRanges) { check_kind(NetworkKind::kMlp, 784, /*tanh_output=*/true); }
 TEST(NetworksTest, DcganShapesAndRanges) { check_kind(NetworkKind::kDcgan, 784, /*tanh_output=*/true); }
 TEST(NetworksTest, ToyShapesAndRanges) { check_kind(NetworkKind::kToy, 2, /*tanh_output=*/false); }
+TEST(NetworksTest, SnganShapesAndRanges) { check_kind(NetworkKind::kSngan, 784, /*tanh_output=*/true); }
+
+TEST(NetworksTest, SnganIsTheDcganPairWithSpectralNormsForBatchNorm) {
+  const auto dcgan = shape_of(NetworkKind::kDcgan, 784);
+  const auto sngan = shape_of(NetworkKind::kSngan, 784);
+  EXPECT_EQ(parameter_count(*Generator(sngan)), parameter_count(*Generator(dcgan)));
+  // The same convolutions and linear layer, without BatchNorm's 2 x 64.
+  Discriminator d(sngan);
+  EXPECT_EQ(parameter_count(*d), parameter_count(*Discriminator(dcgan)) - 2 * 64);
+  // One u per normalised layer: 32 and 64 channels, 1 output.
+  std::vector<std::int64_t> u_sizes;
+  for (const auto& b : d->named_buffers()) {
+    EXPECT_NE(b.key().find("sn.u"), std::string::npos) << b.key();
+    u_sizes.push_back(b.value().numel());
+  }
+  EXPECT_EQ(u_sizes, (std::vector<std::int64_t>{32, 64, 1}));
+}
+
+TEST(NetworksTest, ACriticIsTheDiscriminatorWithoutItsSigmoid) {
+  for (const auto kind : {NetworkKind::kMlp, NetworkKind::kSngan, NetworkKind::kToy}) {
+    SCOPED_TRACE(to_string(kind));
+    auto shape = shape_of(kind, kind == NetworkKind::kToy ? 2 : 784);
+    torch::manual_seed(21);
+    Discriminator d(shape);
+    shape.d_output = DiscriminatorOutput::kScore;
+    torch::manual_seed(21);
+    Discriminator critic(shape);
+    d->eval();
+    critic->eval();
+    torch::NoGradGuard no_grad;
+    const auto x = torch::randn({32, shape.data_dim}) * 3;
+    const auto scores = critic->forward(x);
+    EXPECT_TRUE(torch::allclose(torch::sigmoid(scores), d->forward(x)));
+    // Raw scores: scaled weights take them out of (0, 1).
+    for (auto& p : critic->parameters()) p.mul_(4.0);
+    const auto scaled = critic->forward(x);
+    EXPECT_TRUE((scaled < 0).any().item<bool>() || (scaled > 1).any().item<bool>());
+  }
+}
+
+TEST(NetworksTest, TheDcganCriticNormalisesEachSampleOnItsOwn) {
+  auto shape = shape_of(NetworkKind::kDcgan, 784);
+  shape.d_output = DiscriminatorOutput::kScore;
+  torch::manual_seed(22);
+  Discriminator critic(shape);
+  EXPECT_TRUE(critic->named_buffers().is_empty());  // no BatchNorm statistics
+  // LayerNorm over 64x7x7 (weight and bias) for BatchNorm's 2 x 64.
+  EXPECT_EQ(parameter_count(*critic), parameter_count(*Discriminator(shape_of(NetworkKind::kDcgan, 784))) - 2 * 64 +
+                                          2 * 64 * 7 * 7);
+  critic->eval();  // no dropout
+  torch::NoGradGuard no_grad;
+  const auto x = torch::rand({8, 784}) * 2 - 1;
+  EXPECT_TRUE(torch::allclose(critic->forward(x).narrow(0, 0, 1), critic->forward(x.narrow(0, 0, 1)), 1e-5, 1e-6));
+}
+
+TEST(NetworksTest, TheShapeOfWganGpHasACritic) {
+  Config config;
+  EXPECT_EQ(network_shape(config).d_output, DiscriminatorOutput::kProbability);
+  config.training.loss = LossKind::kWganGp;
+  EXPECT_EQ(network_shape(config).d_output, DiscriminatorOutput::kScore);
+}
 
 TEST(NetworksTest, ToyGeneratorOutputIsLinear) {
   // The toy generator must be able to reach the grid's modes at +-4, so
@@ -122,6 +184,7 @@ TEST(NetworksTest, ToyGeneratorOutputIsLinear) {
 TEST(NetworksTest, DcganNeedsImages) {
   EXPECT_THROW(Generator(shape_of(NetworkKind::kDcgan, 2)), InputError);
   EXPECT_THROW(Discriminator(shape_of(NetworkKind::kDcgan, 2)), InputError);
+  EXPECT_THROW(Discriminator(shape_of(NetworkKind::kSngan, 2)), InputError);
 }
 
 TEST(NetworksTest, WrongInputWidthIsRejected) {
@@ -159,7 +222,7 @@ void check_clone(Holder original, const torch::Tensor& input) {
 
 TEST(NetworksTest, CloneIsEqualButIndependent) {
   torch::manual_seed(11);
-  for (const auto kind : {NetworkKind::kMlp, NetworkKind::kDcgan, NetworkKind::kToy}) {
+  for (const auto kind : {NetworkKind::kMlp, NetworkKind::kDcgan, NetworkKind::kToy, NetworkKind::kSngan}) {
     SCOPED_TRACE(to_string(kind));
     const auto shape = shape_of(kind, kind == NetworkKind::kToy ? 2 : 784);
     Generator g(shape);
