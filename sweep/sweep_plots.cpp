@@ -62,12 +62,36 @@ std::vector<double> values(const std::vector<SweepRow>& rows, const std::string&
   return out;
 }
 
-std::string score_label(const std::string& score) {
-  if (score == "fid") return "FID (lower is better)";
-  if (score == "modes_covered") return "modes covered (higher is better)";
-  if (score == "high_quality") return "high-quality samples (fraction, higher is better)";
-  if (score == "tvd") return "TVD (lower is better)";
+// The score's name on the plot's axis and in its title.
+std::string score_name(const std::string& score) {
+  if (score == "fid") return "FID";
+  if (score == "tvd") return "TVD";
+  if (score == "modes_covered") return "modes covered";
+  if (score == "high_quality") return "high-quality samples";
   return score;
+}
+
+std::string score_label(const std::string& score, const std::vector<SweepRow>& rows) {
+  if (score == "fid") return "FID (lower is better)";
+  if (score == "tvd") return "TVD (lower is better)";
+  if (score == "high_quality") return "high-quality samples (fraction, higher is better)";
+  if (score == "modes_covered") {
+    for (const SweepRow& r : rows)
+      if (const auto it = r.run.scores.find("mode_count"); it != r.run.scores.end())
+        return fmt::format("modes covered (of {:.0f}, higher is better)", it->second);
+    return "modes covered (higher is better)";
+  }
+  return score;
+}
+
+// The y range of the score plot: from 0 to all modes for the mode count.
+std::string score_range(const std::string& score, const std::vector<SweepRow>& rows) {
+  if (score == "high_quality") return "[0:1.05]";
+  if (score != "modes_covered") return "[*:*]";
+  for (const SweepRow& r : rows)
+    if (const auto it = r.run.scores.find("mode_count"); it != r.run.scores.end())
+      return fmt::format("[0:{:.1f}]", it->second + 0.5);
+  return "[0:*]";
 }
 
 std::string quote(const std::string& s) { return "\"" + s + "\""; }
@@ -81,6 +105,14 @@ std::string gnuplot_script(const std::vector<SweepRow>& rows) {
   std::string xtics;
   for (std::size_t i = 0; i < grids.size(); ++i)
     xtics += fmt::format("{}\"{}\" {}", i ? ", " : "", grids[i], i);
+  // The cells of each grid under its label.
+  std::string cell_tics;
+  for (std::size_t i = 0; i < grids.size(); ++i) {
+    const std::size_t x = grids[i].find('x');
+    const int cells = std::stoi(grids[i].substr(0, x)) * std::stoi(grids[i].substr(x + 1));
+    cell_tics += fmt::format("{}\"{}\\n({} cell{})\" {}", i ? ", " : "", grids[i], cells, cells == 1 ? "" : "s", i);
+  }
+  xtics = cell_tics;
   const std::string xrange = fmt::format("[-0.5:{}.5]", grids.size() - 1);
   std::string s =
       "# Drawn by cellgan sweep; run again with: cd plots && gnuplot sweep.gp\n"
@@ -90,8 +122,9 @@ std::string gnuplot_script(const std::vector<SweepRow>& rows) {
       "set border 3\nset tics nomirror\n";
   // time.png
   s += "set output '../time.png'\n"
-       "set title 'Time per generation against grid size'\n"
-       "set xlabel 'grid size (rows x columns)'\nset ylabel 'wall time per generation (s)'\n";
+       "set title 'Time per generation against grid size (mean over seeds, their range as error bars)'\n"
+       "set xlabel 'grid size (rows x columns)' offset 0,-1\nset bmargin 5\n"
+       "set ylabel 'wall time per generation (s)'\n";
   s += fmt::format("set xtics ({})\nset xrange {}\nset yrange [0:*]\n", xtics, xrange);
   s += "plot ";
   for (std::size_t i = 0; i < workers.size(); ++i)
@@ -104,7 +137,7 @@ std::string gnuplot_script(const std::vector<SweepRow>& rows) {
   s += "set output '../speedup.png'\n"
        "set multiplot layout 1,2 title 'Speed-up and efficiency against the worker count (W = 1 of the same grid and "
        "seed)'\n"
-       "unset title\nset xlabel 'workers W'\n";
+       "unset title\nset bmargin\nset xlabel 'workers W' offset 0,0\n";
   std::string wtics;
   for (std::size_t i = 0; i < workers.size(); ++i) wtics += fmt::format("{}{}", i ? ", " : "", workers[i]);
   s += fmt::format("set xtics ({})\nset xrange [0.8:{}]\n", wtics, max_w + 0.2);
@@ -122,9 +155,11 @@ std::string gnuplot_script(const std::vector<SweepRow>& rows) {
     s += "set output '../score.png'\n";
     s += fmt::format("set title {}\n", quote(fmt::format("Final {} against grid size (mean and standard deviation "
                                                           "over seeds)",
-                                                          score)));
-    s += fmt::format("set xlabel 'grid size (rows x columns)'\nset ylabel {}\n", quote(score_label(score)));
-    s += fmt::format("set xtics ({})\nset xrange {}\nset yrange [*:*]\nset key top right\n", xtics, xrange);
+                                                          score_name(score))));
+    s += fmt::format("set xlabel 'grid size (rows x columns)' offset 0,-1\nset bmargin 5\nset ylabel {}\n",
+                     quote(score_label(score, rows)));
+    s += fmt::format("set xtics ({})\nset xrange {}\nset yrange {}\nset key top right\n", xtics, xrange,
+                     score_range(score, rows));
     s += "plot ";
     for (std::size_t i = 0; i < workers.size(); ++i)
       s += fmt::format("{}'score.dat' index {} using ($1+{:.2f}):2:3 with yerrorlines lw 2 pt 7 title 'W = {}'",
@@ -136,7 +171,8 @@ std::string gnuplot_script(const std::vector<SweepRow>& rows) {
   s += "set output '../phases.png'\n"
        "set multiplot layout 1,2 title 'Computation and communication (gather + idle) per generation, by grid and W'\n"
        "unset title\nset style data histograms\nset style histogram rowstacked\nset style fill solid 0.8 border -1\n"
-       "set boxwidth 0.7\nset xtics rotate by -45 autofreq\nset xrange [*:*]\nset xlabel 'grid, workers'\n"
+       "set boxwidth 0.7\nset xtics rotate by -45 autofreq\nset xrange [*:*]\nset bmargin\n"
+       "set xlabel 'grid, workers' offset 0,0\n"
        "set key top left\n";
   s += "set ylabel 'seconds per generation per worker (s)'\nset yrange [0:*]\n"
        "plot 'phases.dat' using 2:xtic(1) title 'computation' lc rgb '#4477aa', '' using 3 title 'communication' "
@@ -207,7 +243,7 @@ std::vector<std::pair<std::string, std::string>> write_plot_files(const std::vec
   std::vector<std::pair<std::string, std::string>> out = {
       {"time.png", "Time per generation against grid size"},
       {"speedup.png", "Speed-up and efficiency against W"}};
-  if (!score.empty()) out.push_back({"score.png", fmt::format("Final {} against grid size", score)});
+  if (!score.empty()) out.push_back({"score.png", fmt::format("Final {} against grid size", score_name(score))});
   out.push_back({"phases.png", "Computation and communication per generation"});
   return out;
 }

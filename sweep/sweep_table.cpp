@@ -53,10 +53,10 @@ std::vector<std::string> score_names(const std::vector<SweepRow>& rows) {
 
 std::string main_score(const std::vector<SweepRow>& rows) {
   const std::vector<std::string> names = score_names(rows);
-  for (const char* preferred : {"fid", "modes_covered", "mode_coverage", "modes", "high_quality"})
+  const bool toy = std::any_of(rows.begin(), rows.end(),
+                               [](const SweepRow& r) { return r.run.dataset == "ring" || r.run.dataset == "grid"; });
+  for (const char* preferred : {toy ? "modes_covered" : "fid", toy ? "high_quality" : "tvd", "fid"})
     if (std::find(names.begin(), names.end(), preferred) != names.end()) return preferred;
-  for (const std::string& name : names)
-    if (name.find("mode") != std::string::npos) return name;
   return names.empty() ? "" : names.front();
 }
 

@@ -37,8 +37,8 @@ struct SweepRow {
 std::vector<SweepRow> sweep_rows(const std::vector<RunRecord>& runs);
 // The score names of the rows, in name order.
 std::vector<std::string> score_names(const std::vector<SweepRow>& rows);
-// The score the plots and the summary show: fid for images; for toy data
-// the first of the mode-coverage scores present.
+// The score the plots and the summary show: fid for images, modes_covered
+// for toy data (ring, grid); another score when a run has not those.
 std::string main_score(const std::vector<SweepRow>& rows);
 
 std::string csv_text(const std::vector<SweepRow>& rows);

@@ -14,7 +14,7 @@ set -euo pipefail
 export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE OMPI_MCA_mpi_yield_when_idle=1
 WORK=$(mktemp -d /tmp/cellgan-sweep-test.XXXXXX)
 SWEEP_PID=""
-cleanup() { [ -n "$SWEEP_PID" ] && kill "$SWEEP_PID" 2>/dev/null; rm -rf "$WORK"; }
+cleanup() { [ -n "$SWEEP_PID" ] && kill "$SWEEP_PID" 2>/dev/null; [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"; }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 CONFIG="$(dirname "$0")/toy-sweep.yaml"
@@ -51,8 +51,8 @@ grep -q "resum" "$SECOND/events.log" || fail "the second run's events.log says n
 for run in g1x1-w1-s3 g2x2-w1-s3 g2x2-w2-s3; do
   [ -f "$OUT/runs/$run/result.json" ] || fail "$run did not finish"
 done
-cells_times_gens=$((4 * 6))
-[ "$(wc -l < "$SECOND/metrics.jsonl")" -eq "$cells_times_gens" ] || fail "the resumed run's metrics.jsonl is not 24 lines"
+cells_times_gens=$((4 * 30))
+[ "$(wc -l < "$SECOND/metrics.jsonl")" -eq "$cells_times_gens" ] || fail "the resumed run's metrics.jsonl is not 120 lines"
 # The resumed run ends like an uninterrupted one: W = 2 (never interrupted)
 # gives the same ensemble (the result does not depend on W).
 cmp -s "$SECOND/ensemble.bin" "$OUT/runs/g2x2-w2-s3/ensemble.bin" || fail "the resumed run's ensemble differs from W = 2's"
