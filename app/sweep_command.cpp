@@ -97,7 +97,10 @@ int sweep_command(const Args& args) {
       "the sweep's folder: runs/, logs/, sweep.csv, sweep.md, the plots (default runs/sweep; with --collect, "
       "the collected folder)")(
       "collect", po::value<std::string>()->value_name("DIR"),
-      "run nothing: build the outputs from the finished run folders under DIR (e.g. a SLURM job array's)");
+      "run nothing: build the outputs from the finished run folders under DIR (e.g. a SLURM job array's)")(
+      "list", po::bool_switch(),
+      "run nothing, write nothing: print the runs, one a line: NAME, W and the --set settings of the run "
+      "(output_dir excepted), separated by tabs (deploy/slurm/sweep.sh reads it)");
   po::variables_map vm;
   if (!parse_options("sweep",
                      "--config FILE --grids 1x1,2x2 --workers 1,2 [--seeds N] [--out DIR]\n"
@@ -108,8 +111,8 @@ int sweep_command(const Args& args) {
                      options, nullptr, args, vm))
     return kExitOk;
   if (vm.count("collect")) {
-    for (const char* flag : {"config", "grids", "workers", "set"})
-      if (vm.count(flag))
+    for (const char* flag : {"config", "grids", "workers", "set", "list"})
+      if (vm.count(flag) && !vm[flag].defaulted())
         throw InputError(fmt::format("cellgan sweep: --{}: has no effect with --collect: expected only --collect and "
                                      "--out",
                                      flag));
@@ -128,6 +131,21 @@ int sweep_command(const Args& args) {
   const std::string config_path = vm["config"].as<std::string>();
   // Checked once here, so a bad configuration fails before any run starts.
   const Config config = load_config(config_path, settings);
+  const std::vector<sweep::PlannedRun> plan = sweep::plan_sweep(config, grids, workers, seeds);
+  if (vm["list"].as<bool>()) {
+    if (vm.count("out")) throw InputError("cellgan sweep: --out: has no effect with --list: it writes nothing");
+    for (const sweep::PlannedRun& run : plan) {
+      if (run.skip) {
+        std::cerr << "cellgan sweep: skipped " << run.name << ": " << *run.skip << "\n";
+        continue;
+      }
+      std::vector<std::string> line = settings;
+      const std::vector<std::string> own = sweep::run_settings(run, "");
+      line.insert(line.end(), own.begin(), own.end() - 1);  // all but output_dir
+      std::cout << run.name << "\t" << run.workers << "\t" << fmt::format("{}", fmt::join(line, "\t")) << "\n";
+    }
+    return kExitOk;
+  }
   const std::string out = vm.count("out") ? vm["out"].as<std::string>() : "runs/sweep";
   check_output_folder("sweep", "out", out);
 
@@ -137,7 +155,6 @@ int sweep_command(const Args& args) {
   setup.out = fs::absolute(out).lexically_normal().string();
   setup.launcher = launcher();
   setup.cellgan = fs::read_symlink("/proc/self/exe").string();
-  const std::vector<sweep::PlannedRun> plan = sweep::plan_sweep(config, grids, workers, seeds);
 
   setenv("OMP_NUM_THREADS", "1", 0);
   setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);

@@ -44,8 +44,8 @@ std::vector<int> parse_workers(const std::string& text);
 std::vector<PlannedRun> plan_sweep(const Config& config, const std::vector<GridSize>& grids,
                                    const std::vector<int>& workers, int seeds);
 
-// The --set settings of one run: grid, seed and output_dir (the run
-// folder `folder`).
+// The --set settings of one run: grid rows, grid columns, seed and, last,
+// output_dir (the run folder `folder`).
 std::vector<std::string> run_settings(const PlannedRun& run, const std::string& folder);
 
 }  // namespace cellgan::sweep
