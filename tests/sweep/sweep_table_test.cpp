@@ -116,3 +116,34 @@ TEST_F(RunFolders, SpeedUpIsAgainstWOneOfTheSameGridAndSeed) {
 
 }  // namespace
 }  // namespace cellgan::sweep
+
+namespace cellgan::sweep {
+namespace {
+
+TEST(SweepSummary, ListsFailedSkippedAndUnfinishedRunsAndEmbedsThePlots) {
+  RunRecord r;
+  r.rows = r.cols = 2;
+  r.workers = 1;
+  r.seed = 4;
+  r.finished = true;
+  r.seconds_per_generation = 0.5;
+  r.dataset = "mnist";
+  r.scores = {{"fid", 31.5}, {"tvd", 0.2}};
+  const auto rows = sweep_rows({r});
+  SweepNotes notes;
+  notes.title = "a test";
+  notes.failed = {"g3x3-w2-s4: exit 1 (see logs/g3x3-w2-s4.log)"};
+  notes.skipped = {"g1x1-w2-s4: 2 workers for 1 cell"};
+  notes.unfinished = {"g3x3-w1-s4"};
+  notes.plots = {{"time.png", "Time per generation"}};
+  const std::string md = markdown_text(rows, notes);
+  EXPECT_NE(md.find("1 finished run, 1 unfinished, 1 failed, 1 skipped"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 2x2 | 1 | 4 | 0.500 | 1.00 | 1.00 | 0.0 % | 31.5000 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("- g3x3-w2-s4: exit 1"), std::string::npos) << md;
+  EXPECT_NE(md.find("- g3x3-w1-s4"), std::string::npos) << md;
+  EXPECT_NE(md.find("![Time per generation](time.png)"), std::string::npos) << md;
+  EXPECT_EQ(main_score(rows), "fid");
+}
+
+}  // namespace
+}  // namespace cellgan::sweep
