@@ -158,8 +158,10 @@ std::string gnuplot_script(const std::vector<SweepRow>& rows) {
                                                           score_name(score))));
     s += fmt::format("set xlabel 'grid size (rows x columns)' offset 0,-1\nset bmargin 5\nset ylabel {}\n",
                      quote(score_label(score, rows)));
-    s += fmt::format("set xtics ({})\nset xrange {}\nset yrange {}\nset key top right\n", xtics, xrange,
-                     score_range(score, rows));
+    // The key where the curves are not: below them when higher is better.
+    const bool higher_better = score == "modes_covered" || score == "high_quality";
+    s += fmt::format("set xtics ({})\nset xrange {}\nset yrange {}\nset key {} right\n", xtics, xrange,
+                     score_range(score, rows), higher_better ? "bottom" : "top");
     s += "plot ";
     for (std::size_t i = 0; i < workers.size(); ++i)
       s += fmt::format("{}'score.dat' index {} using ($1+{:.2f}):2:3 with yerrorlines lw 2 pt 7 title 'W = {}'",
