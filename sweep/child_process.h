@@ -3,8 +3,8 @@
 // the sweep decides what the child is sent. Its stdout and stderr go to a
 // log file (appended to), its stdin is /dev/null.
 //
-// Thread-safety: one thread owns a ChildProcess. signal() may be called
-// while another thread waits in wait().
+// Thread-safety: one thread owns a ChildProcess and makes every call (the
+// sweep polls wait_for() and sends signals between polls).
 #pragma once
 
 #include <sys/types.h>
