@@ -128,6 +128,7 @@ int sweep_command(const Args& args) {
   const int seeds = static_cast<int>(int_option(vm, "sweep", "seeds", 1, 1000));
   std::vector<std::string> settings;
   if (vm.count("set")) settings = vm["set"].as<std::vector<std::string>>();
+  sweep::check_sweep_settings(settings);
   const std::string config_path = vm["config"].as<std::string>();
   // Checked once here, so a bad configuration fails before any run starts.
   const Config config = load_config(config_path, settings);

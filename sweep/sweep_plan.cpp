@@ -77,6 +77,18 @@ std::vector<int> parse_workers(const std::string& text) {
   return counts;
 }
 
+void check_sweep_settings(const std::vector<std::string>& settings) {
+  for (const std::string& setting : settings) {
+    std::string key = setting.substr(0, setting.find('='));
+    key.erase(0, key.find_first_not_of(" \t"));
+    key.erase(key.find_last_not_of(" \t") + 1);
+    if (key == "grid" || key == "grid.rows" || key == "grid.cols" || key == "seed" || key == "output_dir")
+      throw InputError(fmt::format("cellgan sweep: --set {}: the sweep sets {} for each run itself: expected "
+                                   "--grids, --seeds (from the configuration's seed) or --out instead",
+                                   setting, key));
+  }
+}
+
 std::vector<PlannedRun> plan_sweep(const Config& config, const std::vector<GridSize>& grids,
                                    const std::vector<int>& workers, int seeds) {
   std::vector<PlannedRun> runs;

@@ -38,6 +38,11 @@ std::vector<GridSize> parse_grids(const std::string& text);
 // "1,2,4": worker counts of 1..1024, no repeats.
 std::vector<int> parse_workers(const std::string& text);
 
+// Throws InputError for a --set setting of a key the sweep sets for each
+// run itself (grid, grid.rows, grid.cols, seed, output_dir), which it would
+// silently override.
+void check_sweep_settings(const std::vector<std::string>& settings);
+
 // Every (grid, W, seed) of the sweep; the seeds are config.seed,
 // config.seed + 1, ... (`seeds` of them). `config` is the base
 // configuration (its layout decides which worker counts fit a grid).

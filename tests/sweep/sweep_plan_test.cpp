@@ -52,6 +52,18 @@ TEST(SweepPlan, OneRunPerGridWorkerAndSeedWithMisfitsSkipped) {
   EXPECT_EQ(plan[7].name, "g2x2-w2-s6");
 }
 
+TEST(SweepPlan, SettingsOfTheKeysTheSweepSetsAreRejected) {
+  EXPECT_NO_THROW(check_sweep_settings({"training.generations=3", "grid.neighbourhood=moore", "seeds=2"}));
+  for (const char* bad : {"seed=4", "grid.rows=2", "grid.cols=3", "output_dir=x", "grid={rows: 2}", " seed =4"}) {
+    try {
+      check_sweep_settings({"training.generations=3", bad});
+      FAIL() << "accepted --set " << bad;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("--set ") + bad), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(SweepPlan, RunSettingsNameGridSeedAndFolder) {
   PlannedRun run;
   run.grid = {3, 2};

@@ -95,4 +95,5 @@ bad "--workers" --config "$CONFIG" --grids 2x2 --workers 0
 bad "no-such.yaml" --config "$WORK/no-such.yaml" --grids 2x2 --workers 1
 bad "--config" --grids 2x2 --workers 1
 bad "--collect" --collect "$WORK/nowhere"
+bad "--set seed=4" --config "$CONFIG" --grids 2x2 --workers 1 --set seed=4
 echo "PASS: interrupted and resumed, finished runs kept, outputs consistent, --collect the same, bad options rejected"
