@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -160,8 +161,15 @@ int sweep_command(const Args& args) {
   setenv("OMP_NUM_THREADS", "1", 0);
   setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
   catch_interrupts();
-  const sweep::SweepOutcome outcome =
-      sweep::run_sweep(plan, setup, g_interrupts, [](const std::string& line) { std::cerr << line << std::endl; });
+  setup.generations = config.training.generations;
+  // On a terminal, a status line redrawn in place while a run trains; the
+  // lines of each run's start and end scroll above it.
+  const bool terminal = ::isatty(STDERR_FILENO) != 0;
+  const auto say = [terminal](const std::string& line) { std::cerr << (terminal ? "\r\033[K" : "") << line << std::endl; };
+  std::function<void(const std::string&)> status;
+  if (terminal) status = [](const std::string& line) { std::cerr << "\r\033[K" << line << std::flush; };
+  const sweep::SweepOutcome outcome = sweep::run_sweep(plan, setup, g_interrupts, say, status);
+  if (terminal) std::cerr << "\r\033[K" << std::flush;
 
   sweep::SweepNotes notes;
   notes.title = fmt::format("`cellgan sweep --config {} --grids {} --workers {} --seeds {}{}`", config_path,

@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
@@ -24,6 +25,35 @@ std::string duration(double seconds) {
   if (s < 3600) return fmt::format("{}m{:02d}s", s / 60, s % 60);
   return fmt::format("{}h{:02d}m", s / 3600, (s % 3600) / 60);
 }
+
+// The complete generations in a run's metrics.jsonl (a line per cell per
+// generation), read on from where the last call stopped: the file only
+// grows, except when a resumed run rewrites it, which starts the count over.
+class GenerationCounter {
+ public:
+  GenerationCounter(fs::path metrics, int cells) : path_(std::move(metrics)), cells_(cells) {}
+  std::int64_t generations() {
+    std::error_code ec;
+    const auto size = fs::file_size(path_, ec);
+    if (ec) return 0;
+    if (size < offset_) offset_ = lines_ = 0;
+    std::ifstream in(path_, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(offset_));
+    char buffer[1 << 16];
+    while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+      const auto n = in.gcount();
+      lines_ += std::count(buffer, buffer + n, '\n');
+      offset_ += static_cast<std::uintmax_t>(n);
+    }
+    return lines_ / cells_;
+  }
+
+ private:
+  fs::path path_;
+  int cells_;
+  std::uintmax_t offset_ = 0;
+  std::int64_t lines_ = 0;
+};
 
 // The work of a run on one worker, for the estimate of the time left.
 double weight(const PlannedRun& run) { return static_cast<double>(run.grid.cells()) / run.workers; }
@@ -49,7 +79,8 @@ std::vector<std::string> run_command(const SweepSetup& setup, const PlannedRun& 
 }
 
 SweepOutcome run_sweep(const std::vector<PlannedRun>& plan, const SweepSetup& setup,
-                       const std::atomic<int>& interrupts, const std::function<void(const std::string&)>& say) {
+                       const std::atomic<int>& interrupts, const std::function<void(const std::string&)>& say,
+                       const std::function<void(const std::string&)>& status) {
   SweepOutcome out;
   fs::create_directories(fs::path(setup.out) / "runs");
   fs::create_directories(fs::path(setup.out) / "logs");
@@ -97,10 +128,29 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& plan, const SweepSetup& se
       std::ofstream(log_file(setup, run), std::ios::app) << "could not start: " << child.start_error() << "\n";
     } else {
       int sent = 0;
+      GenerationCounter counter(folder / "metrics.jsonl", run.grid.cells());
+      std::int64_t first = -1;  // generations done when this session's first one was seen
+      auto first_at = started;
+      auto next_status = started;
       while (true) {
-        if (const auto status = child.wait_for(std::chrono::milliseconds(200))) {
-          code = *status;
+        if (const auto exit = child.wait_for(std::chrono::milliseconds(200))) {
+          code = *exit;
           break;
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (status && now >= next_status && setup.generations > 0) {
+          next_status = now + std::chrono::seconds(1);
+          const std::int64_t done = counter.generations();
+          if (first < 0 && done > 0) {
+            first = done;
+            first_at = now;
+          }
+          std::string left;
+          if (first >= 0 && done > first) {
+            const double per = std::chrono::duration<double>(now - first_at).count() / static_cast<double>(done - first);
+            left = fmt::format(", about {} left for this run", duration(per * static_cast<double>(setup.generations - done)));
+          }
+          status(fmt::format("{}: generation {}/{}{}", head, done, setup.generations, left));
         }
         const int asked = interrupts.load();
         if (asked > sent) {

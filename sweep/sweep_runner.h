@@ -18,6 +18,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -32,6 +33,7 @@ struct SweepSetup {
   std::string out;                     // the sweep's folder
   std::vector<std::string> launcher;   // e.g. {"mpirun", "--oversubscribe", "--bind-to", "none"}
   std::string cellgan;                 // the cellgan executable
+  std::int64_t generations = 0;        // training.generations of every run, for the status line
 };
 
 struct SweepOutcome {
@@ -49,8 +51,13 @@ std::string log_file(const SweepSetup& setup, const PlannedRun& run);
 // The command line of a run (for the log, and to start it).
 std::vector<std::string> run_command(const SweepSetup& setup, const PlannedRun& run);
 
-// `say` receives the progress lines ("sweep [3/8] g2x2-w2-s1: ...").
+// `say` receives the progress lines, one when a run starts and one when
+// it ends ("sweep [3/8] grid 2x2, W 2, seed 1: finished in 12s"). `status`,
+// when given, receives about once a second while a run trains a line that
+// replaces the one before ("sweep [3/8] grid 2x2, W 2, seed 1: generation
+// 7/20, about 41s left for this run"), read from the run's metrics.jsonl.
 SweepOutcome run_sweep(const std::vector<PlannedRun>& plan, const SweepSetup& setup,
-                       const std::atomic<int>& interrupts, const std::function<void(const std::string&)>& say);
+                       const std::atomic<int>& interrupts, const std::function<void(const std::string&)>& say,
+                       const std::function<void(const std::string&)>& status = {});
 
 }  // namespace cellgan::sweep
