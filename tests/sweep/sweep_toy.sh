@@ -8,7 +8,8 @@
 #  3. The outputs: sweep.csv has one row per finished run, W = 1 has a
 #     speed-up of 1, the plots are PNGs, sweep.md embeds them.
 #  4. --collect on the runs gives the same rows.
-#  5. Bad options: one line, exit 2, nothing written.
+#  5. Runs that fail are reported, the sweep goes on and exits 1.
+#  6. Bad options: one line, exit 2, nothing written.
 set -euo pipefail
 : "${CELLGAN:?CELLGAN must name the cellgan binary}"
 export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE OMPI_MCA_mpi_yield_when_idle=1
@@ -80,7 +81,18 @@ grep -q "Skipped" "$OUT/sweep.md" || fail "sweep.md does not list the skipped ru
 cmp -s "$csv" "$WORK/collected/sweep.csv" || { diff "$csv" "$WORK/collected/sweep.csv" >&2; fail "--collect gave other rows"; }
 [ -s "$WORK/collected/phases.png" ] || fail "--collect drew no plots"
 
-# 5. Bad options: one line naming the flag, exit 2, nothing written.
+# 5. Failed runs are reported and the sweep goes on: a launcher that fails.
+set +e
+CELLGAN_MPIRUN=false "$CELLGAN" sweep --config "$CONFIG" --grids 1x1,2x2 --workers 1 --out "$WORK/failing" \
+  >"$WORK/failing.out" 2>"$WORK/failing.err"
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || fail "a sweep whose runs fail exited $rc, expected 1"
+[ "$(grep -c "failed after" "$WORK/failing.err")" -eq 2 ] || fail "expected both failed runs reported: $(cat "$WORK/failing.err")"
+grep -q "failed: g2x2-w1-s3: exit 1" "$WORK/failing.out" || fail "the summary does not name the failed run"
+grep -q -A3 "^Failed" "$WORK/failing/sweep.md" || fail "sweep.md does not list the failed runs"
+
+# 6. Bad options: one line naming the flag, exit 2, nothing written.
 bad() {  # expected-word args...
   local word=$1; shift
   set +e; "$CELLGAN" sweep "$@" --out "$WORK/bad" >"$WORK/bad.out" 2>"$WORK/bad.err"; local rc=$?; set -e
