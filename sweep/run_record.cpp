@@ -8,8 +8,6 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
-#include <set>
-#include <sstream>
 #include <stdexcept>
 
 #include "common/config.h"
