@@ -17,5 +17,6 @@ int classifier_command(const Args& args);
 int prepare_mnist_command(const Args& args);
 int sample_command(const Args& args);
 int score_command(const Args& args);
+int sweep_command(const Args& args);
 
 }  // namespace cellgan::app

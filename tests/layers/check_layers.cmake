@@ -73,7 +73,15 @@ set(checks
   "cellgan_worker|blind|<mpi.h>|cellgan_comm"
   "cellgan_worker|blind|\"app/commands.h\"|cellgan"
 
+  "cellgan_sweep|sees|\"common/config.h\""
+  "cellgan_sweep|blind|<torch/torch.h>|cellgan_nn"
+  "cellgan_sweep|blind|<mpi.h>|cellgan_comm"
+  "cellgan_sweep|blind|\"master/run_directory.h\"|cellgan_master"
+  "cellgan_sweep|blind|\"worker/cell_block.h\"|cellgan_worker"
+  "cellgan_sweep|blind|\"app/commands.h\"|cellgan"
+
   "cellgan|sees|\"common/comm/mpi_session.h\""
+  "cellgan|sees|\"sweep/sweep_runner.h\""
   "cellgan|blind|<mpi.h>|cellgan_comm"
 )
 # Each target's folder (its sources and headers, not its subfolders').
@@ -83,9 +91,10 @@ set(folder_cellgan_nn common/nn)
 set(folder_cellgan_grid grid)
 set(folder_cellgan_worker worker)
 set(folder_cellgan_master master)
+set(folder_cellgan_sweep sweep)
 set(folder_cellgan app)
 # The targets without Torch, whose folders are scanned for Torch includes.
-set(no_torch cellgan_common cellgan_comm cellgan_grid)
+set(no_torch cellgan_common cellgan_comm cellgan_grid cellgan_sweep)
 
 set(this ${TARGET})  # if(TARGET ...) would test for a target
 set(failures 0)
@@ -197,7 +206,7 @@ foreach(f IN LISTS files)
   file(RELATIVE_PATH shown ${SOURCE_DIR} ${f})
   file(STRINGS ${f} quoted REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
   foreach(line IN LISTS quoted)
-    if(NOT line MATCHES "\"(common|grid|worker|master|app)/[^\"]*\"" OR line MATCHES "\\.\\./")
+    if(NOT line MATCHES "\"(common|grid|worker|master|sweep|app)/[^\"]*\"" OR line MATCHES "\\.\\./")
       fail("${shown}: '${line}' is not spelled from the project root (\"common/...\", \"grid/...\", ...)")
     endif()
   endforeach()

@@ -1,0 +1,194 @@
+// cellgan sweep: grid-size sweeps run locally through mpirun, or collected
+// from finished run folders (a SLURM job array); the work is in sweep/.
+#include <fmt/core.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "app/commands.h"
+#include "app/option_checks.h"
+#include "app/parse_options.h"
+#include "common/config.h"
+#include "common/error.h"
+#include "sweep/sweep_outputs.h"
+#include "sweep/sweep_plan.h"
+#include "sweep/sweep_runner.h"
+
+namespace cellgan::app {
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::atomic<int> g_interrupts{0};
+
+extern "C" void on_interrupt(int) { g_interrupts.fetch_add(1); }
+
+void catch_interrupts() {
+  struct sigaction action {};
+  action.sa_handler = on_interrupt;
+  sigemptyset(&action.sa_mask);
+  for (const int sig : {SIGINT, SIGTERM, SIGUSR1}) sigaction(sig, &action, nullptr);
+}
+
+// $CELLGAN_MPIRUN split at spaces, or mpirun with the flags a shared
+// machine needs.
+std::vector<std::string> launcher() {
+  std::vector<std::string> argv;
+  if (const char* env = std::getenv("CELLGAN_MPIRUN"); env && *env) {
+    std::istringstream words(env);
+    for (std::string w; words >> w;) argv.push_back(w);
+    return argv;
+  }
+  argv = {"mpirun", "--oversubscribe", "--bind-to", "none"};
+  if (::geteuid() == 0) argv.push_back("--allow-run-as-root");
+  return argv;
+}
+
+void print_report(const sweep::OutputsReport& report, const std::string& out) {
+  for (const std::string& line : report.unreadable) std::cerr << "cellgan sweep: skipped a run folder: " << line << "\n";
+  if (!report.plot_error.empty()) std::cerr << "cellgan sweep: no plots: " << report.plot_error << "\n";
+  std::cout << fmt::format("sweep: {} finished run{} in {}/sweep.csv; summary {}/sweep.md{}\n", report.rows,
+                           report.rows == 1 ? "" : "s", out, out, report.plot_error.empty() && report.rows ? " with plots" : "");
+}
+
+int collect(const po::variables_map& vm) {
+  const std::string dir = vm["collect"].as<std::string>();
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw InputError(fmt::format("cellgan sweep: --collect: '{}' is not a folder: expected the folder holding the run "
+                                 "folders (e.g. runs/ of a SLURM job array)",
+                                 dir));
+  const std::string out = vm.count("out") ? vm["out"].as<std::string>() : dir;
+  check_output_folder("sweep", "out", out);
+  sweep::SweepNotes notes;
+  notes.title = fmt::format("Collected from the run folders under `{}`.", dir);
+  const sweep::OutputsReport report = sweep::write_sweep_outputs(dir, out, notes);
+  if (report.rows == 0 && report.unfinished.empty())
+    throw InputError(fmt::format("cellgan sweep: --collect: '{}' holds no run folder (a folder with config.yaml) "
+                                 "within 3 levels",
+                                 dir));
+  for (const std::string& f : report.unfinished) std::cerr << "cellgan sweep: unfinished, left out: " << f << "\n";
+  print_report(report, out);
+  return kExitOk;
+}
+
+}  // namespace
+
+int sweep_command(const Args& args) {
+  po::options_description options("options");
+  options.add_options()("config", po::value<std::string>()->value_name("FILE"), "the base configuration")(
+      "grids", po::value<std::string>()->value_name("RxC,..."), "grid sizes, e.g. 1x1,2x2,3x3")(
+      "workers", po::value<std::string>()->value_name("W,..."), "worker counts, e.g. 1,2")(
+      "seeds", po::value<std::int64_t>()->default_value(1)->value_name("N"),
+      "seeds per grid and W: the configuration's seed and the N-1 after it")(
+      "set", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
+      "change a key of every run's configuration, e.g. --set training.generations=20 (repeatable)")(
+      "out", po::value<std::string>()->value_name("DIR"),
+      "the sweep's folder: runs/, logs/, sweep.csv, sweep.md, the plots (default runs/sweep; with --collect, "
+      "the collected folder)")(
+      "collect", po::value<std::string>()->value_name("DIR"),
+      "run nothing: build the outputs from the finished run folders under DIR (e.g. a SLURM job array's)")(
+      "list", po::bool_switch(),
+      "run nothing, write nothing: print the runs, one a line: NAME, W and the --set settings of the run "
+      "(output_dir excepted), separated by tabs (deploy/slurm/sweep.sh reads it)");
+  po::variables_map vm;
+  if (!parse_options("sweep",
+                     "--config FILE --grids 1x1,2x2 --workers 1,2 [--seeds N] [--out DIR]\n"
+                     "       cellgan sweep --collect DIR [--out DIR]\n\n"
+                     "Runs the experiments one after another through mpirun ($CELLGAN_MPIRUN replaces\n"
+                     "\"mpirun --oversubscribe --bind-to none\"). Ctrl-C checkpoints and stops the current run;\n"
+                     "run the same command again to keep the finished runs and resume the others.",
+                     options, nullptr, args, vm))
+    return kExitOk;
+  if (vm.count("collect")) {
+    for (const char* flag : {"config", "grids", "workers", "set", "list"})
+      if (vm.count(flag) && !vm[flag].defaulted())
+        throw InputError(fmt::format("cellgan sweep: --{}: has no effect with --collect: expected only --collect and "
+                                     "--out",
+                                     flag));
+    if (!vm["seeds"].defaulted())
+      throw InputError("cellgan sweep: --seeds: has no effect with --collect: expected only --collect and --out");
+    return collect(vm);
+  }
+  for (const char* flag : {"config", "grids", "workers"})
+    if (!vm.count(flag))
+      throw InputError(fmt::format("cellgan sweep: --{} is required (or --collect DIR; see cellgan sweep --help)", flag));
+  const std::vector<sweep::GridSize> grids = sweep::parse_grids(vm["grids"].as<std::string>());
+  const std::vector<int> workers = sweep::parse_workers(vm["workers"].as<std::string>());
+  const int seeds = static_cast<int>(int_option(vm, "sweep", "seeds", 1, 1000));
+  std::vector<std::string> settings;
+  if (vm.count("set")) settings = vm["set"].as<std::vector<std::string>>();
+  sweep::check_sweep_settings(settings);
+  const std::string config_path = vm["config"].as<std::string>();
+  // Checked once here, so a bad configuration fails before any run starts.
+  const Config config = load_config(config_path, settings);
+  const std::vector<sweep::PlannedRun> plan = sweep::plan_sweep(config, grids, workers, seeds);
+  if (vm["list"].as<bool>()) {
+    if (vm.count("out")) throw InputError("cellgan sweep: --out: has no effect with --list: it writes nothing");
+    for (const sweep::PlannedRun& run : plan) {
+      if (run.skip) {
+        std::cerr << "cellgan sweep: skipped " << run.name << ": " << *run.skip << "\n";
+        continue;
+      }
+      std::vector<std::string> line = settings;
+      const std::vector<std::string> own = sweep::run_settings(run, "");
+      line.insert(line.end(), own.begin(), own.end() - 1);  // all but output_dir
+      std::cout << run.name << "\t" << run.workers << "\t" << fmt::format("{}", fmt::join(line, "\t")) << "\n";
+    }
+    return kExitOk;
+  }
+  const std::string out = vm.count("out") ? vm["out"].as<std::string>() : "runs/sweep";
+  check_output_folder("sweep", "out", out);
+
+  sweep::SweepSetup setup;
+  setup.config = fs::absolute(config_path).string();
+  setup.settings = settings;
+  setup.out = fs::absolute(out).lexically_normal().string();
+  setup.launcher = launcher();
+  setup.cellgan = fs::read_symlink("/proc/self/exe").string();
+
+  setenv("OMP_NUM_THREADS", "1", 0);
+  setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
+  catch_interrupts();
+  setup.generations = config.training.generations;
+  // On a terminal, a status line redrawn in place while a run trains; the
+  // lines of each run's start and end scroll above it.
+  const bool terminal = ::isatty(STDERR_FILENO) != 0;
+  const auto say = [terminal](const std::string& line) { std::cerr << (terminal ? "\r\033[K" : "") << line << std::endl; };
+  std::function<void(const std::string&)> status;
+  if (terminal) status = [](const std::string& line) { std::cerr << "\r\033[K" << line << std::flush; };
+  const sweep::SweepOutcome outcome = sweep::run_sweep(plan, setup, g_interrupts, say, status);
+  if (terminal) std::cerr << "\r\033[K" << std::flush;
+
+  sweep::SweepNotes notes;
+  notes.title = fmt::format("`cellgan sweep --config {} --grids {} --workers {} --seeds {}{}`", config_path,
+                            vm["grids"].as<std::string>(), vm["workers"].as<std::string>(), seeds,
+                            settings.empty() ? "" : fmt::format(" --set {}", fmt::join(settings, " --set ")));
+  notes.skipped = outcome.skipped;
+  notes.failed = outcome.failed;
+  notes.unfinished = outcome.unfinished;
+  const sweep::OutputsReport report = sweep::write_sweep_outputs((fs::path(setup.out) / "runs").string(), setup.out, notes);
+  print_report(report, out);
+  std::cout << fmt::format("sweep: {} of {} runs finished ({} kept from before), {} failed, {} skipped, {} unfinished\n",
+                           outcome.finished, plan.size(), outcome.kept, outcome.failed.size(), outcome.skipped.size(),
+                           outcome.unfinished.size());
+  for (const std::string& line : outcome.failed) std::cout << "  failed: " << line << "\n";
+  if (outcome.interrupted) {
+    std::cout << "sweep: interrupted: run the same command again to resume\n";
+    return kExitRestart;
+  }
+  return outcome.failed.empty() ? kExitOk : kExitFailure;
+}
+
+}  // namespace cellgan::app

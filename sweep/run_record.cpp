@@ -1,0 +1,124 @@
+// Reading a run folder back (see run_record.h).
+#include "sweep/run_record.h"
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <stdexcept>
+
+#include "common/config.h"
+
+namespace cellgan::sweep {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The first "start: W workers" line of events.log; 0 if none.
+int workers_of(const fs::path& events) {
+  std::ifstream in(events);
+  static const std::regex kStart(R"(\bstart: ([0-9]+) workers?\b)");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, kStart)) return std::stoi(m[1]);
+  }
+  return 0;
+}
+
+// Sums the phase seconds of the generations counted; fills the timing fields.
+void read_metrics(const fs::path& path, RunRecord& r) {
+  std::ifstream in(path);
+  if (!in) return;
+  std::map<std::int64_t, std::map<std::string, double>> by_generation;
+  std::string line;
+  std::int64_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    try {
+      const nlohmann::json rec = nlohmann::json::parse(line);
+      auto& phases = by_generation[rec.at("generation").get<std::int64_t>()];
+      for (const auto& [phase, seconds] : rec.at("seconds").items()) phases[phase] += seconds.get<double>();
+    } catch (const nlohmann::json::exception& e) {
+      throw std::runtime_error(fmt::format("{}: line {}: not a metrics line of cellgan: {}", path.string(), number,
+                                           e.what()));
+    }
+  }
+  if (by_generation.empty() || r.workers <= 0) return;
+  const bool skip_warm_up = by_generation.size() > 1;
+  std::map<std::string, double> sums;
+  for (const auto& [generation, phases] : by_generation) {
+    if (skip_warm_up && generation == by_generation.begin()->first) continue;
+    ++r.generations_timed;
+    for (const auto& [phase, seconds] : phases) sums[phase] += seconds;
+  }
+  const double per = 1.0 / (static_cast<double>(r.generations_timed) * r.workers);
+  for (const auto& [phase, seconds] : sums) {
+    const double s = seconds * per;
+    r.phase_per_generation[phase] = s;
+    r.seconds_per_generation += s;
+    (is_communication_phase(phase) ? r.comm_per_generation : r.compute_per_generation) += s;
+  }
+}
+
+void read_result(const fs::path& path, RunRecord& r) {
+  std::ifstream in(path);
+  try {
+    const nlohmann::json result = nlohmann::json::parse(in);
+    r.total_seconds = result.at("seconds").get<double>();
+    for (const auto& [name, value] : result.at("scores").items())
+      if (value.is_number()) r.scores[name] = value.get<double>();
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(fmt::format("{}: not a result of cellgan: {}", path.string(), e.what()));
+  }
+}
+
+}  // namespace
+
+std::string RunRecord::grid_label() const { return fmt::format("{}x{}", rows, cols); }
+
+bool is_communication_phase(const std::string& phase) { return phase == "gather" || phase == "idle"; }
+
+std::optional<RunRecord> read_run_record(const std::string& folder) {
+  const fs::path dir(folder);
+  std::error_code ec;
+  if (!fs::is_regular_file(dir / "config.yaml", ec)) return std::nullopt;
+  RunRecord r;
+  r.folder = folder;
+  Config config;
+  try {
+    config = load_config((dir / "config.yaml").string());
+  } catch (const std::exception& e) {
+    throw std::runtime_error(e.what());
+  }
+  r.rows = static_cast<int>(config.grid.rows);
+  r.cols = static_cast<int>(config.grid.cols);
+  r.seed = config.seed;
+  r.generations = config.training.generations;
+  r.dataset = to_string(config.data.dataset);
+  r.workers = workers_of(dir / "events.log");
+  read_metrics(dir / "metrics.jsonl", r);
+  r.finished = fs::is_regular_file(dir / "result.json", ec);
+  if (r.finished) read_result(dir / "result.json", r);
+  return r;
+}
+
+std::vector<std::string> find_run_folders(const std::string& root, int depth) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  if (fs::is_regular_file(fs::path(root) / "config.yaml", ec)) found.push_back(root);
+  if (depth <= 0 || !fs::is_directory(root, ec)) return found;
+  for (const fs::directory_entry& entry : fs::directory_iterator(root, ec)) {
+    if (!entry.is_directory(ec) || entry.path().filename() == "checkpoints") continue;
+    for (std::string& f : find_run_folders(entry.path().string(), depth - 1)) found.push_back(std::move(f));
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+}  // namespace cellgan::sweep

@@ -1,0 +1,63 @@
+// What a sweep reads back from one run folder, whoever ran it (cellgan
+// sweep through mpirun, or a SLURM job array):
+//
+//   config.yaml    grid rows and columns, seed, generations, dataset
+//   events.log     the worker count W: the first "start: W workers" line
+//   metrics.jsonl  the phase seconds of every cell and generation
+//   result.json    the final scores and the run's wall seconds; its
+//                  presence marks a finished run
+//
+// Timing rule (the same as tests/bench/b_report.py): generation 1 is
+// warm-up and left out when the run has more than one. The phases gather
+// and idle are communication, the others computation. A worker trains its
+// cells one after the other and its idle time is shared among them, so
+// the phase seconds of one generation, summed over all cells and divided
+// by W, are the wall time of that generation on a worker.
+//
+// Thread-safety: pure functions of the files.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cellgan::sweep {
+
+struct RunRecord {
+  std::string folder;
+  int rows = 0;
+  int cols = 0;
+  int workers = 0;  // 0 when events.log does not say
+  std::uint64_t seed = 0;
+  std::int64_t generations = 0;  // configured
+  std::string dataset;
+  bool finished = false;  // result.json is present
+  // From metrics.jsonl, over the generations counted (see above):
+  std::int64_t generations_timed = 0;
+  double seconds_per_generation = 0.0;   // wall seconds of one generation on a worker
+  double compute_per_generation = 0.0;   // of it, computation (per worker)
+  double comm_per_generation = 0.0;      // of it, communication: gather + idle (per worker)
+  std::map<std::string, double> phase_per_generation;  // every phase, per worker
+  // From result.json:
+  double total_seconds = 0.0;              // wall seconds of the session that finished the run
+  std::map<std::string, double> scores;    // the best ensemble's (fid, tvd, ... or the toy scores)
+
+  std::string grid_label() const;  // "2x2"
+};
+
+// The phases counted as communication; all others are computation.
+bool is_communication_phase(const std::string& phase);
+
+// Reads `folder`. Returns std::nullopt when it holds no run (no
+// config.yaml); a run without result.json is returned unfinished. Throws
+// std::runtime_error, naming the file, when a file is present but cannot
+// be read as cellgan writes it.
+std::optional<RunRecord> read_run_record(const std::string& folder);
+
+// Every run folder at most `depth` levels under `root` (root itself
+// included), sorted by path.
+std::vector<std::string> find_run_folders(const std::string& root, int depth = 3);
+
+}  // namespace cellgan::sweep

@@ -1,0 +1,54 @@
+// The outputs of a sweep (see sweep_outputs.h).
+#include "sweep/sweep_outputs.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "common/image_files.h"
+#include "sweep/run_record.h"
+#include "sweep/sweep_plots.h"
+
+namespace cellgan::sweep {
+
+namespace fs = std::filesystem;
+
+OutputsReport write_sweep_outputs(const std::string& runs_root, const std::string& out, SweepNotes notes) {
+  OutputsReport report;
+  std::vector<RunRecord> records;
+  for (const std::string& folder : find_run_folders(runs_root)) {
+    try {
+      if (auto r = read_run_record(folder)) {
+        if (r->finished && r->workers <= 0) {
+          report.unreadable.push_back(fmt::format("{}: events.log names no worker count (a 'start: W workers' line)",
+                                                  folder));
+          continue;
+        }
+        if (!r->finished) {
+          report.unfinished.push_back(folder);
+          const std::string name = fs::path(folder).filename().string();
+          if (std::find(notes.unfinished.begin(), notes.unfinished.end(), name) == notes.unfinished.end())
+            notes.unfinished.push_back(name);
+        }
+        records.push_back(std::move(*r));
+      }
+    } catch (const std::exception& e) {
+      report.unreadable.push_back(fmt::format("{}: {}", folder, e.what()));
+    }
+  }
+  for (const std::string& line : report.unreadable) notes.failed.push_back("unreadable: " + line);
+  const std::vector<SweepRow> rows = sweep_rows(records);
+  report.rows = static_cast<int>(rows.size());
+  fs::create_directories(out);
+  write_file_atomic((fs::path(out) / "sweep.csv").string(), csv_text(rows));
+  if (!rows.empty()) {
+    notes.plots = write_plot_files(rows, out);
+    report.plot_error = draw_plots(out);
+    if (!report.plot_error.empty()) notes.plots.clear();
+  }
+  write_file_atomic((fs::path(out) / "sweep.md").string(), markdown_text(rows, notes));
+  return report;
+}
+
+}  // namespace cellgan::sweep

@@ -1,0 +1,28 @@
+// The outputs of a sweep, from the run folders under a root (the sweep's
+// own runs/, or a SLURM job array's folder for --collect): sweep.csv,
+// the plots (sweep_plots.h) and sweep.md, written into the output folder.
+// Files are replaced whole (written beside, then renamed).
+//
+// Thread-safety: one caller at a time per output folder.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sweep/sweep_table.h"
+
+namespace cellgan::sweep {
+
+struct OutputsReport {
+  int rows = 0;                          // finished runs in sweep.csv
+  std::vector<std::string> unfinished;   // run folders without result.json
+  std::vector<std::string> unreadable;   // "FOLDER: why"
+  std::string plot_error;                // empty when the plots were drawn
+};
+
+// Reads every run folder under `runs_root` (run_record.h), writes the
+// outputs into `out`. `notes` gives sweep.md's title and the runs skipped
+// or failed; the unfinished runs found are added to them.
+OutputsReport write_sweep_outputs(const std::string& runs_root, const std::string& out, SweepNotes notes);
+
+}  // namespace cellgan::sweep

@@ -1,0 +1,149 @@
+// Reading run folders back and the sweep's table: the timing rule, the
+// speed-up against W = 1 of the same grid and seed, and sweep.csv.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common/config.h"
+#include "sweep/run_record.h"
+#include "sweep/sweep_table.h"
+
+namespace cellgan::sweep {
+namespace {
+
+namespace fs = std::filesystem;
+
+class RunFolders : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("sweep_table_test_" + std::to_string(::getpid()));
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  // A run folder as cellgan writes it: `cells` records per generation, each
+  // with the given train and idle seconds, W workers.
+  std::string make_run(const std::string& name, int rows, int cols, int workers, std::uint64_t seed, int generations,
+                       double train, double idle, bool finished = true) {
+    const fs::path dir = root_ / name;
+    fs::create_directories(dir);
+    Config c;
+    c.grid.rows = rows;
+    c.grid.cols = cols;
+    c.seed = seed;
+    c.training.generations = generations;
+    c.data.dataset = DatasetKind::kRing;
+    c.network.kind = NetworkKind::kToy;
+    std::ofstream(dir / "config.yaml") << to_yaml(c);
+    std::ofstream(dir / "events.log") << "2026-11-24T10:00:00 start: " << workers << " workers, grid " << rows << "x"
+                                      << cols << ", worker grid 1x1 of blocks\n";
+    std::ofstream metrics(dir / "metrics.jsonl");
+    for (int g = 1; g <= generations; ++g)
+      for (int cell = 0; cell < rows * cols; ++cell)
+        metrics << "{\"generation\":" << g << ",\"cell\":" << cell << ",\"seconds\":{\"train\":"
+                << (g == 1 ? 100.0 : train) << ",\"gather\":0.0,\"idle\":" << idle << "}}\n";
+    if (finished)
+      std::ofstream(dir / "result.json") << "{\"seconds\": 12.5, \"scores\": {\"modes_covered\": 7, \"tvd\": 0.25}}";
+    return dir.string();
+  }
+
+  fs::path root_;
+};
+
+TEST_F(RunFolders, TimesLeaveOutTheWarmUpGenerationAndDivideByW) {
+  const auto r = read_run_record(make_run("a", 2, 2, 2, 1, 3, 0.5, 0.25));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->workers, 2);
+  EXPECT_EQ(r->generations_timed, 2);
+  // 4 cells x (0.5 + 0.25) s per generation, over 2 workers.
+  EXPECT_DOUBLE_EQ(r->seconds_per_generation, 1.5);
+  EXPECT_DOUBLE_EQ(r->compute_per_generation, 1.0);
+  EXPECT_DOUBLE_EQ(r->comm_per_generation, 0.5);
+  EXPECT_TRUE(r->finished);
+  EXPECT_DOUBLE_EQ(r->total_seconds, 12.5);
+  EXPECT_DOUBLE_EQ(r->scores.at("modes_covered"), 7.0);
+}
+
+TEST_F(RunFolders, AFolderWithoutConfigIsNoRun) {
+  fs::create_directories(root_ / "empty");
+  EXPECT_FALSE(read_run_record((root_ / "empty").string()));
+}
+
+TEST_F(RunFolders, FindsRunFoldersButNotCheckpoints) {
+  make_run("x/a", 1, 1, 1, 1, 2, 1, 0);
+  make_run("b", 1, 1, 1, 2, 2, 1, 0);
+  fs::create_directories(root_ / "b" / "checkpoints" / "gen-1");
+  std::ofstream(root_ / "b" / "checkpoints" / "gen-1" / "config.yaml") << "seed: 1\n";
+  const auto found = find_run_folders(root_.string());
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(fs::path(found[0]).filename(), "b");
+  EXPECT_EQ(fs::path(found[1]).filename(), "a");
+}
+
+TEST_F(RunFolders, SpeedUpIsAgainstWOneOfTheSameGridAndSeed) {
+  std::vector<RunRecord> runs;
+  runs.push_back(*read_run_record(make_run("w1", 2, 2, 1, 1, 3, 1.0, 0.0)));    // 4 s per generation
+  runs.push_back(*read_run_record(make_run("w2", 2, 2, 2, 1, 3, 1.0, 0.6)));    // 3.2 s
+  runs.push_back(*read_run_record(make_run("w2s2", 2, 2, 2, 2, 3, 1.0, 0.0)));  // no W = 1 of seed 2
+  runs.push_back(*read_run_record(make_run("open", 2, 2, 4, 1, 3, 1.0, 0.0, false)));
+  const auto rows = sweep_rows(runs);
+  ASSERT_EQ(rows.size(), 3u);  // the unfinished run is left out
+  EXPECT_EQ(rows[0].run.workers, 1);
+  ASSERT_TRUE(rows[0].speedup);
+  EXPECT_DOUBLE_EQ(*rows[0].speedup, 1.0);
+  EXPECT_DOUBLE_EQ(*rows[0].efficiency, 1.0);
+  ASSERT_TRUE(rows[1].speedup);
+  EXPECT_DOUBLE_EQ(*rows[1].speedup, 4.0 / 3.2);
+  EXPECT_DOUBLE_EQ(*rows[1].efficiency, 4.0 / 3.2 / 2);
+  EXPECT_NEAR(rows[1].comm_share, 0.6 / 1.6, 1e-12);
+  EXPECT_FALSE(rows[2].speedup);
+
+  const std::string csv = csv_text(rows);
+  std::istringstream lines(csv);
+  std::string header, first;
+  std::getline(lines, header);
+  std::getline(lines, first);
+  EXPECT_EQ(header,
+            "grid,rows,cols,cells,workers,seed,generations,s_per_generation,total_s,speedup,efficiency,compute_s,"
+            "comm_s,comm_share,modes_covered,tvd");
+  EXPECT_EQ(first, "2x2,2,2,4,1,1,3,4.0000,12.50,1.000,1.000,4.0000,0.0000,0.0000,7.0000,0.2500");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);
+  EXPECT_EQ(main_score(rows), "modes_covered");
+}
+
+}  // namespace
+}  // namespace cellgan::sweep
+
+namespace cellgan::sweep {
+namespace {
+
+TEST(SweepSummary, ListsFailedSkippedAndUnfinishedRunsAndEmbedsThePlots) {
+  RunRecord r;
+  r.rows = r.cols = 2;
+  r.workers = 1;
+  r.seed = 4;
+  r.finished = true;
+  r.seconds_per_generation = 0.5;
+  r.dataset = "mnist";
+  r.scores = {{"fid", 31.5}, {"tvd", 0.2}};
+  const auto rows = sweep_rows({r});
+  SweepNotes notes;
+  notes.title = "a test";
+  notes.failed = {"g3x3-w2-s4: exit 1 (see logs/g3x3-w2-s4.log)"};
+  notes.skipped = {"g1x1-w2-s4: 2 workers for 1 cell"};
+  notes.unfinished = {"g3x3-w1-s4"};
+  notes.plots = {{"time.png", "Time per generation"}};
+  const std::string md = markdown_text(rows, notes);
+  EXPECT_NE(md.find("1 finished run, 1 unfinished, 1 failed, 1 skipped"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 2x2 | 1 | 4 | 0.500 | 1.00 | 1.00 | 0.0 % | 31.5000 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("- g3x3-w2-s4: exit 1"), std::string::npos) << md;
+  EXPECT_NE(md.find("- g3x3-w1-s4"), std::string::npos) << md;
+  EXPECT_NE(md.find("![Time per generation](time.png)"), std::string::npos) << md;
+  EXPECT_EQ(main_score(rows), "fid");
+}
+
+}  // namespace
+}  // namespace cellgan::sweep
