@@ -14,7 +14,7 @@ SRC="$(dirname "$0")/toy-2x2.yaml"
 expect_one_line() {
   local name=$1 pattern=$2; shift 2
   local before; before=$(find "$WORK/out" | sort)
-  local rc=0; timeout 120 "$@" > "$WORK/stdout" 2> "$WORK/stderr" || rc=$?
+  local rc=0; timeout -k 10 120 "$@" > "$WORK/stdout" 2> "$WORK/stderr" || rc=$?
   [ "$rc" -eq 2 ] || { cat "$WORK/stderr" >&2; fail "$name: expected exit 2, got $rc"; }
   [ "$(wc -l < "$WORK/stderr")" -eq 1 ] || { cat "$WORK/stderr" >&2; fail "$name: expected one line on stderr"; }
   grep -q -- "^cellgan: error: .*$pattern" "$WORK/stderr" || fail "$name: '$pattern' not in: $(cat "$WORK/stderr")"
@@ -27,7 +27,7 @@ expect_mpi_error() {
   local name=$1 pattern=$2 np=$3; shift 3
   local before; before=$(find "$WORK/out" | sort)
   local rc=0
-  timeout 120 "$MPIEXEC" $ROOT_FLAG --oversubscribe --bind-to none -np "$np" "$CELLGAN" "$@" \
+  timeout -k 10 120 "$MPIEXEC" $ROOT_FLAG --oversubscribe --bind-to none -np "$np" "$CELLGAN" "$@" \
     > "$WORK/stdout" 2> "$WORK/stderr" || rc=$?
   [ "$rc" -eq 2 ] || { cat "$WORK/stderr" >&2; fail "$name: expected exit 2, got $rc"; }
   local errors; errors=$(grep -c 'cellgan: error:' "$WORK/stderr" || true)

@@ -18,7 +18,7 @@ run_train() {
   while [ "$1" != "--" ]; do flags+=("$1"); shift; done
   shift
   set +e
-  timeout 120 "$MPIEXEC" $ROOT_FLAG "${flags[@]}" --oversubscribe --bind-to none -np 3 "$CELLGAN" train "$@" \
+  timeout -k 10 120 "$MPIEXEC" $ROOT_FLAG "${flags[@]}" --oversubscribe --bind-to none -np 3 "$CELLGAN" train "$@" \
     >"$WORK/stdout" 2>"$WORK/stderr"
   local rc=$?
   set -e

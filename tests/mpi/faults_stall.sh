@@ -12,7 +12,7 @@ SRC="$(dirname "$0")/toy-2x2.yaml"
 fast='s/heartbeat_interval_ms: 100/heartbeat_interval_ms: 100, late_after_ms: 400, dead_after_ms: 2500/'
 run_train() {  # CONFIG [ARGS...]: the exit code
   set +e
-  timeout 120 "$MPIEXEC" $ROOT_FLAG --oversubscribe --bind-to none -np 3 "$CELLGAN" train "$@" \
+  timeout -k 10 120 "$MPIEXEC" $ROOT_FLAG --oversubscribe --bind-to none -np 3 "$CELLGAN" train "$@" \
     >"$WORK/stdout" 2>"$WORK/stderr"
   local rc=$?
   set -e

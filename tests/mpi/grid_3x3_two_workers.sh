@@ -40,7 +40,7 @@ grep -q 'worker 1 of 1: .* OpenBLAS Prescott kernels' "$WORK/stderr" || fail "th
 # Workers on different kernels: the master warns, in its log and events.log.
 cfg3=$(make_config "$cfg" "$WORK/mixed")
 # (Both named, as a machine's own choice may be either.)
-timeout 300 "$MPIEXEC" $ROOT_FLAG --oversubscribe --bind-to none -np 2 env OPENBLAS_CORETYPE=Nehalem "$CELLGAN" train "$cfg3" \
+timeout -k 10 300 "$MPIEXEC" $ROOT_FLAG --oversubscribe --bind-to none -np 2 env OPENBLAS_CORETYPE=Nehalem "$CELLGAN" train "$cfg3" \
   : -np 1 env OPENBLAS_CORETYPE=Prescott "$CELLGAN" train "$cfg3" >"$WORK/stdout" 2>"$WORK/stderr" \
   || { cat "$WORK/stderr" >&2; fail "the run with mixed kernels exited non-zero"; }
 grep -q 'WARN .*different BLAS kernels (rank 1: OpenBLAS Nehalem, rank 2: OpenBLAS Prescott)' "$WORK/stderr" \

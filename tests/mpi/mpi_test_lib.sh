@@ -23,7 +23,7 @@ make_config() {
 run_cellgan() {
   local np=$1 cfg=$2
   set +e
-  timeout 300 "$MPIEXEC" $ROOT_FLAG --oversubscribe --bind-to none -np "$np" "$CELLGAN" train "$cfg" >"$WORK/stdout" 2>"$WORK/stderr"
+  timeout -k 10 300 "$MPIEXEC" $ROOT_FLAG --oversubscribe --bind-to none -np "$np" "$CELLGAN" train "$cfg" >"$WORK/stdout" 2>"$WORK/stderr"
   local rc=$?
   set -e
   return $rc

@@ -72,7 +72,7 @@ wait_generation() {
 reference_run() {
   local out=$1
   shift
-  timeout 300 "$MPIEXEC" $ROOT_FLAG --oversubscribe --bind-to none -np 5 "$CELLGAN" train "$TOY" \
+  timeout -k 10 300 "$MPIEXEC" $ROOT_FLAG --oversubscribe --bind-to none -np 5 "$CELLGAN" train "$TOY" \
     --set "output_dir=$out" "$@" >"$WORK/reference.stdout" 2>"$WORK/reference.stderr" \
     || { cat "$WORK/reference.stderr" >&2; fail "the reference run under mpirun failed"; }
 }
