@@ -63,6 +63,21 @@ Message WorkerComm::receive_local(int source, int tag) {
   return message;
 }
 
+void WorkerComm::allreduce_local(std::vector<float>& values) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  allreduce_ = &values;
+  allreduce_done_ = false;
+  // Only this thread's run_once() sets abort_ and rehome_, and not while it
+  // is inside the collective: waking on them leaves `values` untouched.
+  changed_.wait(lock, [&] { return allreduce_done_ || abort_.has_value() || rehome_.has_value(); });
+  const bool done = allreduce_done_;
+  allreduce_ = nullptr;
+  allreduce_done_ = false;
+  if (done) return;
+  if (abort_) throw JobAborted(abort_->exit_code, abort_->reason);
+  throw_rehome_locked();
+}
+
 void WorkerComm::report(const RecordsMessage& records) {
   Bytes payload = encode(records);  // encoded before the lock is taken
   queue({Channel::kWorld, kMaster, kTagRecords, std::move(payload)});
@@ -174,6 +189,18 @@ bool WorkerComm::run_once(Clock::time_point now) {
       comms_.local = std::move(next_local_);
       did = true;
     }
+  }
+  // 0. The training thread's allreduce (it waits, so `values` stays put).
+  std::vector<float>* values = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!allreduce_done_) values = allreduce_;
+  }
+  if (values && comms_.local) {
+    comms_.local->allreduce_sum(*values);
+    std::lock_guard<std::mutex> lock(mutex_);
+    allreduce_done_ = true;
+    did = true;
   }
   // 1. Sends queued by the training thread.
   std::deque<Outgoing> out;

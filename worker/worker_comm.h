@@ -3,7 +3,9 @@
 // training thread reaches it only through the methods below, which queue
 // work and wait on a condition variable.
 //
-// Each run_once(now) step: send what the training thread queued; receive
+// Each run_once(now) step: run the allreduce the training thread asked for
+// (blocking this thread until every worker has joined it); send what the
+// training thread queued; receive
 // LOCAL messages into the store (by source and tag, in arrival order);
 // receive the master's heartbeats and abort; send a heartbeat when it is
 // due; wake waiting callers. run() loops run_once() and sleeps when there
@@ -69,6 +71,7 @@ class WorkerComm final : public WorkerExchange {
   int local_size() const override;
   void send_local(int dest, int tag, Bytes payload) override;
   Message receive_local(int source, int tag) override;
+  void allreduce_local(std::vector<float>& values) override;
   // Queues a records message to the master.
   void report(const RecordsMessage& records);
   // What the next heartbeats say.
@@ -153,6 +156,8 @@ class WorkerComm final : public WorkerExchange {
   std::optional<std::int64_t> stop_at_;      // T
   std::optional<MembersMessage> rehome_;     // from the master, until the training thread takes it
   std::unique_ptr<Communicator> next_local_;  // handed over by replace_local()
+  std::vector<float>* allreduce_ = nullptr;   // the training thread's, while it waits in allreduce_local()
+  bool allreduce_done_ = false;
   bool silent_ = false;
   bool done_ = false;
   bool master_lost_ = false;

@@ -1,4 +1,4 @@
-// The Communicator interface: point-to-point byte messages and the two
+// The Communicator interface: point-to-point byte messages and the three
 // collectives cellgan needs, behind which sit MPI (mpi_communicator.h) and
 // an in-process implementation for unit tests (in_process_communicator.h).
 //
@@ -9,7 +9,7 @@
 //   pending_sends() makes progress and says how many are still in flight.
 // - try_receive() never blocks: it returns a matching message that has
 //   arrived, or nothing.
-// - gather() and barrier() are collectives: every member calls them, in the
+// - gather(), barrier() and allreduce_sum() are collectives: every member calls them, in the
 //   same order. They have no deadline, and a collective that includes a
 //   dead rank never ends (Open MPI), so the job's protocol (protocol.h)
 //   uses none: only point-to-point messages, each wait with a deadline. They wait by polling with short sleeps, not by spinning, so
@@ -56,6 +56,11 @@ class Communicator {
   // included); the others receive an empty vector.
   virtual std::vector<Bytes> gather(int root, const Bytes& payload) = 0;
   virtual void barrier() = 0;
+  // Element-wise float32 sum of `values` over every member, in place
+  // (MPI_Allreduce); every member passes the same length and gets the same
+  // bits. Used only by the data-parallel layout's `allreduce: mpi`, which
+  // therefore cannot survive a lost worker.
+  virtual void allreduce_sum(std::vector<float>& values) = 0;
 };
 
 // Waiting has a deadline everywhere in cellgan: a peer that has died is

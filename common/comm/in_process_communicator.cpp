@@ -4,10 +4,11 @@
 //   order. A receive takes the first message that matches, so messages of
 //   one (source, tag) pair come out in send order, as with MPI.
 // - Sends are delivered at once; pending_sends() is always 0.
-// - gather() and barrier() share one collective slot guarded by a mutex and
+// - gather(), barrier() and allreduce_sum() share one collective slot guarded by a mutex and
 //   a condition variable. Each round has a generation number: the last rank
 //   to arrive publishes the round's result and advances the generation,
-//   which wakes the others. The next round cannot complete before the root
+//   which wakes the others. allreduce_sum() sums the contributions in rank
+//   order, so every rank gets the same bits. The next round cannot complete before the root
 //   has taken its result, since it needs the root too.
 //
 // Thread-safety: InProcessNetwork and its State are thread-safe; each
@@ -16,6 +17,7 @@
 #include "common/comm/in_process_communicator.h"
 
 #include <algorithm>
+#include <cstring>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -28,7 +30,7 @@
 namespace cellgan {
 
 struct InProcessNetwork::State {
-  enum class Collective { kGather, kBarrier };
+  enum class Collective { kGather, kBarrier, kAllreduce };
 
   struct Mailbox {
     std::mutex mutex;
@@ -52,6 +54,7 @@ struct InProcessNetwork::State {
   int root = 0;
   std::vector<Bytes> contributions;  // the current round's, indexed by rank
   std::vector<Bytes> completed;      // the last completed round's
+  std::vector<float> reduced;        // the last completed allreduce's sum
 
   // One member's part in a collective round; returns the gathered payloads
   // at the root of a gather, an empty vector otherwise.
@@ -68,6 +71,7 @@ struct InProcessNetwork::State {
     contributions[static_cast<std::size_t>(rank)] = payload;
     const std::uint64_t my_generation = generation;
     if (++arrived == size) {
+      if (what == Collective::kAllreduce) sum_contributions(rank);
       completed = std::move(contributions);
       contributions.clear();
       arrived = 0;
@@ -77,7 +81,23 @@ struct InProcessNetwork::State {
       collective_done.wait(lock, [&] { return generation != my_generation; });
     }
     if (what == Collective::kGather && rank == round_root) return std::move(completed);
+    if (what == Collective::kAllreduce) return {Bytes(reinterpret_cast<const std::uint8_t*>(reduced.data()),
+                                                      reinterpret_cast<const std::uint8_t*>(reduced.data() + reduced.size()))};
     return {};
+  }
+
+  // The float32 sum of the round's contributions, in rank order, into
+  // `reduced`. Call with collective_mutex held.
+  void sum_contributions(int rank) {
+    const std::size_t bytes = contributions.front().size();
+    for (const Bytes& c : contributions)
+      if (c.size() != bytes)
+        throw std::logic_error(fmt::format("in-process allreduce: rank {} saw contributions of different lengths", rank));
+    reduced.assign(bytes / sizeof(float), 0.0f);
+    for (const Bytes& c : contributions) {
+      const auto* v = reinterpret_cast<const float*>(c.data());
+      for (std::size_t i = 0; i < reduced.size(); ++i) reduced[i] += v[i];
+    }
   }
 };
 
@@ -121,6 +141,13 @@ class InProcessCommunicator final : public Communicator {
 
   void barrier() override {
     state_->join(rank_, InProcessNetwork::State::Collective::kBarrier, 0, Bytes());
+  }
+
+  void allreduce_sum(std::vector<float>& values) override {
+    const auto* first = reinterpret_cast<const std::uint8_t*>(values.data());
+    const Bytes mine(first, first + values.size() * sizeof(float));
+    const std::vector<Bytes> sum = state_->join(rank_, InProcessNetwork::State::Collective::kAllreduce, 0, mine);
+    std::memcpy(values.data(), sum.front().data(), sum.front().size());
   }
 
  private:

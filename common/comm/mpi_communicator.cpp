@@ -178,4 +178,12 @@ void MpiCommunicator::barrier() {
   wait_polling(request, "MPI_Ibarrier");
 }
 
+void MpiCommunicator::allreduce_sum(std::vector<float>& values) {
+  const int count = checked_count(values.size(), "allreduce_sum");
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, values.data(), count, MPI_FLOAT, MPI_SUM, comm_, &request),
+            "MPI_Iallreduce");
+  wait_polling(request, "MPI_Iallreduce");
+}
+
 }  // namespace cellgan

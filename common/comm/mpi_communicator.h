@@ -8,7 +8,8 @@
 //   completed ones.
 // - try_receive(): MPI_Iprobe, MPI_Get_count, then MPI_Recv (MPI_BYTE).
 // - gather(): MPI_Igather of the sizes, then MPI_Igatherv of the bytes;
-//   barrier(): MPI_Ibarrier. Both wait by polling MPI_Test with short
+//   barrier(): MPI_Ibarrier; allreduce_sum(): MPI_Iallreduce (MPI_FLOAT,
+//   MPI_SUM, in place). All three wait by polling MPI_Test with short
 //   sleeps, so a waiting rank leaves the core to ranks that train.
 // - The wrapped communicator's error handler is MPI_ERRORS_RETURN; a failed
 //   MPI call throws std::runtime_error naming the MPI function.
@@ -58,6 +59,7 @@ class MpiCommunicator final : public Communicator {
 
   std::vector<Bytes> gather(int root, const Bytes& payload) override;
   void barrier() override;
+  void allreduce_sum(std::vector<float>& values) override;
 
  private:
   MPI_Comm comm_;
