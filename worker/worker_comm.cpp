@@ -65,15 +65,15 @@ Message WorkerComm::receive_local(int source, int tag) {
 
 void WorkerComm::allreduce_local(std::vector<float>& values) {
   std::unique_lock<std::mutex> lock(mutex_);
-  allreduce_ = &values;
-  allreduce_done_ = false;
-  // Only this thread's run_once() sets abort_ and rehome_, and not while it
-  // is inside the collective: waking on them leaves `values` untouched.
-  changed_.wait(lock, [&] { return allreduce_done_ || abort_.has_value() || rehome_.has_value(); });
-  const bool done = allreduce_done_;
-  allreduce_ = nullptr;
-  allreduce_done_ = false;
-  if (done) return;
+  sum_in_ = std::move(values);
+  sum_out_.reset();
+  changed_.wait(lock, [&] { return sum_out_.has_value() || abort_.has_value() || rehome_.has_value(); });
+  if (sum_out_) {
+    values = std::move(*sum_out_);
+    sum_out_.reset();
+    return;
+  }
+  sum_in_.reset();  // if not taken yet; a sum under way stays with the communication thread
   if (abort_) throw JobAborted(abort_->exit_code, abort_->reason);
   throw_rehome_locked();
 }
@@ -183,23 +183,26 @@ void WorkerComm::send_heartbeat(Clock::time_point now) {
 
 bool WorkerComm::run_once(Clock::time_point now) {
   bool did = false;
+  // 0. The training thread's allreduce: started, then polled.
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (next_local_) {  // the old LOCAL's sends to a lost worker never complete: they are released
+    if (next_local_) {  // the old LOCAL's sends and sum to a lost worker never complete: they are released
+      abandon_pending_sum();
       comms_.local = std::move(next_local_);
       did = true;
     }
+    if (sum_in_ && !pending_sum_) {
+      sum_buffer_ = std::move(*sum_in_);
+      sum_in_.reset();
+      pending_sum_ = comms_.local->start_allreduce_sum(sum_buffer_);
+      did = true;
+    }
   }
-  // 0. The training thread's allreduce (it waits, so `values` stays put).
-  std::vector<float>* values = nullptr;
-  {
+  if (pending_sum_ && pending_sum_->done()) {
+    pending_sum_.reset();
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!allreduce_done_) values = allreduce_;
-  }
-  if (values && comms_.local) {
-    comms_.local->allreduce_sum(*values);
-    std::lock_guard<std::mutex> lock(mutex_);
-    allreduce_done_ = true;
+    sum_out_ = std::move(sum_buffer_);
+    sum_buffer_ = {};
     did = true;
   }
   // 1. Sends queued by the training thread.
@@ -268,7 +271,15 @@ bool WorkerComm::run_once(Clock::time_point now) {
   return did;
 }
 
+void WorkerComm::abandon_pending_sum() {
+  if (!pending_sum_) return;
+  static_cast<void>(pending_sum_.release());
+  static_cast<void>(new std::vector<float>(std::move(sum_buffer_)));  // moving keeps the heap buffer MPI writes
+  sum_buffer_ = {};
+}
+
 void WorkerComm::flush_at_exit() {
+  abandon_pending_sum();
   if (master_lost()) return;  // sends to a lost master never complete
   const auto deadline = Clock::now() + master_dead_after_;
   const auto left = [&] {

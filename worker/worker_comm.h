@@ -3,8 +3,9 @@
 // training thread reaches it only through the methods below, which queue
 // work and wait on a condition variable.
 //
-// Each run_once(now) step: run the allreduce the training thread asked for
-// (blocking this thread until every worker has joined it); send what the
+// Each run_once(now) step: start the allreduce the training thread asked
+// for, or see whether it is done (it never blocks this thread, so beats and
+// the stop protocol go on while the other workers catch up); send what the
 // training thread queued; receive
 // LOCAL messages into the store (by source and tag, in arrival order);
 // receive the master's heartbeats and abort; send a heartbeat when it is
@@ -131,6 +132,9 @@ class WorkerComm final : public WorkerExchange {
   void queue(Outgoing out);
   void send_heartbeat(Clock::time_point now);
   void flush_at_exit();
+  // A sum under way that will never be waited for (a rehoming, the end):
+  // its request and buffer are left to MPI, which may still write it.
+  void abandon_pending_sum();
   // Sets abort_ (unless set) and wakes every waiter. Call with mutex_ held.
   void abort_locked(int exit_code, const std::string& reason);
   // Throws Rehomed with rehome_, which it clears. Call with mutex_ held.
@@ -156,8 +160,11 @@ class WorkerComm final : public WorkerExchange {
   std::optional<std::int64_t> stop_at_;      // T
   std::optional<MembersMessage> rehome_;     // from the master, until the training thread takes it
   std::unique_ptr<Communicator> next_local_;  // handed over by replace_local()
-  std::vector<float>* allreduce_ = nullptr;   // the training thread's, while it waits in allreduce_local()
-  bool allreduce_done_ = false;
+  std::optional<std::vector<float>> sum_in_;   // handed over by allreduce_local()
+  std::optional<std::vector<float>> sum_out_;  // its result, for allreduce_local()
+  // The communication thread's own: the sum under way and its buffer.
+  std::unique_ptr<Communicator::PendingSum> pending_sum_;
+  std::vector<float> sum_buffer_;
   bool silent_ = false;
   bool done_ = false;
   bool master_lost_ = false;

@@ -50,7 +50,7 @@ void check_against_mpi(Communicator& world, AllreduceKind kind, std::size_t n, b
   const std::string what = fmt::format("{} on {} ranks, {} {} values", to_string(kind), world.size(), n,
                                        integers ? "integer" : "real");
   std::vector<float> reference = input(world.rank(), n, integers);
-  world.allreduce_sum(reference);  // MPI_Allreduce
+  allreduce_sum(world, reference);  // MPI_Iallreduce
   test::CommunicatorExchange exchange(world);
   auto reduce = make_gradient_allreduce(kind, WireCompression::kNone, exchange);
   std::vector<float> ours = input(world.rank(), n, integers);

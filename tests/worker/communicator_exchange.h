@@ -22,7 +22,7 @@ class CommunicatorExchange final : public WorkerExchange {
   Message receive_local(int source, int tag) override {
     return receive_blocking(comm_, source, tag, std::chrono::seconds(30));
   }
-  void allreduce_local(std::vector<float>& values) override { comm_.allreduce_sum(values); }
+  void allreduce_local(std::vector<float>& values) override { allreduce_sum(comm_, values); }
 
  private:
   Communicator& comm_;
