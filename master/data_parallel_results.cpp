@@ -27,12 +27,12 @@ const Config& checked(const Config& config, int workers) {
   return config;
 }
 
-std::string options_line(const Config& c, int workers) {
+std::string options_line(const char* what, const Config& c, int workers) {
   const DataParallelConfig& p = c.data_parallel;
   const std::int64_t global = p.scaling == BatchScaling::kWeak ? c.training.batch_size * workers : c.training.batch_size;
-  return fmt::format("start: data_parallel, {} replicas, global batch {} ({} scaling) x {} accumulated, allreduce {}, "
+  return fmt::format("{}: data_parallel, {} replicas, global batch {} ({} scaling) x {} accumulated, allreduce {}, "
                      "fusion {} bytes, compression {}, clip_grad_norm {}",
-                     workers, global, to_string(p.scaling), p.accumulate_steps, to_string(p.allreduce),
+                     what, workers, global, to_string(p.scaling), p.accumulate_steps, to_string(p.allreduce),
                      p.fusion_bytes, to_string(p.compression), p.clip_grad_norm);
 }
 
@@ -42,7 +42,7 @@ DataParallelResults::DataParallelResults(const Config& config, int workers)
     : config_(checked(config, workers)), workers_(workers) {}
 
 std::vector<std::string> DataParallelResults::assignment() const {
-  std::vector<std::string> lines{options_line(config_, workers_)};
+  std::vector<std::string> lines{options_line("start", config_, workers_)};
   for (int w = 0; w < workers_; ++w)
     lines.push_back(fmt::format("assign: worker rank {} <- replica {} (shard {} of each global batch)", w + 1, w + 1,
                                 w + 1));
@@ -51,7 +51,7 @@ std::vector<std::string> DataParallelResults::assignment() const {
 
 std::vector<std::string> DataParallelResults::reassign(const std::vector<int>& members) const {
   checked(config_, static_cast<int>(members.size()));
-  std::vector<std::string> lines{"re" + options_line(config_, static_cast<int>(members.size()))};
+  std::vector<std::string> lines{options_line("reassign", config_, static_cast<int>(members.size()))};
   for (std::size_t w = 0; w < members.size(); ++w)
     lines.push_back(fmt::format("assign: worker rank {} <- replica {} (shard {} of each global batch)", members[w],
                                 w + 1, w + 1));

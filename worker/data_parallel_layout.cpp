@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -15,6 +16,7 @@
 #include "common/nn/torch_generator_lock.h"
 #include "common/nn/training_data.h"
 #include "common/rng.h"
+#include "worker/fault_injector.h"
 #include "worker/gradient_allreduce.h"
 #include "worker/replica_trainer.h"
 
@@ -57,8 +59,14 @@ std::string DataParallelLayout::start(int local_rank, const ResumeFrom& from) {
 std::vector<GenerationRecord> DataParallelLayout::run_generation(std::int64_t generation, WorkerExchange& exchange) {
   const auto reduce =
       make_gradient_allreduce(config_.data_parallel.allreduce, config_.data_parallel.compression, exchange);
+  // The fault `delay` slows this worker's steps (fault_injector.h); the
+  // others wait for it in the all-reduces.
+  const CellFaults faults = faults_ ? faults_->for_cell(kPairCell, generation + 1) : CellFaults{};
   const auto began = Clock::now();
-  for (std::int64_t b = 0; b < steps_; ++b) trainer_->step(generation * steps_ + b, *reduce);
+  for (std::int64_t b = 0; b < steps_; ++b) {
+    if (faults.batch_delay.count() > 0) std::this_thread::sleep_for(faults.batch_delay);
+    trainer_->step(generation * steps_ + b, *reduce);
+  }
   const double wall = seconds_since(began);
   const ReplicaTally tally = trainer_->take_tally();
   if (rank_ != kReporter) return {};

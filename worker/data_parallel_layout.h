@@ -21,6 +21,9 @@
 //   file of cell 0; a resumed run reads it on every worker.
 // - result: worker 0's generator, as the ensemble of cell 0 (weight 1);
 //   the others send an empty result.
+// - faults: `delay` slows a worker's steps; `nan` (a cell's generators)
+//   is not applied to the pair. kill, stall and drop-heartbeats are the
+//   worker loop's, as for every layout.
 //
 // Thread-safety: belongs to the worker's training thread.
 #pragma once

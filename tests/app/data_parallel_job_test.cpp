@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <regex>
 #include <sstream>
 
 #include "common/checkpoint_store.h"
@@ -31,7 +32,7 @@ using test::write_bytes;
 constexpr int kGenerations = 5;
 
 std::string dp_config(const TempDir& tmp, const std::string& name, const std::string& output_dir,
-                      const std::string& allreduce = "ring") {
+                      const std::string& allreduce = "ring", int generations = kGenerations) {
   const std::string path = tmp.file(name + ".yaml");
   write_bytes(path, fmt::format("seed: 3\noutput_dir: {}\nlayout: data_parallel\n"
                                 "data: {{dataset: ring, toy_samples: 2000}}\n"
@@ -41,7 +42,7 @@ std::string dp_config(const TempDir& tmp, const std::string& name, const std::st
                                 "evaluation: {{final_samples: 1000, preview_every: 2}}\n"
                                 "runtime: {{heartbeat_interval_ms: 100}}\ncheckpoint: {{every: 2, keep: 2}}\n"
                                 "data_parallel: {{allreduce: {}, fusion_bytes: 2048}}\n",
-                                output_dir, kGenerations, allreduce));
+                                output_dir, generations, allreduce));
   return path;
 }
 
@@ -102,6 +103,40 @@ TEST(DataParallelJob, AStoppedRunResumedEndsAsTheUninterruptedOne) {
   EXPECT_TRUE(read_bytes(dir + "/ensemble.bin") == read_bytes(reference_dir + "/ensemble.bin"))
       << "ensemble.bin differs";
   EXPECT_EQ(metrics_without_seconds(dir), metrics_without_seconds(reference_dir));
+}
+
+// A lost worker: the survivors go on from the last checkpoint with the
+// global batches split between them (the ring over two instead of three).
+TEST(DataParallelJob, AfterALostWorkerTheSurvivorsGoOnFromTheCheckpoint) {
+  TempDir tmp;
+  const std::string dir = tmp.file("lost");
+  constexpr int kLonger = 10;
+  const std::string path = dp_config(tmp, "lost", dir, "ring", kLonger);
+  std::string text = read_bytes(path);
+  text.replace(text.find("heartbeat_interval_ms: 100"), 26,
+               "heartbeat_interval_ms: 50, late_after_ms: 200, dead_after_ms: 600");
+  // Worker 1 takes 40 ms a step (the others wait for it), so the run lasts
+  // long enough for the master to find worker 3 silent from generation 4.
+  write_bytes(path, text + "faults: [{kind: drop-heartbeats, rank: 3, gen: 4}, {kind: delay, rank: 1, ms: 40}]\n");
+  const auto out = run_one_process_job(path, 3);
+  ASSERT_TRUE(out.result.has_value()) << out.master_error;
+  EXPECT_TRUE(out.worker_lost);
+  EXPECT_EQ(out.worker_codes, (std::vector<int>{kExitOk, kExitOk, kExitFailure}));
+  const std::string events = read_bytes(dir + "/events.log");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(events, m, std::regex(R"(rehoming: workers 1,2 go on from generation ([0-9]+))")))
+      << events;
+  const int from = std::stoi(m[1].str());
+  EXPECT_GE(from, 2);
+  EXPECT_NE(events.find("reassign: data_parallel, 2 replicas, global batch 64"), std::string::npos) << events;
+  EXPECT_TRUE(fs::exists(dir + "/ensemble.bin"));
+  std::istringstream lines(read_bytes(dir + "/metrics.jsonl"));
+  int count = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const auto j = nlohmann::json::parse(line);
+    EXPECT_EQ(j.at("counts").at("workers"), ++count <= from ? 3 : 2) << line;
+  }
+  EXPECT_EQ(count, kLonger);
 }
 
 TEST(DataParallelJob, StrongScalingNeedsARowPerWorker) {
