@@ -94,15 +94,18 @@ void ReplicaTrainer::seed_micro_batch(std::int64_t micro, int role) const {
 }
 
 double ReplicaTrainer::reduce_gradients(Individual& net, double loss, GradientAllreduce& reduce) {
-  const auto began = Clock::now();
-  std::vector<torch::Tensor> tensors = gradients_of(net);
-  torch::Tensor extra = torch::full({1}, static_cast<float>(loss), torch::kFloat32);
-  tensors.push_back(extra);
-  allreduce_fused(tensors, config_.data_parallel.fusion_bytes, reduce);
-  tally_.communicate_seconds += seconds_since(began);
+  if (workers_ > 1) {  // alone, the sum is what this worker has: no packing
+    const auto began = Clock::now();
+    std::vector<torch::Tensor> tensors = gradients_of(net);
+    torch::Tensor extra = torch::full({1}, static_cast<float>(loss), torch::kFloat32);
+    tensors.push_back(extra);
+    allreduce_fused(tensors, config_.data_parallel.fusion_bytes, reduce);
+    loss = static_cast<double>(extra.item<float>());
+    tally_.communicate_seconds += seconds_since(began);
+  }
   if (config_.data_parallel.clip_grad_norm > 0.0)
     torch::nn::utils::clip_grad_norm_(net.module().parameters(), config_.data_parallel.clip_grad_norm);
-  return static_cast<double>(extra.item<float>());
+  return loss;
 }
 
 void ReplicaTrainer::average_buffers(GradientAllreduce& reduce) {

@@ -40,6 +40,8 @@ Communicator& WorkerComm::comm(Channel channel) {
 void WorkerComm::queue(Outgoing out) {
   std::lock_guard<std::mutex> lock(mutex_);
   outgoing_.push_back(std::move(out));
+  wake_requested_ = true;
+  wake_.notify_one();
 }
 
 void WorkerComm::send_local(int dest, int tag, Bytes payload) {
@@ -51,10 +53,12 @@ void WorkerComm::send_local(int dest, int tag, Bytes payload) {
 Message WorkerComm::receive_local(int source, int tag) {
   std::unique_lock<std::mutex> lock(mutex_);
   const auto key = std::make_pair(source, tag);
+  ++waiters_;
   changed_.wait(lock, [&] {
     const auto it = received_.find(key);
     return abort_.has_value() || rehome_.has_value() || (it != received_.end() && !it->second.empty());
   });
+  --waiters_;
   if (abort_) throw JobAborted(abort_->exit_code, abort_->reason);
   if (rehome_) throw_rehome_locked();
   auto& queue = received_[key];
@@ -67,7 +71,11 @@ void WorkerComm::allreduce_local(std::vector<float>& values) {
   std::unique_lock<std::mutex> lock(mutex_);
   sum_in_ = std::move(values);
   sum_out_.reset();
+  wake_requested_ = true;
+  wake_.notify_one();
+  ++waiters_;
   changed_.wait(lock, [&] { return sum_out_.has_value() || abort_.has_value() || rehome_.has_value(); });
+  --waiters_;
   if (sum_out_) {
     values = std::move(*sum_out_);
     sum_out_.reset();
@@ -311,7 +319,14 @@ void WorkerComm::run() {
         flush_at_exit();
         return;
       }
-      backoff.after_round(did);
+      if (did) {
+        backoff.after_round(true);
+        continue;
+      }
+      std::unique_lock<std::mutex> lock(mutex_);
+      const auto sleep = waiters_ > 0 ? std::chrono::microseconds(200) : backoff.idle_round();
+      wake_.wait_for(lock, sleep, [&] { return wake_requested_; });
+      wake_requested_ = false;
     }
   } catch (const std::exception& e) {
     const bool bug = dynamic_cast<const std::logic_error*>(&e) != nullptr;

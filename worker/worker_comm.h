@@ -11,7 +11,10 @@
 // receive the master's heartbeats and abort; send a heartbeat when it is
 // due; wake waiting callers. run() loops run_once() and sleeps when there
 // was nothing to do, backing off from 0.2 ms to 5 ms, so the thread never
-// spins on the cores the training thread needs.
+// spins on the cores the training thread needs. A send queued by the
+// training thread wakes it at once, and while the training thread waits for
+// a worker's message or an allreduce it polls every 0.2 ms (the data-
+// parallel all-reduces wait on a chain of such messages).
 //
 // Deadlines: every wait of the training thread (receive_local,
 // wait_for_done) ends with JobAborted when the master aborts the run or has
@@ -160,6 +163,9 @@ class WorkerComm final : public WorkerExchange {
   std::optional<std::int64_t> stop_at_;      // T
   std::optional<MembersMessage> rehome_;     // from the master, until the training thread takes it
   std::unique_ptr<Communicator> next_local_;  // handed over by replace_local()
+  std::condition_variable wake_;  // wakes run()'s idle sleep
+  bool wake_requested_ = false;
+  int waiters_ = 0;  // training-thread waits for LOCAL (receive_local, allreduce_local)
   std::optional<std::vector<float>> sum_in_;   // handed over by allreduce_local()
   std::optional<std::vector<float>> sum_out_;  // its result, for allreduce_local()
   // The communication thread's own: the sum under way and its buffer.
