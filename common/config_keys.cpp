@@ -237,7 +237,7 @@ ConfigSection data_parallel() {
       .choice("allreduce", &P::allreduce, kAllreduces,
               "how the replicas' gradients are summed: `ring` (reduce-scatter then all-gather over point-to-point "
               "messages, 2(W−1)/W of the gradient bytes sent per worker), `reduce_broadcast` (worker 1 sums, then "
-              "sends the sum to every worker), `mpi` (`MPI_Allreduce`, the reference; a lost worker ends the run)")
+              "sends the sum to every worker), `mpi` (`MPI_Allreduce`, the reference)")
       .integer("fusion_bytes", &P::fusion_bytes, span_noted<I>(0, I{1} << 30, "0 = one message per tensor"),
                "gradients are packed, tensor by tensor, into buffers of at most this many float32 bytes, each "
                "all-reduced as one message (a larger tensor goes alone)")

@@ -60,8 +60,10 @@ class Communicator {
   // Starts the element-wise float32 sum of `values` over every member, in
   // place (MPI_Iallreduce); every member passes the same length and gets
   // the same bits. `values` must stay where it is until done() has said
-  // true. Used only by the data-parallel layout's `allreduce: mpi`, which
-  // therefore cannot survive a lost worker: its sum never completes.
+  // true. A sum with a dead member never completes: its caller must be
+  // able to walk away from it (the worker's communication thread abandons
+  // it when the survivors rehome). Used only by the data-parallel layout's
+  // `allreduce: mpi`.
   class PendingSum {
    public:
     virtual ~PendingSum() = default;
