@@ -9,8 +9,10 @@
 // - reduce_broadcast (reduce_broadcast_allreduce.h): every worker sends its
 //   buffer to worker 0, which sums in worker order and sends the sum back
 //   (seed 001's single reducer).
-// - mpi: WorkerExchange::allreduce_local(), i.e. MPI_Allreduce on LOCAL,
-//   the reference. No compression.
+// - mpi: WorkerExchange::allreduce_local(), i.e. MPI_Iallreduce on LOCAL
+//   run by the communication thread, the reference. No compression. Its
+//   tally counts one message per sum and the ring's bytes, 2(W−1)/W of the
+//   buffer (what MPI really sends is not visible here).
 //
 // Contract: every worker calls sum() with buffers of the same length, in
 // the same order, and afterwards holds the very same bits as every other

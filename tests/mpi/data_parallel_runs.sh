@@ -32,4 +32,19 @@ run_cellgan 3 "$cfg" || { cat "$WORK/stderr" >&2; fail "the second ring run exit
 cmp -s "$WORK/ring/ensemble.bin" "$WORK/ring-again/ensemble.bin" || fail "the same ring run gave another ensemble"
 "$CELLGAN" sample --ensemble "$WORK/ring/ensemble.bin" -n 100 --out "$WORK/samples.npy" >"$WORK/stdout" 2>"$WORK/stderr" ||
   { cat "$WORK/stderr" >&2; fail "cellgan sample failed on a data_parallel run"; }
-echo "PASS: ring, reduce_broadcast and mpi runs finish; a ring run repeats to the bit; sample reads it"
+# A worker killed under --enable-recovery: the survivors abandon the
+# MPI_Iallreduce under way and go on from the checkpoint over two workers.
+cfg=$(make_config "$SRC" "$WORK/killed" "s/allreduce: ring/allreduce: mpi/" "s/generations: 3,/generations: 6,/" \
+  "s/heartbeat_interval_ms: 100/heartbeat_interval_ms: 100, late_after_ms: 400, dead_after_ms: 1500/")
+echo "checkpoint: {every: 2}" >> "$cfg"
+set +e
+timeout 300 "$MPIEXEC" $ROOT_FLAG --enable-recovery --oversubscribe --bind-to none -np 4 "$CELLGAN" train "$cfg" \
+  --fault kill:rank=3,gen=4 >"$WORK/stdout" 2>"$WORK/stderr"
+rc=$?
+set -e
+[ "$rc" -eq 0 ] || { cat "$WORK/stderr" >&2; fail "mpi with a killed worker under --enable-recovery: exit $rc"; }
+[ -f "$WORK/killed/result.json" ] || fail "mpi with a killed worker: no result.json"
+grep -q "rehoming: workers 1,2 go on from generation 2" "$WORK/killed/events.log" \
+  || { cat "$WORK/killed/events.log" >&2; fail "mpi with a killed worker: no rehoming from generation 2"; }
+echo "PASS: ring, reduce_broadcast and mpi runs finish; a ring run repeats to the bit; sample reads it; mpi survives a killed worker"
+
