@@ -23,12 +23,15 @@
 
 namespace cellgan {
 
-enum class LayoutKind { kCoevolution };
+enum class LayoutKind { kCoevolution, kDataParallel };
 enum class DatasetKind { kMnist, kFashion, kIdx, kRing, kGrid };
 enum class NetworkKind { kMlp, kDcgan, kToy, kSngan };
 enum class NeighbourhoodKind { kVonNeumann, kMoore };
 enum class LossKind { kBce, kMse, kHeuristic, kMustangs, kWganGp };
 enum class ReplacementRule { kIfBetter, kAlways };
+enum class AllreduceKind { kRing, kReduceBroadcast, kMpi };
+enum class WireCompression { kNone, kFp16, kBf16 };
+enum class BatchScaling { kWeak, kStrong };
 
 struct DataConfig {
   DatasetKind dataset = DatasetKind::kMnist;
@@ -99,6 +102,16 @@ struct StatusConfig {
   std::string bind = "127.0.0.1";
 };
 
+// layout: data_parallel (worker/data_parallel_layout.h).
+struct DataParallelConfig {
+  AllreduceKind allreduce = AllreduceKind::kRing;
+  std::int64_t fusion_bytes = 64LL << 20;  // Horovod's default fusion buffer
+  WireCompression compression = WireCompression::kNone;
+  std::int64_t accumulate_steps = 1;
+  double clip_grad_norm = 0.0;
+  BatchScaling scaling = BatchScaling::kWeak;
+};
+
 struct Config {
   std::uint64_t seed = 1;
   std::string output_dir = "runs/default";
@@ -111,6 +124,7 @@ struct Config {
   RuntimeConfig runtime;
   CheckpointConfig checkpoint;
   StatusConfig status;
+  DataParallelConfig data_parallel;
   // `faults:`, a list (common/fault_plan.h), after the sections; not a
   // table. Empty by default. parse_config checks each fault's cell and gen
   // against the grid and training.generations; its rank is checked against
@@ -150,6 +164,9 @@ const char* to_string(NetworkKind kind);
 const char* to_string(NeighbourhoodKind kind);
 const char* to_string(LossKind kind);
 const char* to_string(ReplacementRule rule);
+const char* to_string(AllreduceKind kind);
+const char* to_string(WireCompression compression);
+const char* to_string(BatchScaling scaling);
 
 // True for the 2-D toy mixtures.
 inline bool is_toy(DatasetKind kind) { return kind == DatasetKind::kRing || kind == DatasetKind::kGrid; }

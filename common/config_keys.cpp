@@ -28,7 +28,14 @@ using I = std::int64_t;
 // declared dead: an hour (a longer one is a hang nobody would wait out).
 constexpr I kMaxSilenceMs = 3600000;
 
-const Names<LayoutKind> kLayouts = {{"coevolution", LayoutKind::kCoevolution}};
+const Names<LayoutKind> kLayouts = {{"coevolution", LayoutKind::kCoevolution},
+                                    {"data_parallel", LayoutKind::kDataParallel}};
+const Names<AllreduceKind> kAllreduces = {{"ring", AllreduceKind::kRing},
+                                          {"reduce_broadcast", AllreduceKind::kReduceBroadcast},
+                                          {"mpi", AllreduceKind::kMpi}};
+const Names<WireCompression> kCompressions = {
+    {"none", WireCompression::kNone}, {"fp16", WireCompression::kFp16}, {"bf16", WireCompression::kBf16}};
+const Names<BatchScaling> kScalings = {{"weak", BatchScaling::kWeak}, {"strong", BatchScaling::kStrong}};
 const Names<DatasetKind> kDatasets = {{"mnist", DatasetKind::kMnist},
                                       {"fashion", DatasetKind::kFashion},
                                       {"idx", DatasetKind::kIdx},
@@ -52,13 +59,22 @@ ConfigSection top_level() {
       .text("output_dir", &Config::output_dir, Text::kNonEmpty,
             "the run directory; must not already hold a finished run (`result.json`)")
       .choice("layout", &Config::layout, kLayouts,
-              "how the job trains: `coevolution` (the grid of cells). Other layouts plug in behind the Layout interface.")
+              "how the job trains: `coevolution` (the grid of cells), `data_parallel` (every worker a replica of one G/D "
+              "pair, gradients all-reduced; section `data_parallel`, grid 1×1). Layouts plug in behind the Layout "
+              "interface.")
       .rules([](const Config& c, const KeyFailure& fail) {
         const bool toy_data = is_toy(c.data.dataset);
         const bool toy_net = c.network.kind == NetworkKind::kToy;
         if (toy_data != toy_net)
           fail("network.kind", toy_data ? "expected toy for the 2-D datasets ring and grid"
                                          : "toy networks need data.dataset ring or grid");
+        if (c.layout == LayoutKind::kDataParallel && (c.grid.rows != 1 || c.grid.cols != 1))
+          fail("grid", fmt::format("{}x{} is out of range for layout data_parallel, which trains one replicated G/D "
+                                   "pair: expected rows 1 and cols 1",
+                                   c.grid.rows, c.grid.cols));
+        if (c.layout == LayoutKind::kDataParallel && c.training.loss == LossKind::kMustangs)
+          fail("training.loss", "mustangs is out of range for layout data_parallel (one pair, no population): "
+                                "expected bce, mse or heuristic");
       })
       .build();
 }
@@ -233,11 +249,42 @@ ConfigSection status() {
       .build();
 }
 
+ConfigSection data_parallel() {
+  using P = DataParallelConfig;
+  return SectionTable<P>("data_parallel", &Config::data_parallel)
+      .choice("allreduce", &P::allreduce, kAllreduces,
+              "how the replicas' gradients are summed: `ring` (reduce-scatter then all-gather over point-to-point "
+              "messages, 2(W−1)/W of the gradient bytes sent per worker), `reduce_broadcast` (worker 1 sums, then "
+              "sends the sum to every worker), `mpi` (`MPI_Allreduce`, the reference)")
+      .integer("fusion_bytes", &P::fusion_bytes, span_noted<I>(0, I{1} << 30, "0 = one message per tensor"),
+               "gradients are packed, tensor by tensor, into buffers of at most this many float32 bytes, each "
+               "all-reduced as one message (a larger tensor goes alone)")
+      .choice("compression", &P::compression, kCompressions,
+              "gradients travel as `fp16` or `bf16` (round to nearest even) and are summed in float32; `none` sends "
+              "float32. `ring` and `reduce_broadcast` only")
+      .integer("accumulate_steps", &P::accumulate_steps, span<I>(1, 1024),
+               "micro-batches whose gradients are accumulated before each all-reduce and Adam step")
+      .number("clip_grad_norm", &P::clip_grad_norm, span_noted(0.0, 1e6, "0 = off"),
+              "after the all-reduce, each network's gradient is scaled down to at most this global L2 norm")
+      .choice("scaling", &P::scaling, kScalings,
+              "`weak`: each worker takes `training.batch_size` rows per micro-batch (the global batch grows with "
+              "W); `strong`: `training.batch_size` is the global batch, split over the W workers")
+      .rules([](const Config& c, const KeyFailure& fail) {
+        const DataParallelConfig& p = c.data_parallel;
+        if (p.allreduce == AllreduceKind::kMpi && p.compression != WireCompression::kNone)
+          fail("compression", fmt::format("{} needs allreduce ring or reduce_broadcast: MPI_Allreduce sums float32 "
+                                          "only",
+                                          to_string(p.compression)));
+      })
+      .build();
+}
+
 }  // namespace
 
 const std::vector<ConfigSection>& config_sections() {
   static const std::vector<ConfigSection> sections = {top_level(), data(),       network(), grid(),         training(),
-                                                      evaluation(), runtime(), checkpoint(), status()};
+                                                      evaluation(), runtime(), checkpoint(), status(),
+                                                      data_parallel()};
   return sections;
 }
 
@@ -251,5 +298,8 @@ const char* to_string(NetworkKind kind) { return config_table::name_of(kNetworks
 const char* to_string(NeighbourhoodKind kind) { return config_table::name_of(kNeighbourhoods, kind); }
 const char* to_string(LossKind kind) { return config_table::name_of(kLosses, kind); }
 const char* to_string(ReplacementRule rule) { return config_table::name_of(kRules, rule); }
+const char* to_string(AllreduceKind kind) { return config_table::name_of(kAllreduces, kind); }
+const char* to_string(WireCompression compression) { return config_table::name_of(kCompressions, compression); }
+const char* to_string(BatchScaling scaling) { return config_table::name_of(kScalings, scaling); }
 
 }  // namespace cellgan

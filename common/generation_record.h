@@ -28,7 +28,8 @@ struct GenerationRecord {
   // the kept mixture was scored on, row-major (n x 784 or n x 2); else
   // empty. Not part of metrics.jsonl.
   std::vector<float> preview;
-  // Seconds per phase, exactly these seven keys (worker/cell_trainer.h):
+  // Seconds per phase; for coevolution exactly these seven keys
+  // (worker/cell_trainer.h; data_parallel's are in data_parallel_layout.h):
   //   gather    reading the neighbours' centres
   //   select    the tournaments, cloning the winners
   //   train     the Adam steps of the selected copies, mutation excluded
@@ -37,6 +38,10 @@ struct GenerationRecord {
   //   evaluate  fitness, scoring the trained copies, the mixture ES
   //   idle      the worker's wait for its neighbours' halos
   std::map<std::string, double> seconds;
+  // Other measures of the generation, by name, when the layout has any
+  // (data_parallel: "allreduce_bytes_per_step", "allreduce_messages_per_step",
+  // "images_per_second"); empty for coevolution.
+  std::map<std::string, double> counts;
   // Lines for events.log: the faults injected in this generation and what
   // the cell did about non-finite individuals (SPEC §8), in the order they
   // happened; usually empty. The master writes them when the generation is

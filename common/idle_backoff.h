@@ -23,8 +23,15 @@ class IdleBackoff {
       next_ = min_;
       return;
     }
-    std::this_thread::sleep_for(next_);
+    std::this_thread::sleep_for(idle_round());
+  }
+
+  // For a loop that sleeps by itself (e.g. on a condition variable it can
+  // be woken from): the sleep of this idle round, and the next one doubles.
+  Duration idle_round() {
+    const Duration sleep = next_;
     next_ = std::min(next_ * 2, max_);
+    return sleep;
   }
 
   // The sleep the next idle round will take.

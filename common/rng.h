@@ -20,6 +20,10 @@ enum class Stream : std::uint64_t {
   kToyData = 4,       // toy mixture samples
   kEvaluation = 5,    // latent vectors of final scoring and sampling
   kClassifier = 6,    // training the score classifier
+  // layout data_parallel (worker/replica_trainer.h):
+  kReplicaInit = 11,   // the replicas' initial weights (one draw, every worker)
+  kReplicaOrder = 12,  // the shuffle of each epoch, index = epoch
+  kReplicaStep = 13,   // a worker's latent vectors and dropout in one micro-batch
 };
 
 class SplitMix64 {

@@ -19,6 +19,9 @@ std::unique_ptr<StatusBoard> make_job_status_board(const Config& config, const s
       for (std::size_t c = 0; c < owners.size(); ++c) owners[c] = partition.owner[c] + 1;
       break;
     }
+    case LayoutKind::kDataParallel:  // one replicated pair; worker 1 reports it
+      owners.assign(owners.size(), 1);
+      break;
   }
   return std::make_unique<StatusBoard>(grid.rows(), grid.cols(), to_string(config.layout), objective,
                                        config.training.generations, workers, owners, started);

@@ -372,9 +372,11 @@ void Master::write_progress(std::int64_t generation, Clock::time_point now) {
   const std::optional<int> best_cell = best.cell >= 0 ? std::optional<int>(best.cell) : std::nullopt;
   const std::optional<double> best_score = best.cell >= 0 ? std::optional<double>(best.score) : std::nullopt;
   board_->generation_written(generation, now, best_cell, best_score);
+  const std::string scored = best.cell >= 0  // data_parallel scores only some generations
+                                 ? fmt::format("best mixture {} {:.4f} (cell {})", objective, best.score, best.cell)
+                                 : std::string("not scored");
   const std::string line =
-      fmt::format("generation {}/{}: best mixture {} {:.4f} (cell {}), {:.1f} s elapsed, ~{:.0f} s left", generation,
-                  total, objective, best.score, best.cell, elapsed, eta);
+      fmt::format("generation {}/{}: {}, {:.1f} s elapsed, ~{:.0f} s left", generation, total, scored, elapsed, eta);
   if (progress_bar_) {  // a terminal: one line redrawn in place
     log::show_status_line(progress_line(Progress{generation, total, objective, best_cell, best_score, eta}));
     log::debug("{}", line);

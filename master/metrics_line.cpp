@@ -19,6 +19,7 @@ std::string to_json_line(const GenerationRecord& r) {
   j["discriminators_replaced"] = r.discriminators_replaced;
   j["mixture_improved"] = r.mixture_improved;
   j["seconds"] = r.seconds;
+  if (!r.counts.empty()) j["counts"] = r.counts;
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 

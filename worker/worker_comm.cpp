@@ -40,6 +40,8 @@ Communicator& WorkerComm::comm(Channel channel) {
 void WorkerComm::queue(Outgoing out) {
   std::lock_guard<std::mutex> lock(mutex_);
   outgoing_.push_back(std::move(out));
+  wake_requested_ = true;
+  wake_.notify_one();
 }
 
 void WorkerComm::send_local(int dest, int tag, Bytes payload) {
@@ -51,16 +53,37 @@ void WorkerComm::send_local(int dest, int tag, Bytes payload) {
 Message WorkerComm::receive_local(int source, int tag) {
   std::unique_lock<std::mutex> lock(mutex_);
   const auto key = std::make_pair(source, tag);
+  ++waiters_;
   changed_.wait(lock, [&] {
     const auto it = received_.find(key);
     return abort_.has_value() || rehome_.has_value() || (it != received_.end() && !it->second.empty());
   });
+  --waiters_;
   if (abort_) throw JobAborted(abort_->exit_code, abort_->reason);
   if (rehome_) throw_rehome_locked();
   auto& queue = received_[key];
   Message message = std::move(queue.front());
   queue.pop_front();
   return message;
+}
+
+void WorkerComm::allreduce_local(std::vector<float>& values) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  sum_in_ = std::move(values);
+  sum_out_.reset();
+  wake_requested_ = true;
+  wake_.notify_one();
+  ++waiters_;
+  changed_.wait(lock, [&] { return sum_out_.has_value() || abort_.has_value() || rehome_.has_value(); });
+  --waiters_;
+  if (sum_out_) {
+    values = std::move(*sum_out_);
+    sum_out_.reset();
+    return;
+  }
+  sum_in_.reset();  // if not taken yet; a sum under way stays with the communication thread
+  if (abort_) throw JobAborted(abort_->exit_code, abort_->reason);
+  throw_rehome_locked();
 }
 
 void WorkerComm::report(const RecordsMessage& records) {
@@ -168,12 +191,27 @@ void WorkerComm::send_heartbeat(Clock::time_point now) {
 
 bool WorkerComm::run_once(Clock::time_point now) {
   bool did = false;
+  // 0. The training thread's allreduce: started, then polled.
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (next_local_) {  // the old LOCAL's sends to a lost worker never complete: they are released
+    if (next_local_) {  // the old LOCAL's sends and sum to a lost worker never complete: they are released
+      abandon_pending_sum();
       comms_.local = std::move(next_local_);
       did = true;
     }
+    if (sum_in_ && !pending_sum_) {
+      sum_buffer_ = std::move(*sum_in_);
+      sum_in_.reset();
+      pending_sum_ = comms_.local->start_allreduce_sum(sum_buffer_);
+      did = true;
+    }
+  }
+  if (pending_sum_ && pending_sum_->done()) {
+    pending_sum_.reset();
+    std::lock_guard<std::mutex> lock(mutex_);
+    sum_out_ = std::move(sum_buffer_);
+    sum_buffer_ = {};
+    did = true;
   }
   // 1. Sends queued by the training thread.
   std::deque<Outgoing> out;
@@ -241,7 +279,15 @@ bool WorkerComm::run_once(Clock::time_point now) {
   return did;
 }
 
+void WorkerComm::abandon_pending_sum() {
+  if (!pending_sum_) return;
+  static_cast<void>(pending_sum_.release());
+  static_cast<void>(new std::vector<float>(std::move(sum_buffer_)));  // moving keeps the heap buffer MPI writes
+  sum_buffer_ = {};
+}
+
 void WorkerComm::flush_at_exit() {
+  abandon_pending_sum();
   if (master_lost()) return;  // sends to a lost master never complete
   const auto deadline = Clock::now() + master_dead_after_;
   const auto left = [&] {
@@ -273,7 +319,14 @@ void WorkerComm::run() {
         flush_at_exit();
         return;
       }
-      backoff.after_round(did);
+      if (did) {
+        backoff.after_round(true);
+        continue;
+      }
+      std::unique_lock<std::mutex> lock(mutex_);
+      const auto sleep = waiters_ > 0 ? std::chrono::microseconds(200) : backoff.idle_round();
+      wake_.wait_for(lock, sleep, [&] { return wake_requested_; });
+      wake_requested_ = false;
     }
   } catch (const std::exception& e) {
     const bool bug = dynamic_cast<const std::logic_error*>(&e) != nullptr;

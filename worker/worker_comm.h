@@ -3,12 +3,18 @@
 // training thread reaches it only through the methods below, which queue
 // work and wait on a condition variable.
 //
-// Each run_once(now) step: send what the training thread queued; receive
+// Each run_once(now) step: start the allreduce the training thread asked
+// for, or see whether it is done (it never blocks this thread, so beats and
+// the stop protocol go on while the other workers catch up); send what the
+// training thread queued; receive
 // LOCAL messages into the store (by source and tag, in arrival order);
 // receive the master's heartbeats and abort; send a heartbeat when it is
 // due; wake waiting callers. run() loops run_once() and sleeps when there
 // was nothing to do, backing off from 0.2 ms to 5 ms, so the thread never
-// spins on the cores the training thread needs.
+// spins on the cores the training thread needs. A send queued by the
+// training thread wakes it at once, and while the training thread waits for
+// a worker's message or an allreduce it polls every 0.2 ms (the data-
+// parallel all-reduces wait on a chain of such messages).
 //
 // Deadlines: every wait of the training thread (receive_local,
 // wait_for_done) ends with JobAborted when the master aborts the run or has
@@ -69,6 +75,7 @@ class WorkerComm final : public WorkerExchange {
   int local_size() const override;
   void send_local(int dest, int tag, Bytes payload) override;
   Message receive_local(int source, int tag) override;
+  void allreduce_local(std::vector<float>& values) override;
   // Queues a records message to the master.
   void report(const RecordsMessage& records);
   // What the next heartbeats say.
@@ -128,6 +135,9 @@ class WorkerComm final : public WorkerExchange {
   void queue(Outgoing out);
   void send_heartbeat(Clock::time_point now);
   void flush_at_exit();
+  // A sum under way that will never be waited for (a rehoming, the end):
+  // its request and buffer are left to MPI, which may still write it.
+  void abandon_pending_sum();
   // Sets abort_ (unless set) and wakes every waiter. Call with mutex_ held.
   void abort_locked(int exit_code, const std::string& reason);
   // Throws Rehomed with rehome_, which it clears. Call with mutex_ held.
@@ -153,6 +163,14 @@ class WorkerComm final : public WorkerExchange {
   std::optional<std::int64_t> stop_at_;      // T
   std::optional<MembersMessage> rehome_;     // from the master, until the training thread takes it
   std::unique_ptr<Communicator> next_local_;  // handed over by replace_local()
+  std::condition_variable wake_;  // wakes run()'s idle sleep
+  bool wake_requested_ = false;
+  int waiters_ = 0;  // training-thread waits for LOCAL (receive_local, allreduce_local)
+  std::optional<std::vector<float>> sum_in_;   // handed over by allreduce_local()
+  std::optional<std::vector<float>> sum_out_;  // its result, for allreduce_local()
+  // The communication thread's own: the sum under way and its buffer.
+  std::unique_ptr<Communicator::PendingSum> pending_sum_;
+  std::vector<float> sum_buffer_;
   bool silent_ = false;
   bool done_ = false;
   bool master_lost_ = false;

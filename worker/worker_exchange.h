@@ -1,11 +1,17 @@
 // What a layout (worker_layout.h) may do with the other workers: send a
-// message to a worker and receive the next one from a worker, over LOCAL.
+// message to a worker and receive the next one from a worker, over LOCAL,
+// and sum floats over every worker with LOCAL's start_allreduce_sum().
 // The worker's communication thread (worker_comm.h) carries them.
 //
 // Contract:
 // - Workers are LOCAL ranks 0..local_size()-1 (world rank = LOCAL rank + 1
 //   for a full set of workers).
 // - Messages from one worker with one tag arrive in send order.
+// - allreduce_local() is a collective: every worker calls it with the same
+//   length, in the same order. It waits like receive_local() (JobAborted,
+//   or Rehomed from WorkerComm), but a sum with a dead rank never completes
+//   (docs/architecture.md), so only the data-parallel layout's
+//   `allreduce: mpi` uses it.
 // - receive_local() blocks until the message has arrived, or throws
 //   JobAborted when the run ends early (the master aborts it, or has been
 //   silent for runtime.dead_after_ms): no wait lasts forever.
@@ -15,6 +21,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "common/comm/communicator.h"
 
@@ -40,6 +47,10 @@ class WorkerExchange {
   virtual void send_local(int dest, int tag, Bytes payload) = 0;
   // The next message from worker `source` with `tag`.
   virtual Message receive_local(int source, int tag) = 0;
+  // The element-wise sum of `values` over every worker, in place
+  // (Communicator::start_allreduce_sum on LOCAL, run by the thread that
+  // owns LOCAL).
+  virtual void allreduce_local(std::vector<float>& values) = 0;
 };
 
 }  // namespace cellgan

@@ -4,12 +4,14 @@
 #include <stdexcept>
 
 #include "worker/coevolution_layout.h"
+#include "worker/data_parallel_layout.h"
 
 namespace cellgan {
 
 std::unique_ptr<WorkerLayout> make_worker_layout(const Config& config, int workers) {
   switch (config.layout) {
     case LayoutKind::kCoevolution: return std::make_unique<CoevolutionLayout>(config, workers);
+    case LayoutKind::kDataParallel: return std::make_unique<DataParallelLayout>(config, workers);
   }
   throw std::logic_error("unknown layout");
 }

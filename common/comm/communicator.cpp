@@ -41,4 +41,9 @@ bool flush_sends(Communicator& comm, std::chrono::milliseconds timeout) {
   return true;
 }
 
+void allreduce_sum(Communicator& comm, std::vector<float>& values) {
+  const auto pending = comm.start_allreduce_sum(values);
+  while (!pending->done()) std::this_thread::sleep_for(kSendPollSleep);
+}
+
 }  // namespace cellgan

@@ -1,4 +1,4 @@
-// The Communicator interface: point-to-point byte messages and the two
+// The Communicator interface: point-to-point byte messages and the three
 // collectives cellgan needs, behind which sit MPI (mpi_communicator.h) and
 // an in-process implementation for unit tests (in_process_communicator.h).
 //
@@ -9,7 +9,7 @@
 //   pending_sends() makes progress and says how many are still in flight.
 // - try_receive() never blocks: it returns a matching message that has
 //   arrived, or nothing.
-// - gather() and barrier() are collectives: every member calls them, in the
+// - gather(), barrier() and start_allreduce_sum() are collectives: every member calls them, in the
 //   same order. They have no deadline, and a collective that includes a
 //   dead rank never ends (Open MPI), so the job's protocol (protocol.h)
 //   uses none: only point-to-point messages, each wait with a deadline. They wait by polling with short sleeps, not by spinning, so
@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <optional>
 #include <string>
@@ -56,7 +57,25 @@ class Communicator {
   // included); the others receive an empty vector.
   virtual std::vector<Bytes> gather(int root, const Bytes& payload) = 0;
   virtual void barrier() = 0;
+  // Starts the element-wise float32 sum of `values` over every member, in
+  // place (MPI_Iallreduce); every member passes the same length and gets
+  // the same bits. `values` must stay where it is until done() has said
+  // true. A sum with a dead member never completes: its caller must be
+  // able to walk away from it (the worker's communication thread abandons
+  // it when the survivors rehome). Used only by the data-parallel layout's
+  // `allreduce: mpi`.
+  class PendingSum {
+   public:
+    virtual ~PendingSum() = default;
+    // Never blocks; true once `values` holds the sum.
+    virtual bool done() = 0;
+  };
+  virtual std::unique_ptr<PendingSum> start_allreduce_sum(std::vector<float>& values) = 0;
 };
+
+// start_allreduce_sum() waited for by polling with short sleeps (no
+// deadline, like every collective).
+void allreduce_sum(Communicator& comm, std::vector<float>& values);
 
 // Waiting has a deadline everywhere in cellgan: a peer that has died is
 // never reported by Open MPI (docs/architecture.md), so a wait without one could last

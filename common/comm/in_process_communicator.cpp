@@ -4,10 +4,12 @@
 //   order. A receive takes the first message that matches, so messages of
 //   one (source, tag) pair come out in send order, as with MPI.
 // - Sends are delivered at once; pending_sends() is always 0.
-// - gather() and barrier() share one collective slot guarded by a mutex and
+// - gather(), barrier() and start_allreduce_sum() share one collective slot guarded by a mutex and
 //   a condition variable. Each round has a generation number: the last rank
 //   to arrive publishes the round's result and advances the generation,
-//   which wakes the others. The next round cannot complete before the root
+//   which wakes the others. An allreduce sums the contributions in rank
+//   order, so every rank gets the same bits; it only arrives, and its
+//   done() looks whether the round is complete. The next round cannot complete before the root
 //   has taken its result, since it needs the root too.
 //
 // Thread-safety: InProcessNetwork and its State are thread-safe; each
@@ -16,6 +18,7 @@
 #include "common/comm/in_process_communicator.h"
 
 #include <algorithm>
+#include <cstring>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -28,7 +31,7 @@
 namespace cellgan {
 
 struct InProcessNetwork::State {
-  enum class Collective { kGather, kBarrier };
+  enum class Collective { kGather, kBarrier, kAllreduce };
 
   struct Mailbox {
     std::mutex mutex;
@@ -52,11 +55,12 @@ struct InProcessNetwork::State {
   int root = 0;
   std::vector<Bytes> contributions;  // the current round's, indexed by rank
   std::vector<Bytes> completed;      // the last completed round's
+  std::vector<float> reduced;        // the last completed allreduce's sum
 
-  // One member's part in a collective round; returns the gathered payloads
-  // at the root of a gather, an empty vector otherwise.
-  std::vector<Bytes> join(int rank, Collective what, int round_root, const Bytes& payload) {
-    std::unique_lock<std::mutex> lock(collective_mutex);
+  // One member's arrival in a collective round; returns the round's
+  // ticket (the rounds completed before it). The last to arrive completes
+  // the round. Call with collective_mutex held.
+  std::uint64_t arrive(int rank, Collective what, int round_root, const Bytes& payload) {
     if (arrived == 0) {
       kind = what;
       root = round_root;
@@ -66,18 +70,50 @@ struct InProcessNetwork::State {
           "in-process collective: rank {} called a different collective or root than the others", rank));
     }
     contributions[static_cast<std::size_t>(rank)] = payload;
-    const std::uint64_t my_generation = generation;
+    const std::uint64_t ticket = generation;
     if (++arrived == size) {
+      if (what == Collective::kAllreduce) sum_contributions(rank);
       completed = std::move(contributions);
       contributions.clear();
       arrived = 0;
       ++generation;
       collective_done.notify_all();
-    } else {
-      collective_done.wait(lock, [&] { return generation != my_generation; });
     }
+    return ticket;
+  }
+
+  // One member's part in a gather or barrier; returns the gathered payloads
+  // at the root of a gather, an empty vector otherwise.
+  std::vector<Bytes> join(int rank, Collective what, int round_root, const Bytes& payload) {
+    std::unique_lock<std::mutex> lock(collective_mutex);
+    const std::uint64_t ticket = arrive(rank, what, round_root, payload);
+    collective_done.wait(lock, [&] { return generation != ticket; });
     if (what == Collective::kGather && rank == round_root) return std::move(completed);
     return {};
+  }
+
+  // Copies the sum of the allreduce round `ticket` into `values` once that
+  // round is complete; false until then. Rounds after it cannot complete
+  // before this member has taken it, since they need it too.
+  bool take_sum(std::uint64_t ticket, std::vector<float>& values) {
+    std::lock_guard<std::mutex> lock(collective_mutex);
+    if (generation == ticket) return false;
+    std::memcpy(values.data(), reduced.data(), reduced.size() * sizeof(float));
+    return true;
+  }
+
+  // The float32 sum of the round's contributions, in rank order, into
+  // `reduced`. Call with collective_mutex held.
+  void sum_contributions(int rank) {
+    const std::size_t bytes = contributions.front().size();
+    for (const Bytes& c : contributions)
+      if (c.size() != bytes)
+        throw std::logic_error(fmt::format("in-process allreduce: rank {} saw contributions of different lengths", rank));
+    reduced.assign(bytes / sizeof(float), 0.0f);
+    for (const Bytes& c : contributions) {
+      const auto* v = reinterpret_cast<const float*>(c.data());
+      for (std::size_t i = 0; i < reduced.size(); ++i) reduced[i] += v[i];
+    }
   }
 };
 
@@ -85,6 +121,19 @@ namespace {
 
 class InProcessCommunicator final : public Communicator {
  public:
+  class Sum final : public PendingSum {
+   public:
+    Sum(std::shared_ptr<InProcessNetwork::State> state, std::uint64_t ticket, std::vector<float>& values)
+        : state_(std::move(state)), ticket_(ticket), values_(values) {}
+    bool done() override { return done_ || (done_ = state_->take_sum(ticket_, values_)); }
+
+   private:
+    std::shared_ptr<InProcessNetwork::State> state_;
+    std::uint64_t ticket_;
+    std::vector<float>& values_;
+    bool done_ = false;
+  };
+
   InProcessCommunicator(std::shared_ptr<InProcessNetwork::State> state, int rank)
       : state_(std::move(state)), rank_(rank) {}
 
@@ -121,6 +170,17 @@ class InProcessCommunicator final : public Communicator {
 
   void barrier() override {
     state_->join(rank_, InProcessNetwork::State::Collective::kBarrier, 0, Bytes());
+  }
+
+  std::unique_ptr<PendingSum> start_allreduce_sum(std::vector<float>& values) override {
+    const auto* first = reinterpret_cast<const std::uint8_t*>(values.data());
+    const Bytes mine(first, first + values.size() * sizeof(float));
+    std::uint64_t ticket = 0;
+    {
+      std::lock_guard<std::mutex> lock(state_->collective_mutex);
+      ticket = state_->arrive(rank_, InProcessNetwork::State::Collective::kAllreduce, 0, mine);
+    }
+    return std::make_unique<Sum>(state_, ticket, values);
   }
 
  private:

@@ -178,4 +178,30 @@ void MpiCommunicator::barrier() {
   wait_polling(request, "MPI_Ibarrier");
 }
 
+namespace {
+
+class MpiPendingSum final : public Communicator::PendingSum {
+ public:
+  explicit MpiPendingSum(MPI_Request request) : request_(request) {}
+  bool done() override {
+    if (request_ == MPI_REQUEST_NULL) return true;
+    int done = 0;
+    check_mpi(MPI_Test(&request_, &done, MPI_STATUS_IGNORE), "MPI_Iallreduce");
+    return done != 0;
+  }
+
+ private:
+  MPI_Request request_;
+};
+
+}  // namespace
+
+std::unique_ptr<Communicator::PendingSum> MpiCommunicator::start_allreduce_sum(std::vector<float>& values) {
+  const int count = checked_count(values.size(), "allreduce_sum");
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, values.data(), count, MPI_FLOAT, MPI_SUM, comm_, &request),
+            "MPI_Iallreduce");
+  return std::make_unique<MpiPendingSum>(request);
+}
+
 }  // namespace cellgan

@@ -10,6 +10,9 @@
 // - gather(): MPI_Igather of the sizes, then MPI_Igatherv of the bytes;
 //   barrier(): MPI_Ibarrier. Both wait by polling MPI_Test with short
 //   sleeps, so a waiting rank leaves the core to ranks that train.
+// - start_allreduce_sum(): MPI_Iallreduce (MPI_FLOAT, MPI_SUM, in place);
+//   done() is MPI_Test. A sum dropped before it is done is left to MPI
+//   (its request is not freed: MPI forbids freeing an active collective).
 // - The wrapped communicator's error handler is MPI_ERRORS_RETURN; a failed
 //   MPI call throws std::runtime_error naming the MPI function.
 // - The destructor frees an owned communicator (never MPI_COMM_WORLD). Sends
@@ -58,6 +61,7 @@ class MpiCommunicator final : public Communicator {
 
   std::vector<Bytes> gather(int root, const Bytes& payload) override;
   void barrier() override;
+  std::unique_ptr<PendingSum> start_allreduce_sum(std::vector<float>& values) override;
 
  private:
   MPI_Comm comm_;

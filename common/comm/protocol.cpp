@@ -138,6 +138,7 @@ void put_record(ByteWriter& w, const GenerationRecord& g) {
   w.put<std::uint8_t>(g.mixture_improved ? 1 : 0);
   w.put_vector(g.preview);
   put_doubles(w, g.seconds);
+  put_doubles(w, g.counts);
   w.put<std::uint32_t>(static_cast<std::uint32_t>(g.events.size()));
   for (const std::string& line : g.events) w.put_string(line);
 }
@@ -157,6 +158,7 @@ GenerationRecord get_record(ByteReader& r) {
   g.mixture_improved = r.get<std::uint8_t>() != 0;
   g.preview = r.get_vector<float>();
   g.seconds = get_doubles(r);
+  g.counts = get_doubles(r);
   const auto events = r.get<std::uint32_t>();
   for (std::uint32_t i = 0; i < events; ++i) g.events.push_back(r.get_string());
   return g;

@@ -37,7 +37,11 @@
 //  5. Every generation g (0-based), LOCAL: the layout's exchange between
 //     workers (coevolution: for each of its cells that another worker
 //     needs, kTagHalo: HaloMessage{g, cell, centre G, centre D} to that
-//     worker, in cell order; halos of later generations wait their turn).
+//     worker, in cell order; halos of later generations wait their turn.
+//     data_parallel: kTagGradients, the chunks of each all-reduce, raw
+//     float32/fp16/bf16 values, in the algorithm's order, ring or
+//     reduce_broadcast (worker/gradient_allreduce.h); `mpi` sends none and
+//     calls MPI_Iallreduce on LOCAL from the communication thread instead).
 //  6. Every generation, WORLD: kTagRecords: RecordsMessage{g + 1, typed
 //     GenerationRecords of the worker's cells, previews inside them on
 //     preview generations, events lines (injected faults, non-finite
@@ -102,6 +106,7 @@ enum Tag : int {
   kTagStopAt = 16,
   kTagRehome = 17,
   kTagIdentity = 18,
+  kTagGradients = 30,  // data_parallel's all-reduce chunks (step 5)
 };
 
 // The master's rank in WORLD and GLOBAL.

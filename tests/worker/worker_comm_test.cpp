@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 #include "common/comm/in_process_communicator.h"
@@ -204,6 +205,71 @@ TEST(WorkerComm, AnErrorOnTheCommunicationThreadEndsTheWaitsAndTellsTheMaster) {
   const auto failure = t.master->try_receive(1, kTagFailure);
   ASSERT_TRUE(failure.has_value());
   EXPECT_NE(decode_failure(failure->payload).reason.find("communication thread"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cellgan
+
+namespace cellgan {
+namespace {
+
+// Heartbeats from worker rank `w` that reached the master so far.
+int heartbeats_from(Communicator& master, int w) {
+  int n = 0;
+  while (auto m = master.try_receive(w, kTagHeartbeat)) ++n;
+  return n;
+}
+
+TEST(WorkerComm, AnAllreduceWaitingForAnotherWorkerLeavesTheThreadBeatingThenSums) {
+  Workers t;
+  std::vector<float> first{1.0f, 2.0f, 3.0f};
+  std::atomic<int> returned{0};
+  std::thread waiting([&] {
+    t.comms[0]->allreduce_local(first);
+    ++returned;
+  });
+  auto now = Clock::now();
+  for (int i = 0; i < 5; ++i) {  // worker 2 has not joined: worker 1 keeps beating
+    now += kHeartbeat;
+    t.step(now, 1);
+  }
+  EXPECT_GE(heartbeats_from(*t.master, 1), 4);
+  std::vector<float> second{10.0f, 20.0f, 30.0f};
+  EXPECT_EQ(returned, 0);
+  std::thread joining([&] {
+    t.comms[1]->allreduce_local(second);
+    ++returned;
+  });
+  for (int i = 0; i < 2000 && returned < 2; ++i) {
+    t.step(now, 1);
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  waiting.join();
+  joining.join();
+  EXPECT_EQ(first, (std::vector<float>{11.0f, 22.0f, 33.0f}));
+  EXPECT_EQ(second, first);
+}
+
+TEST(WorkerComm, AnAbortEndsAnAllreduceThatCannotComplete) {
+  Workers t;
+  std::vector<float> values{1.0f};
+  std::atomic<int> code{-1};
+  std::thread waiting([&] {
+    try {
+      t.comms[0]->allreduce_local(values);
+    } catch (const JobAborted& e) {
+      code = e.exit_code();
+    }
+  });
+  const auto now = Clock::now();
+  t.step(now, 1);  // the sum is under way; worker 2 never joins
+  t.master->send(1, kTagAbort, encode(AbortMessage{kExitFailure, "test abort"}));
+  for (int i = 0; i < 2000 && code < 0; ++i) {
+    t.step(now, 1);
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  waiting.join();
+  EXPECT_EQ(code, kExitFailure);
 }
 
 }  // namespace

@@ -1,0 +1,71 @@
+// The data_parallel section and the rules of layout data_parallel: good
+// options are read, and each bad one is rejected with one line naming the
+// file, the key and what was expected.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "common/config.h"
+#include "common/error.h"
+#include "tests/common/test_files.h"
+
+namespace cellgan {
+namespace {
+
+using test::input_error_of;
+
+const std::string kBase = "layout: data_parallel\ngrid: {rows: 1, cols: 1}\n";
+
+std::string error_of(const std::string& yaml) {
+  return input_error_of([&] { parse_config(yaml, "configs/dp.yaml"); });
+}
+
+void expect_one_line_naming(const std::string& message, const std::string& key, const std::string& expected) {
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  EXPECT_EQ(message.rfind("configs/dp.yaml: " + key + ": ", 0), 0u) << message;
+  EXPECT_NE(message.find(expected), std::string::npos) << message;
+}
+
+TEST(DataParallelConfig, EveryOptionIsRead) {
+  const Config c = parse_config(kBase +
+                                    "data_parallel: {allreduce: reduce_broadcast, fusion_bytes: 0, compression: bf16, "
+                                    "accumulate_steps: 4, clip_grad_norm: 2.5, scaling: strong}\n",
+                                "dp.yaml");
+  EXPECT_EQ(c.layout, LayoutKind::kDataParallel);
+  EXPECT_EQ(c.data_parallel.allreduce, AllreduceKind::kReduceBroadcast);
+  EXPECT_EQ(c.data_parallel.fusion_bytes, 0);
+  EXPECT_EQ(c.data_parallel.compression, WireCompression::kBf16);
+  EXPECT_EQ(c.data_parallel.accumulate_steps, 4);
+  EXPECT_EQ(c.data_parallel.clip_grad_norm, 2.5);
+  EXPECT_EQ(c.data_parallel.scaling, BatchScaling::kStrong);
+}
+
+TEST(DataParallelConfig, BadOptionsAreOneLineNamingTheKey) {
+  expect_one_line_naming(error_of(kBase + "data_parallel: {allreduce: tree}\n"), "data_parallel.allreduce",
+                         "'tree' is not one of ring, reduce_broadcast, mpi");
+  expect_one_line_naming(error_of(kBase + "data_parallel: {fusion_bytes: -1}\n"), "data_parallel.fusion_bytes",
+                         "out of range");
+  expect_one_line_naming(error_of(kBase + "data_parallel: {compression: int8}\n"), "data_parallel.compression",
+                         "not one of none, fp16, bf16");
+  expect_one_line_naming(error_of(kBase + "data_parallel: {accumulate_steps: 0}\n"),
+                         "data_parallel.accumulate_steps", "out of range");
+  expect_one_line_naming(error_of(kBase + "data_parallel: {clip_grad_norm: -0.5}\n"), "data_parallel.clip_grad_norm",
+                         "out of range");
+  expect_one_line_naming(error_of(kBase + "data_parallel: {scaling: linear}\n"), "data_parallel.scaling",
+                         "not one of weak, strong");
+  expect_one_line_naming(error_of(kBase + "data_parallel: {allreduce: mpi, compression: fp16}\n"),
+                         "data_parallel.compression", "needs allreduce ring or reduce_broadcast");
+  expect_one_line_naming(error_of(kBase + "data_parallel: {ring: 1}\n"), "data_parallel.ring", "");
+}
+
+TEST(DataParallelConfig, TheLayoutNeedsOnePairAndOneLoss) {
+  expect_one_line_naming(error_of("layout: data_parallel\ngrid: {rows: 2, cols: 2}\n"), "grid",
+                         "expected rows 1 and cols 1");
+  expect_one_line_naming(error_of(kBase + "training: {loss: mustangs}\n"), "training.loss",
+                         "expected bce, mse or heuristic");
+  // Coevolution ignores the section, and keeps its grid.
+  EXPECT_NO_THROW(parse_config("data_parallel: {allreduce: mpi}\n", "coevolution.yaml"));
+}
+
+}  // namespace
+}  // namespace cellgan

@@ -1,0 +1,136 @@
+// The data-parallel layout, worker half (see data_parallel_layout.h).
+#include "worker/data_parallel_layout.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "common/comm/protocol.h"
+#include "common/error.h"
+#include "common/nn/ensemble.h"
+#include "common/nn/scores.h"
+#include "common/nn/torch_generator_lock.h"
+#include "common/nn/training_data.h"
+#include "common/rng.h"
+#include "worker/fault_injector.h"
+#include "worker/gradient_allreduce.h"
+#include "worker/replica_trainer.h"
+
+namespace cellgan {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+constexpr int kPairCell = 0;  // the checkpoint file and ensemble of the one pair
+constexpr int kReporter = 0;  // the worker that reports, saves and sends the result
+
+}  // namespace
+
+DataParallelLayout::DataParallelLayout(const Config& config, int workers) : config_(config), workers_(workers) {
+  if (workers < 1)
+    throw InputError(fmt::format("{}: workers: data_parallel needs at least one worker", config.source));
+}
+
+DataParallelLayout::~DataParallelLayout() = default;
+
+std::string DataParallelLayout::start(int local_rank, const ResumeFrom& from) {
+  rank_ = local_rank;
+  const auto lock = lock_torch_generator();
+  data_ = std::make_unique<TrainingData>(config_);
+  if (rank_ == kReporter) scorer_ = make_scorer(config_);
+  trainer_ = std::make_unique<ReplicaTrainer>(config_, *data_, rank_, workers_);
+  if (from.generation > 0) {
+    const CheckpointFile& file = manifest_entry(from.manifest, kPairCell, from.folder);
+    trainer_->decode(read_cell_checkpoint(from.folder, file), fmt::format("{}/{}", from.folder, file.name));
+  }
+  const std::int64_t per_step = trainer_->global_rows() * config_.data_parallel.accumulate_steps;
+  steps_ = config_.training.batches_per_generation > 0 ? config_.training.batches_per_generation
+                                                       : std::max<std::int64_t>(1, data_->size() / per_step);
+  return fmt::format("replica {} of {}: {} rows of each global batch of {}, {} steps per generation, allreduce {}", rank_ + 1,
+                     workers_, trainer_->shard_rows(), trainer_->global_rows(), steps_,
+                     to_string(config_.data_parallel.allreduce));
+}
+
+std::vector<GenerationRecord> DataParallelLayout::run_generation(std::int64_t generation, WorkerExchange& exchange) {
+  const auto reduce =
+      make_gradient_allreduce(config_.data_parallel.allreduce, config_.data_parallel.compression, exchange);
+  // The fault `delay` slows this worker's steps (fault_injector.h); the
+  // others wait for it in the all-reduces.
+  const CellFaults faults = faults_ ? faults_->for_cell(kPairCell, generation + 1) : CellFaults{};
+  const auto began = Clock::now();
+  for (std::int64_t b = 0; b < steps_; ++b) {
+    if (faults.batch_delay.count() > 0) std::this_thread::sleep_for(faults.batch_delay);
+    trainer_->step(generation * steps_ + b, *reduce);
+  }
+  const double wall = seconds_since(began);
+  const ReplicaTally tally = trainer_->take_tally();
+  if (rank_ != kReporter) return {};
+
+  GenerationRecord record = scored_record(generation);
+  const auto steps = static_cast<double>(std::max<std::int64_t>(1, tally.steps));
+  record.generator_loss = tally.generator_loss / steps;
+  record.discriminator_loss =
+      tally.discriminator_steps > 0 ? tally.discriminator_loss / static_cast<double>(tally.discriminator_steps) : 0.0;
+  record.generator_lrs = {trainer_->generator().learning_rate()};
+  record.discriminator_lrs = {trainer_->discriminator().learning_rate()};
+  record.mixture_weights = {1.0};
+  record.seconds["compute"] = tally.compute_seconds;
+  record.seconds["communicate"] = tally.communicate_seconds;
+  record.counts["allreduce_bytes_per_step"] = static_cast<double>(reduce->tally().bytes_sent) / steps;
+  record.counts["allreduce_messages_per_step"] = static_cast<double>(reduce->tally().messages) / steps;
+  record.counts["images_per_second"] =
+      wall > 0.0 ? static_cast<double>(trainer_->global_rows() * config_.data_parallel.accumulate_steps) * steps / wall
+                 : 0.0;
+  record.counts["workers"] = workers_;
+  return {std::move(record)};
+}
+
+GenerationRecord DataParallelLayout::scored_record(std::int64_t generation) {
+  GenerationRecord record;
+  record.cell = kPairCell;
+  record.generation = generation + 1;
+  const std::int64_t every = config_.evaluation.preview_every;
+  const bool scored = (every > 0 && record.generation % every == 0) || record.generation == config_.training.generations;
+  record.seconds["evaluate"] = 0.0;
+  if (!scored) return record;
+  const auto began = Clock::now();
+  torch::Tensor samples;
+  {
+    torch::NoGradGuard no_grad;
+    Generator& g = trainer_->generator().generator();
+    torch::Generator gen =
+        at::detail::createCPUGenerator(derive_seed(config_.seed, Stream::kEvaluation, static_cast<std::uint64_t>(generation)));
+    g->eval();
+    samples = g->forward(torch::randn({config_.training.score_samples, g->shape().latent_dim}, gen));
+    g->train();
+  }
+  record.scores = scorer_->report(samples);
+  const std::int64_t shown = is_toy(config_.data.dataset) ? samples.size(0)
+                                                          : std::min(samples.size(0), config_.evaluation.grid_images);
+  const torch::Tensor first = samples.narrow(0, 0, shown).contiguous();
+  record.preview.assign(first.data_ptr<float>(), first.data_ptr<float>() + first.numel());
+  record.seconds["evaluate"] = seconds_since(began);
+  return record;
+}
+
+Bytes DataParallelLayout::results() {
+  if (rank_ != kReporter) return encode(ResultMessage{});
+  Ensemble ensemble;
+  ensemble.shape = trainer_->generator().shape();
+  ensemble.cell = kPairCell;
+  ensemble.generators.push_back(trainer_->generator().clone_weights());
+  ensemble.weights = {1.0};
+  return encode(ResultMessage{{kPairCell}, {ensemble.encode()}});
+}
+
+std::vector<CheckpointFile> DataParallelLayout::checkpoint(const std::string& folder) {
+  if (rank_ != kReporter) return {};
+  return {write_cell_checkpoint(folder, kPairCell, trainer_->encode())};
+}
+
+}  // namespace cellgan

@@ -1,0 +1,60 @@
+// Summing one buffer of float32 values over every worker of LOCAL, in
+// place (the data-parallel layout's all-reduce; configuration keys
+// data_parallel.allreduce and .compression). Three algorithms behind one
+// small interface (Flashlight's Reducer):
+//
+// - ring (ring_allreduce.h): reduce-scatter, then all-gather, over
+//   point-to-point messages (kTagGradients); each worker sends 2(W−1)
+//   messages of about n/W values.
+// - reduce_broadcast (reduce_broadcast_allreduce.h): every worker sends its
+//   buffer to worker 0, which sums in worker order and sends the sum back
+//   (seed 001's single reducer).
+// - mpi: WorkerExchange::allreduce_local(), i.e. MPI_Iallreduce on LOCAL
+//   run by the communication thread, the reference. No compression. Its
+//   tally counts one message per sum and the ring's bytes, 2(W−1)/W of the
+//   buffer (what MPI really sends is not visible here).
+//
+// Contract: every worker calls sum() with buffers of the same length, in
+// the same order, and afterwards holds the very same bits as every other
+// worker (the sum is computed once per element and then copied, rounded to
+// the wire's precision first when compression is on). With W = 1 the buffer
+// is left as it is. Messages of one call arrive before those of the next
+// (one tag, in order, WorkerExchange).
+//
+// Thread-safety: belongs to the worker's training thread, like the
+// WorkerExchange it uses.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/config.h"
+#include "worker/worker_exchange.h"
+
+namespace cellgan {
+
+// What the all-reduces of this worker have cost so far.
+struct AllreduceTally {
+  std::uint64_t bytes_sent = 0;  // payload bytes this worker sent
+  std::uint64_t messages = 0;    // messages (or MPI calls) this worker started
+};
+
+class GradientAllreduce {
+ public:
+  virtual ~GradientAllreduce() = default;
+  // Replaces `values` by their element-wise sum over every worker.
+  virtual void sum(std::vector<float>& values) = 0;
+  const AllreduceTally& tally() const { return tally_; }
+
+ protected:
+  AllreduceTally tally_;
+};
+
+// The algorithm `kind` over `exchange` (which must outlive it), values on
+// the wire as `compression` says. std::logic_error for mpi with compression
+// (the configuration rejects it first).
+std::unique_ptr<GradientAllreduce> make_gradient_allreduce(AllreduceKind kind, WireCompression compression,
+                                                           WorkerExchange& exchange);
+
+}  // namespace cellgan

@@ -1,0 +1,33 @@
+// The single-reducer all-reduce (see reduce_broadcast_allreduce.h).
+#include "worker/reduce_broadcast_allreduce.h"
+
+#include "common/comm/protocol.h"
+#include "worker/wire_precision.h"
+
+namespace cellgan {
+namespace {
+constexpr int kReducer = 0;
+}  // namespace
+
+void ReduceBroadcastAllreduce::sum(std::vector<float>& values) {
+  const int w = exchange_.local_size();
+  if (w == 1) return;
+  const std::size_t n = values.size();
+  const auto send = [&](int dest) {
+    Bytes payload = encode_wire(compression_, values.data(), n);
+    tally_.bytes_sent += payload.size();
+    ++tally_.messages;
+    exchange_.send_local(dest, kTagGradients, std::move(payload));
+  };
+  if (exchange_.local_rank() != kReducer) {
+    send(kReducer);
+    decode_wire(compression_, exchange_.receive_local(kReducer, kTagGradients).payload, values.data(), n);
+    return;
+  }
+  for (int source = 1; source < w; ++source)
+    add_wire(compression_, exchange_.receive_local(source, kTagGradients).payload, values.data(), n);
+  round_to_wire(compression_, values.data(), n);
+  for (int dest = 1; dest < w; ++dest) send(dest);
+}
+
+}  // namespace cellgan

@@ -1,0 +1,213 @@
+// One replica of the data-parallel layout (see replica_trainer.h).
+#include "worker/replica_trainer.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+
+#include <fmt/core.h>
+
+#include "common/bytes.h"
+#include "common/error.h"
+#include "common/nn/discriminator_step.h"
+#include "common/nn/losses.h"
+#include "common/nn/torch_generator_lock.h"
+#include "common/rng.h"
+#include "worker/gradient_fusion.h"
+
+namespace cellgan {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+constexpr std::uint32_t kPairMagic = 0x52504c43;  // "CLPR"
+constexpr int kGeneratorRole = 0;
+constexpr int kDiscriminatorRole = 1;
+
+AdamSettings adam_of(const Config& c) { return {c.training.adam_beta1, c.training.adam_beta2}; }
+
+// Seeds Torch's generator from the run's seed before the generator, the
+// first network built, so both networks come from it.
+Individual build(const Config& c, Role role) {
+  if (role == Role::kGenerator) torch::manual_seed(derive_seed(c.seed, Stream::kReplicaInit));
+  const LossKind g_loss = c.training.loss;
+  return Individual(role, network_shape(c), c.training.learning_rate, adam_of(c),
+                    role == Role::kGenerator ? g_loss : discriminator_loss_for(g_loss));
+}
+
+std::vector<torch::Tensor> gradients_of(Individual& net) {
+  std::vector<torch::Tensor> grads;
+  for (torch::Tensor& p : net.module().parameters()) {
+    if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+    grads.push_back(p.mutable_grad());
+  }
+  return grads;
+}
+
+}  // namespace
+
+ReplicaTrainer::ReplicaTrainer(const Config& config, const TrainingData& data, int rank, int workers)
+    : config_(config),
+      data_(data),
+      rank_(rank),
+      workers_(workers),
+      generator_(build(config, Role::kGenerator)),
+      discriminator_(build(config, Role::kDiscriminator)) {
+  if (config.training.loss == LossKind::kMustangs)
+    throw InputError(fmt::format("{}: training.loss: mustangs draws a loss per generator of a population: expected "
+                                 "bce, mse or heuristic for layout data_parallel",
+                                 config.source));
+  if (workers < 1 || rank < 0 || rank >= workers)
+    throw std::logic_error(fmt::format("ReplicaTrainer: rank {} of {} workers", rank, workers));
+  const std::int64_t b = config.training.batch_size;
+  global_rows_ = config.data_parallel.scaling == BatchScaling::kWeak ? b * workers : b;
+  global_rows_ = std::min(global_rows_, data.size());
+  if (global_rows_ < workers)
+    throw InputError(fmt::format("{}: training.batch_size: a global batch of {} rows cannot be split over {} workers: "
+                                 "expected at least one row each",
+                                 config.source, global_rows_, workers));
+  shard_begin_ = global_rows_ * rank / workers;
+  shard_end_ = global_rows_ * (rank + 1) / workers;
+  weight_ = static_cast<double>(shard_end_ - shard_begin_) / static_cast<double>(global_rows_);
+}
+
+torch::Tensor ReplicaTrainer::shard_index(std::int64_t micro) {
+  const std::int64_t per_epoch = std::max<std::int64_t>(1, data_.size() / global_rows_);
+  const std::int64_t epoch = micro / per_epoch;
+  if (epoch != order_epoch_) {
+    torch::Generator gen = at::detail::createCPUGenerator(
+        derive_seed(config_.seed, Stream::kReplicaOrder, static_cast<std::uint64_t>(epoch)));
+    order_ = torch::randperm(data_.size(), gen, torch::kLong);
+    order_epoch_ = epoch;
+  }
+  const std::int64_t first = (micro % per_epoch) * global_rows_;
+  return order_.narrow(0, first + shard_begin_, shard_end_ - shard_begin_);
+}
+
+void ReplicaTrainer::seed_micro_batch(std::int64_t micro, int role) const {
+  const auto index = (static_cast<std::uint64_t>(micro) << 17) | (static_cast<std::uint64_t>(rank_) << 1) |
+                     static_cast<std::uint64_t>(role);
+  torch::manual_seed(derive_seed(config_.seed, Stream::kReplicaStep, index));
+}
+
+double ReplicaTrainer::reduce_gradients(Individual& net, double loss, GradientAllreduce& reduce) {
+  if (workers_ > 1) {  // alone, the sum is what this worker has: no packing
+    const auto began = Clock::now();
+    std::vector<torch::Tensor> tensors = gradients_of(net);
+    torch::Tensor extra = torch::full({1}, static_cast<float>(loss), torch::kFloat32);
+    tensors.push_back(extra);
+    allreduce_fused(tensors, config_.data_parallel.fusion_bytes, reduce);
+    loss = static_cast<double>(extra.item<float>());
+    tally_.communicate_seconds += seconds_since(began);
+  }
+  if (config_.data_parallel.clip_grad_norm > 0.0)
+    torch::nn::utils::clip_grad_norm_(net.module().parameters(), config_.data_parallel.clip_grad_norm);
+  return loss;
+}
+
+void ReplicaTrainer::average_buffers(GradientAllreduce& reduce) {
+  std::vector<torch::Tensor> buffers;
+  for (Individual* net : {&generator_, &discriminator_})
+    for (torch::Tensor& b : net->module().buffers())
+      if (b.scalar_type() == torch::kFloat32) buffers.push_back(b);
+  if (buffers.empty() || workers_ == 1) return;
+  const auto began = Clock::now();
+  torch::NoGradGuard no_grad;
+  for (torch::Tensor& b : buffers) b.mul_(weight_);
+  allreduce_fused(buffers, config_.data_parallel.fusion_bytes, reduce);
+  tally_.communicate_seconds += seconds_since(began);
+}
+
+void ReplicaTrainer::step(std::int64_t step, GradientAllreduce& reduce) {
+  const TrainingConfig& t = config_.training;
+  const std::int64_t k = config_.data_parallel.accumulate_steps;
+  const double scale = weight_ / static_cast<double>(k);
+  const std::int64_t latent = generator_.shape().latent_dim;
+  const std::int64_t rows = shard_end_ - shard_begin_;
+  double computing = 0.0;
+  auto began = Clock::now();
+
+  // The generator against the discriminator. Each stretch that seeds and
+  // draws holds the generator lock (torch_generator_lock.h); the
+  // all-reduces, which wait for the other workers, do not.
+  generator_.optimizer().zero_grad();
+  double loss = 0.0;
+  for (std::int64_t m = 0; m < k; ++m) {
+    const auto lock = lock_torch_generator();
+    seed_micro_batch(step * k + m, kGeneratorRole);
+    const torch::Tensor z = torch::randn({rows, latent});
+    const torch::Tensor l =
+        generator_loss(generator_.loss, discriminator_.discriminator()->forward(generator_.generator()->forward(z))) *
+        scale;
+    l.backward();
+    loss += l.item<double>();
+  }
+  tally_.images += rows * k;
+  computing += seconds_since(began);
+  tally_.generator_loss += reduce_gradients(generator_, loss, reduce);
+  began = Clock::now();
+  generator_.optimizer().step();
+  computing += seconds_since(began);
+
+  // The discriminator, on its steps.
+  if (step % (t.discriminator_skip + 1) == 0) {
+    began = Clock::now();
+    discriminator_.optimizer().zero_grad();
+    loss = 0.0;
+    for (std::int64_t m = 0; m < k; ++m) {
+      const torch::Tensor real = data_.rows(shard_index(step * k + m));
+      const auto lock = lock_torch_generator();
+      seed_micro_batch(step * k + m, kDiscriminatorRole);
+      torch::Tensor fake;
+      {
+        torch::NoGradGuard no_grad;
+        fake = generator_.generator()->forward(torch::randn({rows, latent}));
+      }
+      const torch::Tensor l =
+          discriminator_step_loss(discriminator_.discriminator(), discriminator_.loss, real, fake, t.r1_penalty) *
+          scale;
+      l.backward();
+      loss += l.item<double>();
+    }
+    computing += seconds_since(began);
+    tally_.discriminator_loss += reduce_gradients(discriminator_, loss, reduce);
+    began = Clock::now();
+    discriminator_.optimizer().step();
+    computing += seconds_since(began);
+    ++tally_.discriminator_steps;
+  }
+  average_buffers(reduce);
+  tally_.compute_seconds += computing;
+  ++tally_.steps;
+}
+
+ReplicaTally ReplicaTrainer::take_tally() {
+  ReplicaTally out = tally_;
+  tally_ = ReplicaTally{};
+  generator_.release_gradients();
+  discriminator_.release_gradients();
+  return out;
+}
+
+Bytes ReplicaTrainer::encode() const {
+  ByteWriter w;
+  w.put<std::uint32_t>(kPairMagic);
+  w.put_bytes(generator_.encode());
+  w.put_bytes(discriminator_.encode());
+  return w.take();
+}
+
+void ReplicaTrainer::decode(const Bytes& bytes, const std::string& what) {
+  ByteReader r(bytes, what);
+  if (r.get<std::uint32_t>() != kPairMagic)
+    throw InputError(fmt::format("{}: not a data-parallel replica: expected a G/D pair", what));
+  const NetworkShape shape = network_shape(config_);
+  generator_ = Individual::decode(r.get_bytes(), shape, adam_of(config_));
+  discriminator_ = Individual::decode(r.get_bytes(), shape, adam_of(config_));
+  if (r.remaining() != 0) throw InputError(fmt::format("{}: {} bytes after the pair", what, r.remaining()));
+}
+
+}  // namespace cellgan

@@ -1,0 +1,97 @@
+// The training of one replica of the data-parallel layout (configuration
+// `layout: data_parallel`, section data_parallel): every worker holds the
+// same G/D pair and each step
+//  1. takes its shard of the global batch: the global batch of step q is
+//     rows [q·B, (q+1)·B) of the epoch's shuffle (seeded by the run's seed
+//     and the epoch), B = batch_size·W (scaling weak) or batch_size
+//     (strong), and worker r's shard is its r-th of W contiguous slices;
+//  2. runs forward and backward on it, accumulate_steps micro-batches,
+//     each loss scaled by (shard rows / global rows) / accumulate_steps so
+//     that the sum over the workers is the global batch's mean;
+//  3. sums the gradients over the workers (GradientAllreduce, packed by
+//     gradient_fusion.h) with the loss as one extra value, so every worker
+//     also gets the global loss;
+//  4. clips (clip_grad_norm) and applies the same Adam step everywhere.
+// The generator steps first, then, on every (discriminator_skip + 1)-th
+// step, the discriminator, with the losses of common/nn (losses.h,
+// discriminator_step.h: R1 and every loss added there come with them).
+// After both, the networks' float buffers (BatchNorm's running statistics,
+// which each replica updates from its own shard) are averaged the same way,
+// so the replicas stay identical to the bit.
+//
+// Determinism: the initial weights come from (seed) alone; a worker's
+// latent vectors and dropout masks from (seed, step, micro-batch, worker),
+// through Torch's global generator. Same seed and worker count, same bits.
+//
+// Thread-safety: the training thread's; draws from Torch's global generator
+// under lock_torch_generator() (released while it waits for the others).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/config.h"
+#include "common/nn/individual.h"
+#include "common/nn/training_data.h"
+#include "worker/gradient_allreduce.h"
+
+namespace cellgan {
+
+// What the steps since the last take_tally() did.
+struct ReplicaTally {
+  std::int64_t steps = 0;
+  std::int64_t discriminator_steps = 0;
+  std::int64_t images = 0;          // rows of this worker's shards, one batch per step
+  double generator_loss = 0.0;      // the global batch's, summed over the steps
+  double discriminator_loss = 0.0;  // the same, over the discriminator steps
+  double compute_seconds = 0.0;     // forward, backward, clipping, Adam
+  double communicate_seconds = 0.0; // packing and all-reducing
+};
+
+class ReplicaTrainer {
+ public:
+  // `data` must outlive the trainer. `workers` >= 1, 0 <= rank < workers.
+  // Builds the pair from the seed (Torch's global generator: call it under
+  // lock_torch_generator() where ranks are threads). Throws InputError for
+  // loss mustangs, or a global batch smaller than W.
+  ReplicaTrainer(const Config& config, const TrainingData& data, int rank, int workers);
+
+  // One step, number `step` (0-based, counted over the whole run).
+  void step(std::int64_t step, GradientAllreduce& reduce);
+  ReplicaTally take_tally();
+
+  Individual& generator() { return generator_; }
+  Individual& discriminator() { return discriminator_; }
+  // The pair with Adam state, for a checkpoint; and back.
+  Bytes encode() const;
+  void decode(const Bytes& bytes, const std::string& what);
+
+  // Rows of the global batch and this worker's shard of it.
+  std::int64_t global_rows() const { return global_rows_; }
+  std::int64_t shard_rows() const { return shard_end_ - shard_begin_; }
+
+ private:
+  // The rows of micro-batch `micro` (0-based over the run) for this worker.
+  torch::Tensor shard_index(std::int64_t micro);
+  void seed_micro_batch(std::int64_t micro, int role) const;
+  // Sums the gradients of `net` and `loss` over the workers, then clips.
+  double reduce_gradients(Individual& net, double loss, GradientAllreduce& reduce);
+  void average_buffers(GradientAllreduce& reduce);
+
+  const Config& config_;
+  const TrainingData& data_;
+  int rank_;
+  int workers_;
+  std::int64_t global_rows_ = 0;
+  std::int64_t shard_begin_ = 0;
+  std::int64_t shard_end_ = 0;
+  double weight_ = 1.0;  // shard rows / global rows
+  Individual generator_;
+  Individual discriminator_;
+  std::int64_t order_epoch_ = -1;
+  torch::Tensor order_;  // the shuffle of order_epoch_
+  ReplicaTally tally_;
+};
+
+}  // namespace cellgan
