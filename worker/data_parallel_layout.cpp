@@ -73,7 +73,8 @@ std::vector<GenerationRecord> DataParallelLayout::run_generation(std::int64_t ge
 
   GenerationRecord record = scored_record(generation);
   const auto steps = static_cast<double>(std::max<std::int64_t>(1, tally.steps));
-  record.generator_loss = tally.generator_loss / steps;
+  record.generator_loss =
+      tally.generator_steps > 0 ? tally.generator_loss / static_cast<double>(tally.generator_steps) : 0.0;
   record.discriminator_loss =
       tally.discriminator_steps > 0 ? tally.discriminator_loss / static_cast<double>(tally.discriminator_steps) : 0.0;
   record.generator_lrs = {trainer_->generator().learning_rate()};

@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/nn/discriminator_step.h"
 #include "common/nn/losses.h"
+#include "common/step_schedule.h"
 #include "common/nn/torch_generator_lock.h"
 #include "common/rng.h"
 #include "worker/gradient_fusion.h"
@@ -133,8 +134,12 @@ void ReplicaTrainer::step(std::int64_t step, GradientAllreduce& reduce) {
   // The generator against the discriminator. Each stretch that seeds and
   // draws holds the generator lock (torch_generator_lock.h); the
   // all-reduces, which wait for the other workers, do not.
-  generator_.optimizer().zero_grad();
+  // Which of the two step on this batch is common/step_schedule.h's rule,
+  // the same on every replica, so every replica all-reduces the same nets.
   double loss = 0.0;
+  tally_.images += rows * k;
+  if (generator_steps_on(t, step)) {
+  generator_.optimizer().zero_grad();
   for (std::int64_t m = 0; m < k; ++m) {
     const auto lock = lock_torch_generator();
     seed_micro_batch(step * k + m, kGeneratorRole);
@@ -145,15 +150,16 @@ void ReplicaTrainer::step(std::int64_t step, GradientAllreduce& reduce) {
     l.backward();
     loss += l.item<double>();
   }
-  tally_.images += rows * k;
   computing += seconds_since(began);
   tally_.generator_loss += reduce_gradients(generator_, loss, reduce);
   began = Clock::now();
   generator_.optimizer().step();
   computing += seconds_since(began);
+  ++tally_.generator_steps;
+  }
 
-  // The discriminator, on its steps.
-  if (step % (t.discriminator_skip + 1) == 0) {
+  // The discriminator (the critic for wgan_gp), on its steps.
+  if (discriminator_steps_on(t, step)) {
     began = Clock::now();
     discriminator_.optimizer().zero_grad();
     loss = 0.0;
@@ -167,7 +173,8 @@ void ReplicaTrainer::step(std::int64_t step, GradientAllreduce& reduce) {
         fake = generator_.generator()->forward(torch::randn({rows, latent}));
       }
       const torch::Tensor l =
-          discriminator_step_loss(discriminator_.discriminator(), discriminator_.loss, real, fake, t.r1_penalty) *
+          discriminator_step_loss(discriminator_.discriminator(), discriminator_.loss, real, fake,
+                                  discriminator_penalties(t)) *
           scale;
       l.backward();
       loss += l.item<double>();

@@ -41,9 +41,10 @@ namespace cellgan {
 // What the steps since the last take_tally() did.
 struct ReplicaTally {
   std::int64_t steps = 0;
+  std::int64_t generator_steps = 0;      // fewer than steps for wgan_gp (every n_critic-th)
   std::int64_t discriminator_steps = 0;
   std::int64_t images = 0;          // rows of this worker's shards, one batch per step
-  double generator_loss = 0.0;      // the global batch's, summed over the steps
+  double generator_loss = 0.0;      // the global batch's, summed over the generator steps
   double discriminator_loss = 0.0;  // the same, over the discriminator steps
   double compute_seconds = 0.0;     // forward, backward, clipping, Adam
   double communicate_seconds = 0.0; // packing and all-reducing
