@@ -23,7 +23,7 @@
 
 namespace cellgan {
 
-enum class LayoutKind { kCoevolution };
+enum class LayoutKind { kCoevolution, kPerClass };
 enum class DatasetKind { kMnist, kFashion, kIdx, kRing, kGrid };
 enum class NetworkKind { kMlp, kDcgan, kToy };
 enum class NeighbourhoodKind { kVonNeumann, kMoore };
@@ -147,6 +147,8 @@ inline bool is_toy(DatasetKind kind) { return kind == DatasetKind::kRing || kind
 // The 28x28 images every image dataset holds: side and pixels per image.
 inline constexpr std::int64_t kImageSide = 28;
 inline constexpr std::int64_t kImageDim = kImageSide * kImageSide;
+// The classes (labels 0..9) every image dataset has.
+inline constexpr std::int64_t kClassCount = 10;
 // Values per sample: 2 for the toy mixtures, one per pixel for images.
 inline std::int64_t sample_dim(DatasetKind kind) { return is_toy(kind) ? 2 : kImageDim; }
 

@@ -28,7 +28,8 @@ using I = std::int64_t;
 // declared dead: an hour (a longer one is a hang nobody would wait out).
 constexpr I kMaxSilenceMs = 3600000;
 
-const Names<LayoutKind> kLayouts = {{"coevolution", LayoutKind::kCoevolution}};
+const Names<LayoutKind> kLayouts = {{"coevolution", LayoutKind::kCoevolution},
+                                    {"per_class", LayoutKind::kPerClass}};
 const Names<DatasetKind> kDatasets = {{"mnist", DatasetKind::kMnist},
                                       {"fashion", DatasetKind::kFashion},
                                       {"idx", DatasetKind::kIdx},
@@ -43,6 +44,19 @@ const Names<LossKind> kLosses = {
 const Names<ReplacementRule> kRules = {{"always", ReplacementRule::kAlways}, {"if_better", ReplacementRule::kIfBetter}};
 const Names<std::string> kLogLevels = {{"debug", "debug"}, {"info", "info"}, {"warn", "warn"}, {"error", "error"}};
 
+// layout: per_class needs labelled images and one cell per class: a K×1
+// grid with K no more than the 10 classes an image dataset has.
+void per_class_rules(const Config& c, const KeyFailure& fail) {
+  if (c.layout != LayoutKind::kPerClass) return;
+  if (is_toy(c.data.dataset))
+    fail("layout", fmt::format("per_class needs labelled images: expected data.dataset mnist, fashion or idx, not {}",
+                               to_string(c.data.dataset)));
+  if (c.grid.cols != 1 || c.grid.rows > kClassCount)
+    fail("grid", fmt::format("{}x{} does not fit layout per_class: expected K rows (the classes 0..K-1, K <= {}) and "
+                             "1 column",
+                             c.grid.rows, c.grid.cols, kClassCount));
+}
+
 ConfigSection top_level() {
   return SectionTable<Config>::top_level()
       .natural("seed", &Config::seed,
@@ -51,13 +65,16 @@ ConfigSection top_level() {
       .text("output_dir", &Config::output_dir, Text::kNonEmpty,
             "the run directory; must not already hold a finished run (`result.json`)")
       .choice("layout", &Config::layout, kLayouts,
-              "how the job trains: `coevolution` (the grid of cells). Other layouts plug in behind the Layout interface.")
+              "how the job trains: `coevolution` (the grid of cells), or `per_class` (one isolated cell per class on "
+              "a K×1 grid, `grid.rows` = K classes 0..K−1, each training on its class's images only; the result is "
+              "a conditional generator, `docs/architecture.md`). Other layouts plug in behind the Layout interface.")
       .rules([](const Config& c, const KeyFailure& fail) {
         const bool toy_data = is_toy(c.data.dataset);
         const bool toy_net = c.network.kind == NetworkKind::kToy;
         if (toy_data != toy_net)
           fail("network.kind", toy_data ? "expected toy for the 2-D datasets ring and grid"
                                          : "toy networks need data.dataset ring or grid");
+        per_class_rules(c, fail);
       })
       .build();
 }

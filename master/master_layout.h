@@ -8,7 +8,8 @@
 // result is in. Everything else — validation, heartbeats, deadlines,
 // errors, metrics.jsonl, previews — is the skeleton's.
 //
-// Implementations: CoevolutionResults (coevolution_results.h).
+// Implementations: CoevolutionResults (coevolution_results.h), PerClassResults
+// (per_class_results.h).
 //
 // Thread-safety: belongs to the master's control thread.
 #pragma once

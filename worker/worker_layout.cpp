@@ -4,12 +4,14 @@
 #include <stdexcept>
 
 #include "worker/coevolution_layout.h"
+#include "worker/per_class_layout.h"
 
 namespace cellgan {
 
 std::unique_ptr<WorkerLayout> make_worker_layout(const Config& config, int workers) {
   switch (config.layout) {
     case LayoutKind::kCoevolution: return std::make_unique<CoevolutionLayout>(config, workers);
+    case LayoutKind::kPerClass: return std::make_unique<PerClassLayout>(config, workers);
   }
   throw std::logic_error("unknown layout");
 }

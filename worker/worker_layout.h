@@ -15,7 +15,8 @@
 // that are checkpointed; results(). Everything else — start-up, heartbeats, deadlines, errors,
 // records to the master — is the skeleton's.
 //
-// Implementations: CoevolutionLayout (coevolution_layout.h).
+// Implementations: CoevolutionLayout (coevolution_layout.h), PerClassLayout
+// (per_class_layout.h).
 //
 // Thread-safety: belongs to the worker's training thread.
 #pragma once

@@ -6,6 +6,9 @@
 // 28 MB as float32); rows() scales the selected rows with pixel_value()
 // (common/dataset.h), so the values are bit-identical to ImageData's.
 //
+// A class's data (layout per_class) is the rows labelled with that class,
+// in the order of the file.
+//
 // Errors: the constructor throws InputError (from the dataset readers) when
 // data is missing. Thread-safety: rows() is const and may be called from
 // any thread.
@@ -20,6 +23,9 @@ namespace cellgan {
 class TrainingData {
  public:
   explicit TrainingData(const Config& config);
+  // Only the training images labelled `label` (0..9); image datasets only
+  // (std::invalid_argument for toy data or a label out of range).
+  TrainingData(const Config& config, int label);
 
   std::int64_t size() const { return stored_.size(0); }
   std::int64_t dim() const { return stored_.size(1); }
