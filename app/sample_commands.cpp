@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/image_files.h"
 #include "common/nn/class_generator.h"
+#include "common/nn/conditional_networks.h"
 #include "common/nn/ensemble.h"
 #include "common/nn/networks.h"
 #include "common/nn/scores.h"
@@ -67,10 +68,11 @@ int sample_command(const Args& args) {
       "config", po::value<std::string>(),
       "the run's config.yaml: a .png is then drawn as the run draws samples.png (toy points over the modes)")(
       "class", po::value<std::int64_t>(),
-      "a conditional generator (a per_class run, classes.json beside the ensemble): samples of this class only")(
+      "a conditional generator (network dcgan_conditional, or a per_class run with classes.json beside the "
+      "ensemble): samples of this class only")(
       "labels", po::value<std::string>(),
-      "a conditional generator: also write each sample's class here (.npy, N x 1 float32); without --class the "
-      "classes are drawn in proportion to the training data");
+      "a conditional generator: also write each sample's class here (.npy, N x 1 float32); without --class a "
+      "per_class run draws the classes in proportion to the training data, dcgan_conditional uniformly");
   po::variables_map vm;
   if (!parse_options("sample",
                      "--ensemble FILE --out FILE.npy|FILE.png [-n N] [--config FILE] [--class C] [--labels FILE.npy]",
@@ -91,13 +93,19 @@ int sample_command(const Args& args) {
   const std::int64_t label = vm.count("class") ? int_option(vm, "sample", "class", 0, kClassCount - 1) : -1;
   torch::set_num_threads(1);
   const std::string path = vm["ensemble"].as<std::string>();
-  // A conditional generator when a class or labels are asked for.
+  // A class or labels need a conditional generator: a conditional
+  // network's ensemble, or a per_class run's (classes.json beside it).
+  const bool by_class = label >= 0 || !labels_out.empty();
+  Ensemble ensemble = Ensemble::load(path);
+  const bool conditional_network = is_conditional(ensemble.shape);
   std::optional<ClassGenerator> classes;
-  if (label >= 0 || !labels_out.empty()) classes = ClassGenerator::load(path);
-  if (classes && label >= classes->classes())
-    throw InputError(fmt::format("cellgan sample: --class: {} is out of range: expected 0..{} (the classes in {})",
-                                 label, classes->classes() - 1, ClassGenerator::index_path(path)));
-  Ensemble ensemble = classes ? Ensemble() : Ensemble::load(path);
+  if (by_class && !conditional_network) {
+    ensemble = Ensemble();
+    classes = ClassGenerator::load(path);
+    if (label >= classes->classes())
+      throw InputError(fmt::format("cellgan sample: --class: {} is out of range: expected 0..{} (the classes in {})",
+                                   label, classes->classes() - 1, ClassGenerator::index_path(path)));
+  }
   Ensemble& drawn = classes ? classes->mixture() : ensemble;
   std::optional<Config> config;
   if (vm.count("config")) {
@@ -107,7 +115,11 @@ int sample_command(const Args& args) {
   const std::uint64_t latent_seed = derive_seed(seed, Stream::kEvaluation, 2);
   std::vector<float> labels;
   torch::Tensor samples;
-  if (label >= 0) {
+  if (by_class && conditional_network) {
+    ClassSamples drawn_samples = sample_conditional(ensemble, n, latent_seed, static_cast<int>(label));
+    samples = drawn_samples.samples;
+    labels.assign(drawn_samples.labels.begin(), drawn_samples.labels.end());
+  } else if (label >= 0) {
     samples = classes->sample_class(static_cast<int>(label), n, latent_seed);
     labels.assign(static_cast<std::size_t>(n), static_cast<float>(label));
   } else if (classes) {

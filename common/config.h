@@ -25,7 +25,7 @@ namespace cellgan {
 
 enum class LayoutKind { kCoevolution, kPerClass };
 enum class DatasetKind { kMnist, kFashion, kIdx, kRing, kGrid };
-enum class NetworkKind { kMlp, kDcgan, kToy };
+enum class NetworkKind { kMlp, kDcgan, kToy, kDcganConditional };
 enum class NeighbourhoodKind { kVonNeumann, kMoore };
 enum class LossKind { kBce, kMse, kHeuristic, kMustangs };
 enum class ReplacementRule { kIfBetter, kAlways };

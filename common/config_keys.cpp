@@ -36,7 +36,8 @@ const Names<DatasetKind> kDatasets = {{"mnist", DatasetKind::kMnist},
                                       {"ring", DatasetKind::kRing},
                                       {"grid", DatasetKind::kGrid}};
 const Names<NetworkKind> kNetworks = {
-    {"mlp", NetworkKind::kMlp}, {"dcgan", NetworkKind::kDcgan}, {"toy", NetworkKind::kToy}};
+    {"mlp", NetworkKind::kMlp}, {"dcgan", NetworkKind::kDcgan}, {"toy", NetworkKind::kToy},
+    {"dcgan_conditional", NetworkKind::kDcganConditional}};
 const Names<NeighbourhoodKind> kNeighbourhoods = {{"von_neumann", NeighbourhoodKind::kVonNeumann},
                                                   {"moore", NeighbourhoodKind::kMoore}};
 const Names<LossKind> kLosses = {
@@ -51,6 +52,9 @@ void per_class_rules(const Config& c, const KeyFailure& fail) {
   if (is_toy(c.data.dataset))
     fail("layout", fmt::format("per_class needs labelled images: expected data.dataset mnist, fashion or idx, not {}",
                                to_string(c.data.dataset)));
+  if (c.network.kind == NetworkKind::kDcganConditional)
+    fail("network.kind", "per_class trains one unconditional GAN per class: expected mlp or dcgan, not "
+                         "dcgan_conditional");
   if (c.grid.cols != 1 || c.grid.rows > kClassCount)
     fail("grid", fmt::format("{}x{} does not fit layout per_class: expected K rows (the classes 0..K-1, K <= {}) and "
                              "1 column",
@@ -106,7 +110,8 @@ ConfigSection network() {
   return SectionTable<N>("network", &Config::network)
       .choice("kind", &N::kind, kNetworks,
               "`mlp` (Lipizzaner's four-layer perceptron: G 283,920 and D 267,009 parameters), `dcgan` (28×28 "
-              "convolutional pair), `toy` (2-D data; required for ring and grid)")
+              "convolutional pair), `toy` (2-D data; required for ring and grid), `dcgan_conditional` (the DCGAN pair with a "
+              "one-hot class label fed to G and D: the DC-CGAN baseline; `cellgan sample --class C`)")
       .integer("latent_dim", &N::latent_dim, span<I>(1, 4096), "size of the latent vector z ~ N(0, 1)")
       .integer("toy_hidden", &N::toy_hidden, span<I>(1, 4096), "hidden width of the toy MLPs")
       .integer("toy_layers", &N::toy_layers, span<I>(1, 16), "hidden layers of the toy MLPs (G and D)")

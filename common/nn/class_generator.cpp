@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/nn/conditional_networks.h"
 
 namespace cellgan {
 namespace {
@@ -106,6 +107,29 @@ ClassGenerator ClassGenerator::load(const std::string& ensemble_path) {
     throw InputError(fmt::format("{}: generators: expected one slice per class covering the {} generators of {}", path,
                                  g.mixture_.generators.size(), ensemble_path));
   return g;
+}
+
+ClassSamples sample_conditional(Ensemble& ensemble, std::int64_t n, std::uint64_t seed, int label) {
+  if (!is_conditional(ensemble.shape)) throw std::invalid_argument("sample_conditional: not a conditional generator");
+  torch::NoGradGuard no_grad;
+  torch::Generator gen = at::detail::createCPUGenerator(seed);
+  const std::vector<std::int64_t> counts = Ensemble::sample_counts(ensemble.weights, n);
+  std::vector<torch::Tensor> parts;
+  ClassSamples out;
+  for (std::size_t i = 0; i < ensemble.generators.size(); ++i) {  // as sample_mixture draws them
+    if (counts[i] == 0) continue;
+    Generator& g = ensemble.generators[i].generator();
+    const bool was_training = g->is_training();
+    g->eval();
+    torch::Tensor z = torch::randn({counts[i], g->shape().latent_dim}, gen);
+    if (label >= 0) set_latent_label(z, g->shape(), label);
+    parts.push_back(image_part(g->forward(z), g->shape()));
+    const torch::Tensor labels = latent_labels(z, g->shape()).to(torch::kUInt8).contiguous();
+    out.labels.insert(out.labels.end(), labels.data_ptr<std::uint8_t>(), labels.data_ptr<std::uint8_t>() + labels.numel());
+    if (was_training) g->train();
+  }
+  out.samples = torch::cat(parts, 0);
+  return out;
 }
 
 double class_accuracy(ScoreClassifier& classifier, const torch::Tensor& samples, int label) {

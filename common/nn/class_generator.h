@@ -65,6 +65,13 @@ class ClassGenerator {
   std::vector<std::pair<std::int64_t, std::int64_t>> slices_;  // per class: first generator, count
 };
 
+// n samples of a conditional generator's ensemble (network.kind
+// dcgan_conditional, conditional_networks.h), with each sample's class:
+// all of class `label`, or (label -1) the classes its latent draws give,
+// uniform, and then the same samples as ensemble.sample(n, seed).
+// std::invalid_argument when the ensemble is not conditional.
+ClassSamples sample_conditional(Ensemble& ensemble, std::int64_t n, std::uint64_t seed, int label = -1);
+
 // The fraction of `samples` ([n, 784] images) that the score classifier
 // labels `label`: how well a class's generator makes its class.
 double class_accuracy(ScoreClassifier& classifier, const torch::Tensor& samples, int label);
