@@ -12,6 +12,8 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "common/image_files.h"
+#include "common/nn/class_generator.h"
+#include "common/nn/conditional_networks.h"
 #include "common/nn/ensemble.h"
 #include "common/nn/networks.h"
 #include "common/nn/scores.h"
@@ -64,10 +66,17 @@ int sample_command(const Args& args) {
       "seed", po::value<std::string>()->default_value("1"), "seed of the latent vectors")(
       "out", po::value<std::string>()->required(), "output: .npy (N x D float32) or .png (grid or scatter)")(
       "config", po::value<std::string>(),
-      "the run's config.yaml: a .png is then drawn as the run draws samples.png (toy points over the modes)");
+      "the run's config.yaml: a .png is then drawn as the run draws samples.png (toy points over the modes)")(
+      "class", po::value<std::int64_t>(),
+      "a conditional generator (network dcgan_conditional, or a per_class run with classes.json beside the "
+      "ensemble): samples of this class only")(
+      "labels", po::value<std::string>(),
+      "a conditional generator: also write each sample's class here (.npy, N x 1 float32); without --class a "
+      "per_class run draws the classes in proportion to the training data, dcgan_conditional uniformly");
   po::variables_map vm;
-  if (!parse_options("sample", "--ensemble FILE --out FILE.npy|FILE.png [-n N] [--config FILE]", options, nullptr,
-                     args, vm))
+  if (!parse_options("sample",
+                     "--ensemble FILE --out FILE.npy|FILE.png [-n N] [--config FILE] [--class C] [--labels FILE.npy]",
+                     options, nullptr, args, vm))
     return kExitOk;
   const std::string out = vm["out"].as<std::string>();
   const std::int64_t n = int_option(vm, "sample", "count", 1, kMaxSamples, kCountWhy);
@@ -75,16 +84,52 @@ int sample_command(const Args& args) {
   if (!ends_with(out, ".npy") && !ends_with(out, ".png"))
     throw InputError(fmt::format("cellgan sample: --out: '{}': expected a .npy or .png file name", out));
   check_output_file("sample", "out", out);
+  const std::string labels_out = vm.count("labels") ? vm["labels"].as<std::string>() : std::string();
+  if (vm.count("labels")) {
+    if (!ends_with(labels_out, ".npy"))
+      throw InputError(fmt::format("cellgan sample: --labels: '{}': expected a .npy file name", labels_out));
+    check_output_file("sample", "labels", labels_out);
+  }
+  const std::int64_t label = vm.count("class") ? int_option(vm, "sample", "class", 0, kClassCount - 1) : -1;
   torch::set_num_threads(1);
   const std::string path = vm["ensemble"].as<std::string>();
+  // A class or labels need a conditional generator: a conditional
+  // network's ensemble, or a per_class run's (classes.json beside it).
+  const bool by_class = label >= 0 || !labels_out.empty();
   Ensemble ensemble = Ensemble::load(path);
+  const bool conditional_network = is_conditional(ensemble.shape);
+  std::optional<ClassGenerator> classes;
+  if (by_class && !conditional_network) {
+    ensemble = Ensemble();
+    classes = ClassGenerator::load(path);
+    if (label >= classes->classes())
+      throw InputError(fmt::format("cellgan sample: --class: {} is out of range: expected 0..{} (the classes in {})",
+                                   label, classes->classes() - 1, ClassGenerator::index_path(path)));
+  }
+  Ensemble& drawn = classes ? classes->mixture() : ensemble;
   std::optional<Config> config;
   if (vm.count("config")) {
     config = load_config(vm["config"].as<std::string>());
-    check_sample_width(*config, ensemble, path);
+    check_sample_width(*config, drawn, path);
   }
-  const torch::Tensor samples = ensemble.sample(n, derive_seed(seed, Stream::kEvaluation, 2));
-  check_drawn_samples(samples, config ? config->data.dataset : kind_of_samples(ensemble.shape.data_dim), path);
+  const std::uint64_t latent_seed = derive_seed(seed, Stream::kEvaluation, 2);
+  std::vector<float> labels;
+  torch::Tensor samples;
+  if (by_class && conditional_network) {
+    ClassSamples drawn_samples = sample_conditional(ensemble, n, latent_seed, static_cast<int>(label));
+    samples = drawn_samples.samples;
+    labels.assign(drawn_samples.labels.begin(), drawn_samples.labels.end());
+  } else if (label >= 0) {
+    samples = classes->sample_class(static_cast<int>(label), n, latent_seed);
+    labels.assign(static_cast<std::size_t>(n), static_cast<float>(label));
+  } else if (classes) {
+    ClassSamples drawn_samples = classes->sample(n, latent_seed);
+    samples = drawn_samples.samples;
+    labels.assign(drawn_samples.labels.begin(), drawn_samples.labels.end());
+  } else {
+    samples = ensemble.sample(n, latent_seed);
+  }
+  check_drawn_samples(samples, config ? config->data.dataset : kind_of_samples(drawn.shape.data_dim), path);
   const std::int64_t dim = samples.size(1);
   if (ends_with(out, ".npy")) {
     write_npy(out, to_vector(samples), n, dim);
@@ -95,7 +140,9 @@ int sample_command(const Args& args) {
   } else {
     write_image_grid_png(out, to_vector(samples), n, 28, 28, square_grid_width(n));
   }
-  std::cout << fmt::format("{} samples ({} values each) -> {}\n", n, dim, out);
+  if (!labels_out.empty()) write_npy(labels_out, labels, n, 1);
+  std::cout << fmt::format("{} samples ({} values each) -> {}{}\n", n, dim, out,
+                           labels_out.empty() ? "" : ", their classes -> " + labels_out);
   return kExitOk;
 }
 

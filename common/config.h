@@ -23,9 +23,9 @@
 
 namespace cellgan {
 
-enum class LayoutKind { kCoevolution, kDataParallel };
+enum class LayoutKind { kCoevolution, kDataParallel, kPerClass };
 enum class DatasetKind { kMnist, kFashion, kIdx, kRing, kGrid };
-enum class NetworkKind { kMlp, kDcgan, kToy, kSngan };
+enum class NetworkKind { kMlp, kDcgan, kToy, kSngan, kDcganConditional };
 enum class NeighbourhoodKind { kVonNeumann, kMoore };
 enum class LossKind { kBce, kMse, kHeuristic, kMustangs, kWganGp };
 enum class ReplacementRule { kIfBetter, kAlways };
@@ -174,6 +174,8 @@ inline bool is_toy(DatasetKind kind) { return kind == DatasetKind::kRing || kind
 // The 28x28 images every image dataset holds: side and pixels per image.
 inline constexpr std::int64_t kImageSide = 28;
 inline constexpr std::int64_t kImageDim = kImageSide * kImageSide;
+// The classes (labels 0..9) every image dataset has.
+inline constexpr std::int64_t kClassCount = 10;
 // Values per sample: 2 for the toy mixtures, one per pixel for images.
 inline std::int64_t sample_dim(DatasetKind kind) { return is_toy(kind) ? 2 : kImageDim; }
 

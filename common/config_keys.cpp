@@ -29,7 +29,8 @@ using I = std::int64_t;
 constexpr I kMaxSilenceMs = 3600000;
 
 const Names<LayoutKind> kLayouts = {{"coevolution", LayoutKind::kCoevolution},
-                                    {"data_parallel", LayoutKind::kDataParallel}};
+                                    {"data_parallel", LayoutKind::kDataParallel},
+                                    {"per_class", LayoutKind::kPerClass}};
 const Names<AllreduceKind> kAllreduces = {{"ring", AllreduceKind::kRing},
                                           {"reduce_broadcast", AllreduceKind::kReduceBroadcast},
                                           {"mpi", AllreduceKind::kMpi}};
@@ -42,7 +43,8 @@ const Names<DatasetKind> kDatasets = {{"mnist", DatasetKind::kMnist},
                                       {"ring", DatasetKind::kRing},
                                       {"grid", DatasetKind::kGrid}};
 const Names<NetworkKind> kNetworks = {
-    {"mlp", NetworkKind::kMlp}, {"dcgan", NetworkKind::kDcgan}, {"sngan", NetworkKind::kSngan}, {"toy", NetworkKind::kToy}};
+    {"mlp", NetworkKind::kMlp}, {"dcgan", NetworkKind::kDcgan}, {"sngan", NetworkKind::kSngan}, {"toy", NetworkKind::kToy},
+    {"dcgan_conditional", NetworkKind::kDcganConditional}};
 const Names<NeighbourhoodKind> kNeighbourhoods = {{"von_neumann", NeighbourhoodKind::kVonNeumann},
                                                   {"moore", NeighbourhoodKind::kMoore}};
 const Names<LossKind> kLosses = {
@@ -50,6 +52,22 @@ const Names<LossKind> kLosses = {
     {"wgan_gp", LossKind::kWganGp}};
 const Names<ReplacementRule> kRules = {{"always", ReplacementRule::kAlways}, {"if_better", ReplacementRule::kIfBetter}};
 const Names<std::string> kLogLevels = {{"debug", "debug"}, {"info", "info"}, {"warn", "warn"}, {"error", "error"}};
+
+// layout: per_class needs labelled images and one cell per class: a K×1
+// grid with K no more than the 10 classes an image dataset has.
+void per_class_rules(const Config& c, const KeyFailure& fail) {
+  if (c.layout != LayoutKind::kPerClass) return;
+  if (is_toy(c.data.dataset))
+    fail("layout", fmt::format("per_class needs labelled images: expected data.dataset mnist, fashion or idx, not {}",
+                               to_string(c.data.dataset)));
+  if (c.network.kind == NetworkKind::kDcganConditional)
+    fail("network.kind", "per_class trains one unconditional GAN per class: expected mlp or dcgan, not "
+                         "dcgan_conditional");
+  if (c.grid.cols != 1 || c.grid.rows > kClassCount)
+    fail("grid", fmt::format("{}x{} does not fit layout per_class: expected K rows (the classes 0..K-1, K <= {}) and "
+                             "1 column",
+                             c.grid.rows, c.grid.cols, kClassCount));
+}
 
 ConfigSection top_level() {
   return SectionTable<Config>::top_level()
@@ -60,7 +78,9 @@ ConfigSection top_level() {
             "the run directory; must not already hold a finished run (`result.json`)")
       .choice("layout", &Config::layout, kLayouts,
               "how the job trains: `coevolution` (the grid of cells), `data_parallel` (every worker a replica of one G/D "
-              "pair, gradients all-reduced; section `data_parallel`, grid 1×1). Layouts plug in behind the Layout "
+              "pair, gradients all-reduced; section `data_parallel`, grid 1×1), or `per_class` (one isolated cell per "
+              "class on a K×1 grid, `grid.rows` = K classes 0..K−1, each training on its class's images only; the "
+              "result is a conditional generator, `docs/architecture.md`). Layouts plug in behind the Layout "
               "interface.")
       .rules([](const Config& c, const KeyFailure& fail) {
         const bool toy_data = is_toy(c.data.dataset);
@@ -74,7 +94,8 @@ ConfigSection top_level() {
                                    c.grid.rows, c.grid.cols));
         if (c.layout == LayoutKind::kDataParallel && c.training.loss == LossKind::kMustangs)
           fail("training.loss", "mustangs is out of range for layout data_parallel (one pair, no population): "
-                                "expected bce, mse or heuristic");
+                                "expected bce, mse, heuristic or wgan_gp");
+        per_class_rules(c, fail);
       })
       .build();
 }
@@ -108,7 +129,8 @@ ConfigSection network() {
               "`mlp` (Lipizzaner's four-layer perceptron: G 283,920 and D 267,009 parameters), `dcgan` (28×28 "
               "convolutional pair), `sngan` (the dcgan generator; a discriminator of the same convolutions whose every "
               "layer is spectrally normalised, one power-iteration step per training forward, without batch norm or "
-              "dropout), `toy` (2-D data; required for ring and grid)")
+              "dropout), `toy` (2-D data; required for ring and grid), `dcgan_conditional` (the DCGAN pair with a "
+              "one-hot class label fed to G and D: the DC-CGAN baseline; `cellgan sample --class C`)")
       .integer("latent_dim", &N::latent_dim, span<I>(1, 4096), "size of the latent vector z ~ N(0, 1)")
       .integer("toy_hidden", &N::toy_hidden, span<I>(1, 4096), "hidden width of the toy MLPs")
       .integer("toy_layers", &N::toy_layers, span<I>(1, 16), "hidden layers of the toy MLPs (G and D)")

@@ -9,7 +9,8 @@
 // errors, metrics.jsonl, previews — is the skeleton's.
 //
 // Implementations: CoevolutionResults (coevolution_results.h),
-// DataParallelResults (data_parallel_results.h).
+// DataParallelResults (data_parallel_results.h), PerClassResults
+// (per_class_results.h).
 //
 // Thread-safety: belongs to the master's control thread.
 #pragma once

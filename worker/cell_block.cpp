@@ -19,7 +19,25 @@ namespace cellgan {
 
 CellBlock::CellBlock(const Config& config, const GridShape& grid, std::vector<int> cells, const TrainingData& data,
                      SampleScorer& scorer, const ResumeFrom& from)
-    : config_(config), grid_(grid), cells_(std::move(cells)), trainer_(config, data, scorer) {
+    : config_(config), grid_(grid), cells_(std::move(cells)) {
+  trainers_.emplace_back(config, data, scorer);
+  start(from);
+}
+
+CellBlock::CellBlock(const Config& config, const GridShape& grid, std::vector<int> cells, const Isolated& isolated,
+                     SampleScorer& scorer, const ResumeFrom& from)
+    : config_(config), grid_(grid), cells_(std::move(cells)), isolated_(true) {
+  if (isolated.data.size() != cells_.size()) throw std::logic_error("CellBlock: one data set per isolated cell");
+  for (const TrainingData* data : isolated.data) trainers_.emplace_back(config, *data, scorer);
+  start(from);
+}
+
+std::vector<int> CellBlock::hood(int cell) const {
+  if (isolated_) return {cell};
+  return neighbourhood(grid_, cell, config_.grid.neighbourhood);
+}
+
+void CellBlock::start(const ResumeFrom& from) {
   if (from.generation > 0) {
     for (int cell : cells_) {
       const std::string what = fmt::format("{}: cell {}", from.folder, cell);
@@ -34,8 +52,7 @@ CellBlock::CellBlock(const Config& config, const GridShape& grid, std::vector<in
   }
   const auto lock = lock_torch_generator();
   for (int cell : cells_) {
-    const auto hood = neighbourhood(grid_, cell, config_.grid.neighbourhood);
-    states_.push_back(trainer_.initial_state(cell, static_cast<int>(hood.size()) - 1));
+    states_.push_back(trainers_.front().initial_state(cell, static_cast<int>(hood(cell).size()) - 1));
   }
 }
 
@@ -66,7 +83,7 @@ std::vector<GenerationRecord> CellBlock::run_generation(const std::map<int, Halo
   std::vector<std::vector<int>> hoods;
   for (std::size_t i = 0; i < states_.size(); ++i) position[states_[i].cell] = i;
   for (std::size_t i = 0; i < states_.size(); ++i) {
-    hoods.push_back(neighbourhood(grid_, states_[i].cell, config_.grid.neighbourhood));
+    hoods.push_back(hood(states_[i].cell));
     for (std::size_t k = 1; k < hoods[i].size(); ++k)
       if (position.count(hoods[i][k])) last_reader[hoods[i][k]] = i;  // ascending i: the last one stays
   }
@@ -95,7 +112,7 @@ std::vector<GenerationRecord> CellBlock::run_generation(const std::map<int, Halo
     const CellFaults cell_faults = faults ? faults->for_cell(state.cell, state.generation + 1) : CellFaults{};
     {
       const auto lock = lock_torch_generator();
-      records.push_back(trainer_.run_generation(state, neighbours, cell_faults));
+      records.push_back(trainer_of(i).run_generation(state, neighbours, cell_faults));
     }
     for (auto it = copies.begin(); it != copies.end();)
       it = last_reader.at(it->first) <= i ? copies.erase(it) : std::next(it);

@@ -27,6 +27,14 @@ class CellBlock {
   // cell's file is missing, corrupt, or of another generation).
   CellBlock(const Config& config, const GridShape& grid, std::vector<int> cells, const TrainingData& data,
             SampleScorer& scorer, const ResumeFrom& from = {});
+  // Isolated cells (layout per_class): each cell has no neighbour but
+  // itself and trains on its own data, `data[i]` for cells[i] (each must
+  // outlive the block). run_generation then needs no halos.
+  struct Isolated {
+    std::vector<const TrainingData*> data;
+  };
+  CellBlock(const Config& config, const GridShape& grid, std::vector<int> cells, const Isolated& isolated,
+            SampleScorer& scorer, const ResumeFrom& from = {});
 
   const std::vector<int>& cells() const { return cells_; }
   std::int64_t generation() const;
@@ -60,8 +68,14 @@ class CellBlock {
   const Config& config_;
   GridShape grid_;
   std::vector<int> cells_;
-  CellTrainer trainer_;
+  bool isolated_ = false;
+  std::vector<CellTrainer> trainers_;  // one for all cells, or one per cell (isolated)
   std::vector<CellState> states_;
+
+  void start(const ResumeFrom& from);
+  // The cell's neighbourhood, itself first: just itself when isolated.
+  std::vector<int> hood(int cell) const;
+  CellTrainer& trainer_of(std::size_t i) { return trainers_[isolated_ ? i : 0]; }
 };
 
 }  // namespace cellgan

@@ -5,6 +5,7 @@
 
 #include "worker/coevolution_layout.h"
 #include "worker/data_parallel_layout.h"
+#include "worker/per_class_layout.h"
 
 namespace cellgan {
 
@@ -12,6 +13,7 @@ std::unique_ptr<WorkerLayout> make_worker_layout(const Config& config, int worke
   switch (config.layout) {
     case LayoutKind::kCoevolution: return std::make_unique<CoevolutionLayout>(config, workers);
     case LayoutKind::kDataParallel: return std::make_unique<DataParallelLayout>(config, workers);
+    case LayoutKind::kPerClass: return std::make_unique<PerClassLayout>(config, workers);
   }
   throw std::logic_error("unknown layout");
 }

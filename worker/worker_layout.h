@@ -16,7 +16,8 @@
 // records to the master — is the skeleton's.
 //
 // Implementations: CoevolutionLayout (coevolution_layout.h),
-// DataParallelLayout (data_parallel_layout.h).
+// DataParallelLayout (data_parallel_layout.h), PerClassLayout
+// (per_class_layout.h).
 //
 // Thread-safety: belongs to the worker's training thread.
 #pragma once

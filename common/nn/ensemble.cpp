@@ -13,6 +13,7 @@
 
 #include "common/bytes.h"
 #include "common/error.h"
+#include "common/nn/conditional_networks.h"
 #include "common/image_files.h"
 #include "common/path_checks.h"
 
@@ -54,7 +55,7 @@ torch::Tensor sample_mixture(std::vector<Individual*>& generators, const std::ve
     const bool was_training = g->is_training();
     g->eval();
     torch::Tensor z = torch::randn({counts[i], g->shape().latent_dim}, gen);
-    parts.push_back(g->forward(z));
+    parts.push_back(image_part(g->forward(z), g->shape()));
     if (was_training) g->train();
   }
   return torch::cat(parts, 0);

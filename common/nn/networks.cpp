@@ -15,6 +15,7 @@
 
 #include "common/error.h"
 #include "common/nn/spectral_norm.h"
+#include "common/nn/conditional_networks.h"
 
 namespace cellgan {
 namespace {
@@ -44,6 +45,11 @@ void check_shape(const NetworkShape& shape) {
     throw InputError(
         fmt::format("network: latent_dim, data_dim, toy_hidden and toy_layers must be >= 1 (got {}, {}, {}, {})",
                     shape.latent_dim, shape.data_dim, shape.toy_hidden, shape.toy_layers));
+  }
+  if (is_conditional(shape) && (shape.data_dim != kImageDim + kClassCount || shape.latent_dim <= kClassCount)) {
+    throw InputError(fmt::format("network.kind: dcgan_conditional expects 28x28 images with 10 label slots (data_dim "
+                                 "{}, latent_dim > {}), got data_dim {}, latent_dim {}",
+                                 kImageDim + kClassCount, kClassCount, shape.data_dim, shape.latent_dim));
   }
   if ((shape.kind == NetworkKind::kDcgan || shape.kind == NetworkKind::kSngan) && shape.data_dim != kImageDim) {
     throw InputError(fmt::format("network.kind: {} expects 28x28 images (data_dim {}), got data_dim {}",
@@ -142,6 +148,10 @@ NetworkShape network_shape(const Config& config) {
   shape.toy_hidden = config.network.toy_hidden;
   shape.toy_layers = config.network.toy_layers;
   shape.data_dim = sample_dim(config.data.dataset);
+  if (is_conditional(shape)) {  // the label slots (conditional_networks.h)
+    shape.latent_dim += kClassCount;
+    shape.data_dim += kClassCount;
+  }
   return shape;
 }
 
@@ -160,6 +170,9 @@ void GeneratorImpl::reset() {
     case NetworkKind::kSngan:
       body_ = dcgan_generator(shape_);
       break;
+    case NetworkKind::kDcganConditional:
+      body_ = conditional_generator_body(shape_);
+      break;
     case NetworkKind::kToy:
       body_ = hidden_mlp(shape_.latent_dim, shape_.toy_hidden, shape_.toy_layers, shape_.data_dim);
       break;
@@ -169,6 +182,7 @@ void GeneratorImpl::reset() {
 
 torch::Tensor GeneratorImpl::forward(const torch::Tensor& z) {
   check_input(z, shape_.latent_dim, "Generator::forward");
+  if (is_conditional(shape_)) return conditional_generator_forward(body_, z, shape_);
   return body_->forward(z);
 }
 
@@ -188,6 +202,9 @@ void DiscriminatorImpl::reset() {
     case NetworkKind::kSngan:
       body_ = sngan_discriminator();
       break;
+    case NetworkKind::kDcganConditional:
+      body_ = conditional_discriminator_body();
+      break;
     case NetworkKind::kToy:
       body_ = hidden_mlp(shape_.data_dim, shape_.toy_hidden, shape_.toy_layers, 1);
       break;
@@ -198,6 +215,7 @@ void DiscriminatorImpl::reset() {
 
 torch::Tensor DiscriminatorImpl::forward(const torch::Tensor& x) {
   check_input(x, shape_.data_dim, "Discriminator::forward");
+  if (is_conditional(shape_)) return conditional_discriminator_forward(body_, x);
   return body_->forward(x);
 }
 

@@ -343,12 +343,15 @@ double frechet_distance(const GaussianStats& a, const GaussianStats& b) {
 
 std::string objective_name(const Config& config) { return is_toy(config.data.dataset) ? "mode_tvd" : "fid"; }
 
+std::string classifier_file(const Config& config) {
+  return config.evaluation.classifier.empty() ? dataset_folder(config.data) + "/classifier.pt"
+                                              : config.evaluation.classifier;
+}
+
 std::unique_ptr<SampleScorer> make_scorer(const Config& config) {
   if (is_toy(config.data.dataset)) return std::make_unique<ToyScorer>(config);
   check_image_files(config.data);  // a missing dataset is named before its classifier
-  const std::string classifier_path = config.evaluation.classifier.empty()
-                                          ? dataset_folder(config.data) + "/classifier.pt"
-                                          : config.evaluation.classifier;
+  const std::string classifier_path = classifier_file(config);
   auto classifier = load_classifier(classifier_path);
   auto real = real_image_stats(classifier, classifier_path, config.data);
   return std::make_unique<ImageScorer>(std::move(classifier), std::move(real));

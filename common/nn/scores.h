@@ -55,6 +55,10 @@ class SampleScorer {
 // The key of the objective in SampleScorer::report(): "fid" or "mode_tvd".
 std::string objective_name(const Config& config);
 
+// The score classifier's file: evaluation.classifier, or
+// <data folder>/classifier.pt when that is empty.
+std::string classifier_file(const Config& config);
+
 // Loads what the configuration's dataset needs (the classifier and the
 // real training data for images; the mixture for toy data). Throws
 // InputError naming the missing file.

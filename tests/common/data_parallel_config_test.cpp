@@ -62,7 +62,7 @@ TEST(DataParallelConfig, TheLayoutNeedsOnePairAndOneLoss) {
   expect_one_line_naming(error_of("layout: data_parallel\ngrid: {rows: 2, cols: 2}\n"), "grid",
                          "expected rows 1 and cols 1");
   expect_one_line_naming(error_of(kBase + "training: {loss: mustangs}\n"), "training.loss",
-                         "expected bce, mse or heuristic");
+                         "expected bce, mse, heuristic or wgan_gp");
   // Coevolution ignores the section, and keeps its grid.
   EXPECT_NO_THROW(parse_config("data_parallel: {allreduce: mpi}\n", "coevolution.yaml"));
 }

@@ -86,3 +86,35 @@ TEST(TrainingData, MissingImageFolderIsAnInputError) {
 
 }  // namespace
 }  // namespace cellgan
+
+namespace cellgan {
+namespace {
+
+// layout per_class: a class's data is the rows of that label, in file order.
+TEST(TrainingData, AClassHoldsTheRowsOfItsLabelOnly) {
+  const fs::path folder = fs::path(CELLGAN_BINARY_DIR) / "test-tmp" / ("class-data-" + std::to_string(::getpid()));
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  std::vector<std::uint8_t> labels;
+  const IdxImages images = test::synthetic_idx_images(60, /*seed=*/5, labels);  // labels i % 10
+  write_idx_images((folder / "train-images-idx3-ubyte").string(), images);
+  write_idx_labels((folder / "train-labels-idx1-ubyte").string(), labels);
+  Config config;
+  config.data.dataset = DatasetKind::kIdx;
+  config.data.path = folder.string();
+  const TrainingData all(config);
+  for (const int label : {0, 3, 9}) {
+    const TrainingData one(config, label);
+    ASSERT_EQ(one.size(), 6) << "label " << label;
+    const torch::Tensor expected = all.rows(torch::arange(label, 60, 10, torch::kLong));
+    EXPECT_TRUE(torch::equal(one.rows(torch::arange(0, 6, torch::kLong)), expected)) << "label " << label;
+  }
+  config.data.train_limit = 25;  // labels 0..9, 0..9, 0..4
+  EXPECT_EQ(TrainingData(config, 4).size(), 3);
+  EXPECT_EQ(TrainingData(config, 5).size(), 2);
+  EXPECT_THROW(TrainingData(config, 10), std::invalid_argument);
+  fs::remove_all(folder);
+}
+
+}  // namespace
+}  // namespace cellgan
