@@ -114,6 +114,22 @@ TEST(ReplicaTrainer, DcganReplicasWithDropoutAndBatchNormAreIdenticalAfterEveryS
   }
 }
 
+TEST(ReplicaTrainer, SnganWithTheWganGpCriticStaysIdenticalForEachAllreduce) {
+  // The penalty's double backward on each shard, the spectral norm's power
+  // iteration, and a generator step on every 2nd batch only.
+  test::TempDir tmp;
+  Config c = dcgan_config(tmp.path().string());
+  c.network.kind = NetworkKind::kSngan;
+  c.training.loss = LossKind::kWganGp;
+  c.training.n_critic = 2;
+  for (AllreduceKind kind : {AllreduceKind::kRing, AllreduceKind::kReduceBroadcast, AllreduceKind::kMpi}) {
+    SCOPED_TRACE(to_string(kind));
+    Config k = c;
+    k.data_parallel.allreduce = kind;
+    expect_identical_replicas(train(k, 3));
+  }
+}
+
 TEST(ReplicaTrainer, TheSameSeedAndWorkerCountGiveTheSameBits) {
   const Config c = toy_config(AllreduceKind::kRing);
   EXPECT_TRUE(train(c, 2)[0].back() == train(c, 2)[0].back());
