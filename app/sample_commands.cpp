@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/image_files.h"
 #include "common/nn/class_generator.h"
+#include "common/nn/classifier.h"
 #include "common/nn/conditional_networks.h"
 #include "common/nn/ensemble.h"
 #include "common/nn/networks.h"
@@ -153,9 +154,13 @@ int score_command(const Args& args) {
       "samples", po::value<std::string>(), "a .npy file of samples (N x D float32)")(
       "ensemble", po::value<std::string>(), "an ensemble.bin to sample and score")(
       "count,n", po::value<std::int64_t>()->default_value(10000), "samples to draw from --ensemble")(
-      "seed", po::value<std::string>()->default_value("1"), "seed of the latent vectors of --ensemble");
+      "seed", po::value<std::string>()->default_value("1"), "seed of the latent vectors of --ensemble")(
+      "class", po::value<std::int64_t>(),
+      "image datasets: also report class_accuracy, the share of the samples the classifier labels C (samples "
+      "of one class, e.g. from cellgan sample --class C)");
   po::variables_map vm;
-  if (!parse_options("score", "--config FILE (--samples FILE.npy | --ensemble FILE)", options, nullptr, args, vm))
+  if (!parse_options("score", "--config FILE (--samples FILE.npy | --ensemble FILE) [--class C]", options, nullptr,
+                     args, vm))
     return kExitOk;
   if (vm.count("samples") == vm.count("ensemble"))
     throw InputError("cellgan score: expected exactly one of --samples and --ensemble");
@@ -168,7 +173,13 @@ int score_command(const Args& args) {
   const std::uint64_t seed = seed_option(vm, "score", "seed");
   torch::set_num_threads(1);
   const Config config = load_config(vm["config"].as<std::string>());
-  const std::int64_t dim = network_shape(config).data_dim;
+  const int label = vm.count("class") ? static_cast<int>(int_option(vm, "score", "class", 0, kClassCount - 1)) : -1;
+  if (label >= 0 && is_toy(config.data.dataset))
+    throw InputError(fmt::format("cellgan score: --class: dataset {} has no classes: expected an image dataset",
+                                 to_string(config.data.dataset)));
+  // Samples are images (or 2-D points) whatever the network: a conditional
+  // network's label slots are not part of them.
+  const std::int64_t dim = sample_dim(config.data.dataset);
   torch::Tensor samples;
   if (vm.count("samples")) {
     const std::string path = vm["samples"].as<std::string>();
@@ -191,6 +202,10 @@ int score_command(const Args& args) {
   std::unique_ptr<SampleScorer> scorer = make_scorer(config);
   std::string line = fmt::format("{} samples:", samples.size(0));
   for (const auto& [name, value] : scorer->report(samples)) line += fmt::format("  {} {:.4f}", name, value);
+  if (label >= 0) {
+    ScoreClassifier classifier = load_classifier(classifier_file(config));
+    line += fmt::format("  class_accuracy {:.4f}", class_accuracy(classifier, samples, label));
+  }
   std::cout << line << "\n";
   return kExitOk;
 }
