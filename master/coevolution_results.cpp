@@ -57,18 +57,7 @@ std::vector<std::string> CoevolutionResults::reassign(const std::vector<int>& me
 }
 
 RunResult CoevolutionResults::finish(std::vector<ResultMessage> results, const FinishContext& context) {
-  std::vector<Ensemble> ensembles;
-  for (std::size_t w = 0; w < results.size(); ++w) {
-    for (Bytes& bytes : results[w].ensembles)
-      ensembles.push_back(Ensemble::decode(bytes, fmt::format("result {} of {}", w + 1, results.size())));
-    results[w].ensembles.clear();
-  }
-  std::sort(ensembles.begin(), ensembles.end(), [](const Ensemble& a, const Ensemble& b) { return a.cell < b.cell; });
-  context.run.event(fmt::format("gathered {} ensembles", ensembles.size()));
-  for (const std::string& line : drop_non_finite_generators(ensembles)) {
-    log::warn("{}", line);
-    context.run.event(line);
-  }
+  std::vector<Ensemble> ensembles = gather_finite_ensembles(results, context, "ensembles");
   if (ensembles.empty()) throw std::runtime_error("no cell's ensemble has a finite generator: nothing to choose");
   if (config_.evaluation.grid_ensemble && ensembles.size() > 1)
     ensembles.push_back(grid_ensemble(ensembles, config_.training.population_size));

@@ -26,6 +26,7 @@
 
 namespace cellgan {
 
+struct Ensemble;
 class RunDirectory;
 class SampleScorer;
 
@@ -61,6 +62,15 @@ class MasterLayout {
   // result files into the run directory.
   virtual RunResult finish(std::vector<ResultMessage> results, const FinishContext& context) = 0;
 };
+
+// For implementations of finish(): every cell ensemble in `results`
+// (`results[i]` is worker rank i + 1's; their bytes are freed), decoded, in
+// cell order, then without non-finite generators
+// (drop_non_finite_generators, final_ensemble.h). events.log gets
+// "gathered N <what>" and a line per removal, which is also logged.
+// Throws InputError for bytes that are not an ensemble.
+std::vector<Ensemble> gather_finite_ensembles(std::vector<ResultMessage>& results, const FinishContext& context,
+                                              const std::string& what);
 
 // The master half of `config.layout`. Throws InputError when the job's
 // `workers` do not fit the layout.

@@ -80,18 +80,7 @@ std::vector<std::string> PerClassResults::reassign(const std::vector<int>& membe
 }
 
 RunResult PerClassResults::finish(std::vector<ResultMessage> results, const FinishContext& context) {
-  std::vector<Ensemble> ensembles;
-  for (std::size_t w = 0; w < results.size(); ++w) {
-    for (Bytes& bytes : results[w].ensembles)
-      ensembles.push_back(Ensemble::decode(bytes, fmt::format("result {} of {}", w + 1, results.size())));
-    results[w].ensembles.clear();
-  }
-  std::sort(ensembles.begin(), ensembles.end(), [](const Ensemble& a, const Ensemble& b) { return a.cell < b.cell; });
-  context.run.event(fmt::format("gathered {} class ensembles", ensembles.size()));
-  for (const std::string& line : drop_non_finite_generators(ensembles)) {
-    log::warn("{}", line);
-    context.run.event(line);
-  }
+  std::vector<Ensemble> ensembles = gather_finite_ensembles(results, context, "class ensembles");
   if (ensembles.size() != static_cast<std::size_t>(grid_.cell_count()))
     throw std::runtime_error(fmt::format("per_class: {} of {} classes have a finite generator: no conditional "
                                          "generator without every class",
