@@ -3,6 +3,7 @@
 
 #include <fmt/core.h>
 
+#include <filesystem>
 #include <iostream>
 #include <optional>
 
@@ -90,6 +91,10 @@ int sample_command(const Args& args) {
     if (!ends_with(labels_out, ".npy"))
       throw InputError(fmt::format("cellgan sample: --labels: '{}': expected a .npy file name", labels_out));
     check_output_file("sample", "labels", labels_out);
+    std::error_code ec;
+    if (labels_out == out || std::filesystem::equivalent(labels_out, out, ec))
+      throw InputError(fmt::format("cellgan sample: --labels: '{}' is the --out file: expected another file name",
+                                   labels_out));
   }
   const std::int64_t label = vm.count("class") ? int_option(vm, "sample", "class", 0, kClassCount - 1) : -1;
   torch::set_num_threads(1);

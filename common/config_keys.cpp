@@ -95,6 +95,9 @@ ConfigSection top_level() {
         if (c.layout == LayoutKind::kDataParallel && c.training.loss == LossKind::kMustangs)
           fail("training.loss", "mustangs is out of range for layout data_parallel (one pair, no population): "
                                 "expected bce, mse, heuristic or wgan_gp");
+        if (c.layout == LayoutKind::kDataParallel && c.network.kind == NetworkKind::kDcganConditional)
+          fail("network.kind", "dcgan_conditional is out of range for layout data_parallel (the conditional pair is "
+                               "the coevolution baseline DC-CGAN): expected mlp, dcgan, sngan or toy");
         per_class_rules(c, fail);
       })
       .build();
@@ -277,7 +280,7 @@ ConfigSection data_parallel() {
       .choice("allreduce", &P::allreduce, kAllreduces,
               "how the replicas' gradients are summed: `ring` (reduce-scatter then all-gather over point-to-point "
               "messages, 2(W−1)/W of the gradient bytes sent per worker), `reduce_broadcast` (worker 1 sums, then "
-              "sends the sum to every worker), `mpi` (`MPI_Allreduce`, the reference)")
+              "sends the sum to every worker), `mpi` (`MPI_Iallreduce`, the reference)")
       .integer("fusion_bytes", &P::fusion_bytes, span_noted<I>(0, I{1} << 30, "0 = one message per tensor"),
                "gradients are packed, tensor by tensor, into buffers of at most this many float32 bytes, each "
                "all-reduced as one message (a larger tensor goes alone)")
@@ -294,7 +297,7 @@ ConfigSection data_parallel() {
       .rules([](const Config& c, const KeyFailure& fail) {
         const DataParallelConfig& p = c.data_parallel;
         if (p.allreduce == AllreduceKind::kMpi && p.compression != WireCompression::kNone)
-          fail("compression", fmt::format("{} needs allreduce ring or reduce_broadcast: MPI_Allreduce sums float32 "
+          fail("compression", fmt::format("{} needs allreduce ring or reduce_broadcast: MPI_Iallreduce sums float32 "
                                           "only",
                                           to_string(p.compression)));
       })

@@ -14,7 +14,8 @@ std::unique_ptr<StatusBoard> make_job_status_board(const Config& config, const s
   const GridShape grid(static_cast<int>(config.grid.rows), static_cast<int>(config.grid.cols));
   std::vector<int> owners(static_cast<std::size_t>(grid.cell_count()), 0);
   switch (config.layout) {
-    case LayoutKind::kCoevolution: {
+    case LayoutKind::kCoevolution:
+    case LayoutKind::kPerClass: {  // a K x 1 grid of class cells, split the same way
       const Partition partition = partition_cells(grid, workers);
       for (std::size_t c = 0; c < owners.size(); ++c) owners[c] = partition.owner[c] + 1;
       break;

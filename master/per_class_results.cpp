@@ -56,9 +56,15 @@ std::vector<double> class_proportions(const Config& config) {
   for (std::uint8_t label : train.labels)
     if (label < counts.size()) counts[label] += 1.0;
   for (std::size_t c = 0; c < counts.size(); ++c)
-    if (counts[c] == 0.0)
-      throw InputError(fmt::format("{}: data: class {} has no training image in {}: expected every class 0..{}",
-                                   config.source, c, dataset_folder(config.data), counts.size() - 1));
+    if (counts[c] < 2.0)
+      throw InputError(fmt::format("{}: data: class {} has {} training image{} in {}{}: expected 2 or more of every "
+                                   "class 0..{} for layout per_class",
+                                   config.source, c, counts[c], counts[c] == 1.0 ? "" : "s",
+                                   dataset_folder(config.data),
+                                   config.data.train_limit > 0
+                                       ? fmt::format(" (data.train_limit {})", config.data.train_limit)
+                                       : "",
+                                   counts.size() - 1));
   const double total = std::accumulate(counts.begin(), counts.end(), 0.0);
   for (double& c : counts) c /= total;
   return counts;
@@ -67,7 +73,8 @@ std::vector<double> class_proportions(const Config& config) {
 PerClassResults::PerClassResults(const Config& config, int workers)
     : config_(checked(config, workers)),
       grid_(static_cast<int>(config.grid.rows), 1),
-      partition_(partition_cells(grid_, workers)) {}
+      partition_(partition_cells(grid_, workers)),
+      proportions_(class_proportions(config)) {}
 
 std::vector<std::string> PerClassResults::assignment() const {
   std::vector<int> ranks(static_cast<std::size_t>(partition_.workers));
@@ -85,7 +92,7 @@ RunResult PerClassResults::finish(std::vector<ResultMessage> results, const Fini
     throw std::runtime_error(fmt::format("per_class: {} of {} classes have a finite generator: no conditional "
                                          "generator without every class",
                                          ensembles.size(), grid_.cell_count()));
-  ClassGenerator generator(std::move(ensembles), class_proportions(config_));
+  ClassGenerator generator(std::move(ensembles), proportions_);
 
   // Each class's generator against the classifier, and one row of it for classes.png.
   ScoreClassifier classifier = load_classifier(classifier_file(config_));

@@ -22,7 +22,9 @@ namespace cellgan {
 
 class PerClassResults final : public MasterLayout {
  public:
-  // Throws InputError unless 1 <= workers <= grid.rows (the classes).
+  // Reads the training labels (class_proportions). Throws InputError
+  // unless 1 <= workers <= grid.rows (the classes) and every class has 2
+  // training images or more.
   PerClassResults(const Config& config, int workers);
 
   std::vector<std::string> assignment() const override;
@@ -34,11 +36,13 @@ class PerClassResults final : public MasterLayout {
   const Config& config_;
   GridShape grid_;
   Partition partition_;
+  std::vector<double> proportions_;  // class_proportions(config_), read when the job starts
 };
 
 // Each class's share of the configuration's training images (classes
 // 0..grid.rows-1, after train_limit), summing to 1. Throws InputError
-// naming the dataset when a class has no image.
+// naming the dataset when a class has fewer than 2 images (the
+// constructor of PerClassResults calls it, so that is one line at start).
 std::vector<double> class_proportions(const Config& config);
 
 }  // namespace cellgan

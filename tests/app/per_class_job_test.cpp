@@ -141,5 +141,23 @@ TEST(PerClassJob, MoreWorkersThanClassesIsOneLineAndExit2) {
   EXPECT_EQ(out.worker_codes, std::vector<int>(3, kExitBadInput));
 }
 
+TEST(PerClassJob, ATrainLimitThatStarvesAClassIsOneLineAtStart) {
+  if (!have_mnist()) GTEST_SKIP() << "no MNIST with classifier.pt in " << kMnist;
+  TempDir tmp;
+  const std::string path = mnist_config(tmp, "run", 1, 3);
+  std::string text = read_bytes(path);
+  const std::string data = "data: {dataset: mnist, path: " + kMnist + "}";
+  ASSERT_NE(text.find(data), std::string::npos);
+  text.replace(text.find(data), data.size(), "data: {dataset: mnist, path: " + kMnist + ", train_limit: 3}");
+  write_bytes(path, text);
+  const auto out = run_one_process_job(path, 2);
+  EXPECT_FALSE(out.result.has_value());
+  EXPECT_EQ(out.master_code, kExitBadInput);
+  EXPECT_EQ(out.master_error.find('\n'), std::string::npos) << out.master_error;
+  for (const char* part : {"data.train_limit 3", "expected 2 or more", "per_class"})
+    EXPECT_NE(out.master_error.find(part), std::string::npos) << part << " missing in: " << out.master_error;
+  EXPECT_FALSE(fs::exists(tmp.file("run") + "/metrics.jsonl")) << "training started";
+}
+
 }  // namespace
 }  // namespace cellgan

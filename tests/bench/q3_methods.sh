@@ -102,7 +102,7 @@ for d in $DATASETS; do
       for c in 0 1 2 3 4 5 6 7 8 9; do
         "$CELLGAN" sample --ensemble "$out/ensemble.bin" --class "$c" -n 1000 --seed 3 --out "$out/class-$c.npy" \
           > /dev/null 2>> "$DIR/score.log"
-        a=$("$CELLGAN" score --config "$out/config.yaml" --samples "$out/class-$c.npy" --class "$c" |
+        a=$("$CELLGAN" score --config "$out/config.yaml" --samples "$out/class-$c.npy" --class "$c" \
             2>> "$DIR/score.log" | sed -n 's/.*class_accuracy \([0-9.]*\).*/\1/p')
         per+="${per:+ }$c:$a"
         total=$(awk -v t="$total" -v a="$a" 'BEGIN { print t + a }')

@@ -63,6 +63,8 @@ TEST(DataParallelConfig, TheLayoutNeedsOnePairAndOneLoss) {
                          "expected rows 1 and cols 1");
   expect_one_line_naming(error_of(kBase + "training: {loss: mustangs}\n"), "training.loss",
                          "expected bce, mse, heuristic or wgan_gp");
+  expect_one_line_naming(error_of(kBase + "network: {kind: dcgan_conditional}\n"), "network.kind",
+                         "expected mlp, dcgan, sngan or toy");
   // Coevolution ignores the section, and keeps its grid.
   EXPECT_NO_THROW(parse_config("data_parallel: {allreduce: mpi}\n", "coevolution.yaml"));
 }

@@ -2,7 +2,7 @@
 // (CTest runs it with -np 1, 2 and 3). Over WORLD, for odd sizes: the ring
 // and the single reducer give the same sums as MPI_Allreduce — to the bit
 // on integer values, within float rounding on real ones — and every rank
-// holds the same bits. Every failed check prints a "FAIL" line; the exit
+// holds the same bits, of our sums and of MPI's. Every failed check prints a "FAIL" line; the exit
 // status is 0 only if every check on every rank passed.
 //
 // Thread-safety: single-threaded; the main thread owns MPI.
@@ -63,9 +63,13 @@ void check_against_mpi(Communicator& world, AllreduceKind kind, std::size_t n, b
       break;
     }
   }
-  // Every rank the same bits: rank 0 compares the gathered sums.
+  // Every rank the same bits, ours and MPI's (allreduce mpi relies on
+  // that for identical replicas): rank 0 compares the gathered sums.
   const std::vector<Bytes> all = world.gather(0, bytes_of(ours));
   for (std::size_t r = 1; r < all.size(); ++r) check(all[r] == all[0], fmt::format("{}: rank {} differs from rank 0", what, r));
+  const std::vector<Bytes> all_mpi = world.gather(0, bytes_of(reference));
+  for (std::size_t r = 1; r < all_mpi.size(); ++r)
+    check(all_mpi[r] == all_mpi[0], fmt::format("{}: MPI's sum on rank {} differs from rank 0's", what, r));
 }
 
 int run(int argc, char** argv) {
