@@ -131,31 +131,33 @@ void ReplicaTrainer::step(std::int64_t step, GradientAllreduce& reduce) {
   double computing = 0.0;
   auto began = Clock::now();
 
-  // The generator against the discriminator. Each stretch that seeds and
-  // draws holds the generator lock (torch_generator_lock.h); the
-  // all-reduces, which wait for the other workers, do not.
   // Which of the two step on this batch is common/step_schedule.h's rule,
   // the same on every replica, so every replica all-reduces the same nets.
+  // Each stretch that seeds and draws holds the generator lock
+  // (torch_generator_lock.h); the all-reduces, which wait for the other
+  // workers, do not.
   double loss = 0.0;
   tally_.images += rows * k;
+
+  // The generator against the discriminator, on its steps.
   if (generator_steps_on(t, step)) {
-  generator_.optimizer().zero_grad();
-  for (std::int64_t m = 0; m < k; ++m) {
-    const auto lock = lock_torch_generator();
-    seed_micro_batch(step * k + m, kGeneratorRole);
-    const torch::Tensor z = torch::randn({rows, latent});
-    const torch::Tensor l =
-        generator_loss(generator_.loss, discriminator_.discriminator()->forward(generator_.generator()->forward(z))) *
-        scale;
-    l.backward();
-    loss += l.item<double>();
-  }
-  computing += seconds_since(began);
-  tally_.generator_loss += reduce_gradients(generator_, loss, reduce);
-  began = Clock::now();
-  generator_.optimizer().step();
-  computing += seconds_since(began);
-  ++tally_.generator_steps;
+    generator_.optimizer().zero_grad();
+    for (std::int64_t m = 0; m < k; ++m) {
+      const auto lock = lock_torch_generator();
+      seed_micro_batch(step * k + m, kGeneratorRole);
+      const torch::Tensor z = torch::randn({rows, latent});
+      const torch::Tensor l =
+          generator_loss(generator_.loss, discriminator_.discriminator()->forward(generator_.generator()->forward(z))) *
+          scale;
+      l.backward();
+      loss += l.item<double>();
+    }
+    computing += seconds_since(began);
+    tally_.generator_loss += reduce_gradients(generator_, loss, reduce);
+    began = Clock::now();
+    generator_.optimizer().step();
+    computing += seconds_since(began);
+    ++tally_.generator_steps;
   }
 
   // The discriminator (the critic for wgan_gp), on its steps.

@@ -58,7 +58,10 @@ class ReplicaTrainer {
   // loss mustangs, or a global batch smaller than W.
   ReplicaTrainer(const Config& config, const TrainingData& data, int rank, int workers);
 
-  // One step, number `step` (0-based, counted over the whole run).
+  // One step, number `step` (0-based, counted over the whole run): the
+  // generator and then the discriminator, each on the steps
+  // common/step_schedule.h gives (for wgan_gp the critic on every step with
+  // the gradient penalty, the generator on every n_critic-th).
   void step(std::int64_t step, GradientAllreduce& reduce);
   ReplicaTally take_tally();
 
