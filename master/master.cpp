@@ -315,6 +315,7 @@ void Master::validate() {
 
 void Master::start(Clock::time_point now) {
   started_ = now;
+  const auto entered = Clock::now();  // `now` may be a test's clock; waits below take real time
   comms_.world = factory_.world();
   results_.assign(static_cast<std::size_t>(std::max(workers_, 0)), std::nullopt);
   worker_kernels_.assign(results_.size(), std::nullopt);
@@ -358,8 +359,12 @@ void Master::start(Clock::time_point now) {
   log::info("run {}: {}x{} grid, {} worker{}, {} generations, writing {}; master on {} kernels", config_.source,
             config_.grid.rows, config_.grid.cols, workers_, workers_ == 1 ? "" : "s", config_.training.generations,
             config_.output_dir, master_kernels_);
+  // The workers waited for go without beating: their silence counts from
+  // now, not from when start() began, which may be a whole dead_after
+  // earlier when the master waited out a worker that never got ready.
   monitor_ = std::make_unique<HeartbeatMonitor>(workers_, std::chrono::milliseconds(config_.runtime.late_after_ms),
-                                                std::chrono::milliseconds(config_.runtime.dead_after_ms), now);
+                                                std::chrono::milliseconds(config_.runtime.dead_after_ms),
+                                                now + (Clock::now() - entered));
 }
 
 void Master::write_progress(std::int64_t generation, Clock::time_point now) {
