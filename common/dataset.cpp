@@ -87,7 +87,25 @@ SplitFiles split_files(const DataConfig& data, Split split) {
           find_file(folder, prefix + "-labels-idx1-ubyte", data.dataset)};
 }
 
+void check_label_values(const std::vector<std::uint8_t>& labels, const std::string& labels_path) {
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    if (labels[i] > 9) {
+      throw InputError(labels_path + ": expected labels 0..9, found " + std::to_string(labels[i]) + " at index " +
+                       std::to_string(i));
+    }
+  }
+}
+
 }  // namespace
+
+std::vector<std::uint8_t> load_labels(const DataConfig& data, Split split) {
+  const SplitFiles files = split_files(data, split);
+  std::vector<std::uint8_t> labels = read_idx_labels(files.labels);
+  check_label_values(labels, files.labels);
+  if (split == Split::kTrain && data.train_limit > 0 && data.train_limit < static_cast<std::int64_t>(labels.size()))
+    labels.resize(static_cast<std::size_t>(data.train_limit));
+  return labels;
+}
 
 void check_image_files(const DataConfig& data) {
   if (is_toy(data.dataset)) return;
@@ -105,12 +123,7 @@ ImageBytes load_image_bytes(const DataConfig& data, Split split) {
     throw InputError(labels_path + ": expected " + std::to_string(images.count) + " labels to match " + images_path +
                      ", found " + std::to_string(labels.size()));
   }
-  for (std::size_t i = 0; i < labels.size(); ++i) {
-    if (labels[i] > 9) {
-      throw InputError(labels_path + ": expected labels 0..9, found " + std::to_string(labels[i]) + " at index " +
-                       std::to_string(i));
-    }
-  }
+  check_label_values(labels, labels_path);
 
   ImageBytes out;
   out.count = images.count;

@@ -49,6 +49,10 @@ std::string dataset_folder(const DataConfig& data);
 ImageData load_image_data(const DataConfig& data, Split split);
 // The same split, unscaled (same checks and errors).
 ImageBytes load_image_bytes(const DataConfig& data, Split split);
+// The labels of the split alone (0..9, train_limit applied to the training
+// split), without reading the images: their count is not checked against
+// the images file, which the loaders above do.
+std::vector<std::uint8_t> load_labels(const DataConfig& data, Split split);
 // The existence checks of both loaders for both splits, without reading
 // any file: throws the same InputError they would. Does nothing for the
 // toy mixtures. Lets a run name a missing dataset before anything else.

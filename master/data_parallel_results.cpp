@@ -59,17 +59,10 @@ std::vector<std::string> DataParallelResults::reassign(const std::vector<int>& m
 }
 
 RunResult DataParallelResults::finish(std::vector<ResultMessage> results, const FinishContext& context) {
-  std::vector<Ensemble> ensembles;
-  for (std::size_t w = 0; w < results.size() && ensembles.empty(); ++w)
-    for (Bytes& bytes : results[w].ensembles)
-      ensembles.push_back(Ensemble::decode(bytes, fmt::format("result {} of {}", w + 1, results.size())));
-  if (ensembles.empty()) throw std::logic_error("data_parallel: no worker sent the replica's generator");
-  context.run.event("gathered the replica's generator");
-  for (const std::string& line : drop_non_finite_generators(ensembles)) {
-    log::warn("{}", line);
-    context.run.event(line);
-  }
-  if (ensembles.empty()) throw std::runtime_error("the replica's generator has non-finite weights: nothing to write");
+  // Worker 1 alone sends the replica's generator (DataParallelLayout::results).
+  std::vector<Ensemble> ensembles = gather_finite_ensembles(results, context, "replica generator");
+  if (ensembles.empty())
+    throw std::runtime_error("the replica's generator is missing or has non-finite weights: nothing to write");
 
   const std::vector<CellResult> scored = score_ensembles(config_, ensembles, context.scorer);
   const double seconds =

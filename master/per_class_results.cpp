@@ -51,9 +51,8 @@ std::vector<float> to_vector(const torch::Tensor& t) {
 }  // namespace
 
 std::vector<double> class_proportions(const Config& config) {
-  const ImageBytes train = load_image_bytes(config.data, Split::kTrain);
   std::vector<double> counts(static_cast<std::size_t>(config.grid.rows), 0.0);
-  for (std::uint8_t label : train.labels)
+  for (std::uint8_t label : load_labels(config.data, Split::kTrain))
     if (label < counts.size()) counts[label] += 1.0;
   for (std::size_t c = 0; c < counts.size(); ++c)
     if (counts[c] < 2.0)

@@ -24,10 +24,6 @@ std::string PerClassLayout::start(int local_rank, const ResumeFrom& from) {
   std::vector<std::string> sizes;
   for (int cell : cells) {
     data_.push_back(std::make_unique<TrainingData>(config_, cell));
-    if (data_.back()->size() < 2)
-      throw InputError(fmt::format("{}: data.train_limit: {} leaves class {} with {} training images: expected 2 or "
-                                   "more for layout per_class",
-                                   config_.source, config_.data.train_limit, cell, data_.back()->size()));
     isolated.data.push_back(data_.back().get());
     sizes.push_back(fmt::format("{}: {}", cell, data_.back()->size()));
   }

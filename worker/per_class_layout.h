@@ -35,7 +35,8 @@ class PerClassLayout final : public WorkerLayout {
 
   int worker_rows() const override { return partition_.worker_rows; }
   int worker_cols() const override { return partition_.worker_cols; }
-  // Throws InputError when one of its classes has no training image.
+  // Every class has 2 training images or more: the master checked at start
+  // (class_proportions, per_class_results.h).
   std::string start(int local_rank, const ResumeFrom& from) override;
   std::vector<GenerationRecord> run_generation(std::int64_t generation, WorkerExchange& exchange) override;
   Bytes results() override;
