@@ -2,6 +2,7 @@
 // from finished run folders (a SLURM job array); the work is in sweep/.
 #include <fmt/core.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <atomic>

@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <fstream>

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -102,7 +103,10 @@ const std::map<int, GenerationRecord>& RunDirectory::generation_records(std::int
 
 void RunDirectory::event(const std::string& line) {
   const auto now = std::chrono::system_clock::now();
-  events_ << fmt::format("{:%Y-%m-%dT%H:%M:%S} {}\n", fmt::localtime(std::chrono::system_clock::to_time_t(now)), line);
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  std::tm local{};
+  localtime_r(&seconds, &local);
+  events_ << fmt::format("{:%Y-%m-%dT%H:%M:%S} {}\n", local, line);
   events_.flush();
   if (listener_) listener_(line);
 }

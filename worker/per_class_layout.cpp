@@ -2,6 +2,7 @@
 #include "worker/per_class_layout.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/error.h"
 #include "common/nn/scores.h"

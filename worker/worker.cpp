@@ -10,6 +10,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/comm/protocol.h"
 #include "common/checkpoint_store.h"

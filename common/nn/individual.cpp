@@ -4,6 +4,9 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <sstream>
+#include <string>
+#include <type_traits>
 
 #include "common/bytes.h"
 
@@ -12,7 +15,20 @@ namespace {
 
 constexpr std::uint32_t kMagic = 0x49434731;  // "ICG1"
 
-std::string state_key(const torch::Tensor& p) { return c10::guts::to_string(p.unsafeGetTensorImpl()); }
+// Adam's state map is keyed by the parameter's TensorImpl: as its address
+// printed to a string up to LibTorch 1.x, as the pointer itself from 2.0.
+using StateMap = std::decay_t<decltype(std::declval<torch::optim::Adam&>().state())>;
+using StateKey = StateMap::key_type;
+
+StateKey state_key(const torch::Tensor& p) {
+  if constexpr (std::is_same_v<StateKey, std::string>) {
+    std::ostringstream key;
+    key << static_cast<const void*>(p.unsafeGetTensorImpl());
+    return key.str();
+  } else {
+    return p.unsafeGetTensorImpl();
+  }
+}
 
 void put_tensor(ByteWriter& w, const torch::Tensor& t) {
   const torch::Tensor c = t.detach().to(torch::kFloat32).contiguous();

@@ -8,6 +8,8 @@
 
 #include <stdexcept>
 
+#include <torch/version.h>
+
 namespace cellgan {
 namespace {
 
@@ -57,7 +59,13 @@ torch::Tensor SNLinearImpl::forward(const torch::Tensor& x) {
 }
 
 SNConv2dImpl::SNConv2dImpl(torch::nn::Conv2dOptions options) : options_(std::move(options)) {
-  if (!c10::holds_alternative<torch::enumtype::kZeros>(options_.padding_mode()))
+  // The padding mode is a c10::variant up to LibTorch 1.x, a std::variant from 2.0.
+#if TORCH_VERSION_MAJOR >= 2
+  using std::holds_alternative;
+#else
+  using c10::holds_alternative;
+#endif
+  if (!holds_alternative<torch::enumtype::kZeros>(options_.padding_mode()))
     throw std::invalid_argument("SNConv2d: only zero padding is supported");
   reset();
 }

@@ -6,6 +6,7 @@
 #include "worker/cell_trainer.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
