@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "common/math_kernels.h"
 #include "common/nn/classifier.h"
+#include "common/nn/device.h"
 #include "common/rng.h"
 
 namespace cellgan::app {
@@ -28,6 +29,7 @@ int classifier_command(const Args& args) {
       "epochs", po::value<std::int64_t>()->default_value(40), "training epochs")(
       "seed", po::value<std::string>()->default_value("1"), "seed")(
       "threads", po::value<std::int64_t>()->default_value(2), "Torch threads")(
+      "device", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda | cuda:N (a GPU when one is visible)")(
       "out", po::value<std::string>()->default_value(""), "output file (default: <data folder>/classifier.pt)");
   po::variables_map vm;
   if (!parse_options("classifier", "[options]", options, nullptr, args, vm)) return kExitOk;
@@ -44,6 +46,7 @@ int classifier_command(const Args& args) {
   const std::int64_t epochs = int_option(vm, "classifier", "epochs", 1, 1000);
   const std::uint64_t seed = seed_option(vm, "classifier", "seed");
   torch::set_num_threads(static_cast<int>(int_option(vm, "classifier", "threads", 1, 64)));
+  const torch::Device device = resolve_device(vm["device"].as<std::string>(), "cellgan classifier: --device");
   std::string out = vm["out"].as<std::string>();
   // An --out given is checked at once; the default, in the data folder, once
   // the data have shown the folder is there.
@@ -55,9 +58,9 @@ int classifier_command(const Args& args) {
   const ImageData test = load_image_data(config.data, Split::kTest);
   if (default_out) check_output_file("classifier", "out", out);
   // The classifier's weights, and so every FID it gives, depend on the kernels.
-  log::info("training the classifier on {} kernels", blas_kernels());
+  log::info("training the classifier on {} ({} kernels)", describe_device(device), blas_kernels());
   const ClassifierReport report =
-      train_classifier(train, test, epochs, derive_seed(seed, Stream::kClassifier), out);
+      train_classifier(train, test, epochs, derive_seed(seed, Stream::kClassifier), out, device);
   std::cout << fmt::format("classifier: {} train / {} test images, {} epochs, test accuracy {:.2f}% ({:.0f} s) -> {}\n",
                            train.count, test.count, report.epochs, 100.0 * report.test_accuracy, report.seconds,
                            out);

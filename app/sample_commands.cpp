@@ -16,6 +16,7 @@
 #include "common/nn/class_generator.h"
 #include "common/nn/classifier.h"
 #include "common/nn/conditional_networks.h"
+#include "common/nn/device.h"
 #include "common/nn/ensemble.h"
 #include "common/nn/networks.h"
 #include "common/nn/scores.h"
@@ -34,7 +35,7 @@ bool ends_with(const std::string& s, const std::string& tail) {
 }
 
 std::vector<float> to_vector(const torch::Tensor& t) {
-  const torch::Tensor c = t.contiguous();
+  const torch::Tensor c = t.to(torch::kCPU).contiguous();
   return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
 }
 
@@ -49,7 +50,7 @@ void check_sample_width(const Config& config, const Ensemble& ensemble, const st
 // The samples an ensemble drew, checked as a sample file is: a broken
 // ensemble (non-finite weights) is named, not scored or written.
 void check_drawn_samples(const torch::Tensor& samples, DatasetKind kind, const std::string& path) {
-  const torch::Tensor c = samples.contiguous();
+  const torch::Tensor c = samples.to(torch::kCPU).contiguous();
   check_sample_values(c.data_ptr<float>(), c.size(0), c.size(1), kind, path + ": its samples");
 }
 
@@ -66,6 +67,7 @@ int sample_command(const Args& args) {
   options.add_options()("ensemble", po::value<std::string>()->required(), "ensemble.bin of a finished run")(
       "count,n", po::value<std::int64_t>()->default_value(1000), "number of samples")(
       "seed", po::value<std::string>()->default_value("1"), "seed of the latent vectors")(
+      "device", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda | cuda:N (a GPU when one is visible)")(
       "out", po::value<std::string>()->required(), "output: .npy (N x D float32) or .png (grid or scatter)")(
       "config", po::value<std::string>(),
       "the run's config.yaml: a .png is then drawn as the run draws samples.png (toy points over the modes)")(
@@ -83,6 +85,7 @@ int sample_command(const Args& args) {
   const std::string out = vm["out"].as<std::string>();
   const std::int64_t n = int_option(vm, "sample", "count", 1, kMaxSamples, kCountWhy);
   const std::uint64_t seed = seed_option(vm, "sample", "seed");
+  const torch::Device device = resolve_device(vm["device"].as<std::string>(), "cellgan sample: --device");
   if (!ends_with(out, ".npy") && !ends_with(out, ".png"))
     throw InputError(fmt::format("cellgan sample: --out: '{}': expected a .npy or .png file name", out));
   check_output_file("sample", "out", out);
@@ -102,12 +105,12 @@ int sample_command(const Args& args) {
   // A class or labels need a conditional generator: a conditional
   // network's ensemble, or a per_class run's (classes.json beside it).
   const bool by_class = label >= 0 || !labels_out.empty();
-  Ensemble ensemble = Ensemble::load(path);
+  Ensemble ensemble = Ensemble::load(path, device);
   const bool conditional_network = is_conditional(ensemble.shape);
   std::optional<ClassGenerator> classes;
   if (by_class && !conditional_network) {
     ensemble = Ensemble();
-    classes = ClassGenerator::load(path);
+    classes = ClassGenerator::load(path, device);
     if (label >= classes->classes())
       throw InputError(fmt::format("cellgan sample: --class: {} is out of range: expected 0..{} (the classes in {})",
                                    label, classes->classes() - 1, ClassGenerator::index_path(path)));
@@ -160,6 +163,7 @@ int score_command(const Args& args) {
       "ensemble", po::value<std::string>(), "an ensemble.bin to sample and score")(
       "count,n", po::value<std::int64_t>()->default_value(10000), "samples to draw from --ensemble")(
       "seed", po::value<std::string>()->default_value("1"), "seed of the latent vectors of --ensemble")(
+      "device", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda | cuda:N (a GPU when one is visible)")(
       "class", po::value<std::int64_t>(),
       "image datasets: also report class_accuracy, the share of the samples the classifier labels C (samples "
       "of one class, e.g. from cellgan sample --class C)");
@@ -176,6 +180,7 @@ int score_command(const Args& args) {
   // The scores need two samples at least (SampleScorer::report).
   const std::int64_t count = int_option(vm, "score", "count", 2, kMaxSamples, kCountWhy);
   const std::uint64_t seed = seed_option(vm, "score", "seed");
+  const torch::Device device = resolve_device(vm["device"].as<std::string>(), "cellgan score: --device");
   torch::set_num_threads(1);
   const Config config = load_config(vm["config"].as<std::string>());
   const int label = vm.count("class") ? static_cast<int>(int_option(vm, "score", "class", 0, kClassCount - 1)) : -1;
@@ -199,16 +204,16 @@ int score_command(const Args& args) {
     samples = torch::from_blob(array.data.data(), {array.rows, array.cols}, torch::kFloat32).clone();
   } else {
     const std::string path = vm["ensemble"].as<std::string>();
-    Ensemble ensemble = Ensemble::load(path);
+    Ensemble ensemble = Ensemble::load(path, device);
     check_sample_width(config, ensemble, path);
     samples = ensemble.sample(count, derive_seed(seed, Stream::kEvaluation, 0));
     check_drawn_samples(samples, config.data.dataset, path);
   }
-  std::unique_ptr<SampleScorer> scorer = make_scorer(config);
+  std::unique_ptr<SampleScorer> scorer = make_scorer(config, device);
   std::string line = fmt::format("{} samples:", samples.size(0));
   for (const auto& [name, value] : scorer->report(samples)) line += fmt::format("  {} {:.4f}", name, value);
   if (label >= 0) {
-    ScoreClassifier classifier = load_classifier(classifier_file(config));
+    ScoreClassifier classifier = load_classifier(classifier_file(config), device);
     line += fmt::format("  class_accuracy {:.4f}", class_accuracy(classifier, samples, label));
   }
   std::cout << line << "\n";

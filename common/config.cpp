@@ -168,4 +168,14 @@ std::vector<std::string> config_differences(const Config& a, const Config& b) {
 
 bool same_config(const Config& a, const Config& b) { return config_differences(a, b).empty(); }
 
+bool is_device_spec(const std::string& spec) {
+  if (spec == "auto" || spec == "cpu" || spec == "cuda") return true;
+  const std::string prefix = "cuda:";
+  if (spec.size() <= prefix.size() || spec.size() > prefix.size() + 4 || spec.compare(0, prefix.size(), prefix) != 0)
+    return false;
+  for (std::size_t i = prefix.size(); i < spec.size(); ++i)
+    if (spec[i] < '0' || spec[i] > '9') return false;
+  return std::stoi(spec.substr(prefix.size())) < 1024;
+}
+
 }  // namespace cellgan

@@ -90,7 +90,14 @@ struct RuntimeConfig {
   std::int64_t late_after_ms = 2000;
   std::int64_t dead_after_ms = 5000;
   std::string log_level = "info";
+  // auto | cpu | cuda | cuda:N (common/nn/device.h); checked by
+  // is_device_spec().
+  std::string device = "auto";
 };
+
+// True for the forms runtime.device and --device take: auto, cpu, cuda or
+// cuda:N (N a GPU index, 0..1023).
+bool is_device_spec(const std::string& spec);
 
 struct CheckpointConfig {
   std::int64_t every = 5;

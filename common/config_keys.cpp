@@ -236,8 +236,14 @@ ConfigSection runtime() {
       .integer("dead_after_ms", &R::dead_after_ms, ruled_by<I>("> late_after_ms, <= 3600000 (an hour)"),
                "silence after which a worker is declared dead (and the run ended), or the master by its workers")
       .choice("log_level", &R::log_level, kLogLevels, "the least severe log lines shown")
+      .text("device", &R::device, Text::kNonEmpty,
+            "where every rank computes: `auto` (a GPU when one is visible, else the CPU), `cpu`, `cuda` (each "
+            "worker the GPU of its node-local rank modulo the GPUs it sees) or `cuda:N`; logged by every rank and "
+            "written to `result.json` (`docs/operations.md`, \"GPUs\")")
       .rules([](const Config& c, const KeyFailure& fail) {
         const RuntimeConfig& r = c.runtime;
+        if (!is_device_spec(r.device))
+          fail("device", fmt::format("'{}' is not a device: expected auto, cpu, cuda or cuda:N", r.device));
         if (r.late_after_ms <= r.heartbeat_interval_ms || r.late_after_ms > kMaxSilenceMs)
           fail("late_after_ms", fmt::format("{} is out of range: expected > heartbeat_interval_ms, which is {}, and "
                                             "<= {}",

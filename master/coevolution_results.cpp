@@ -67,8 +67,7 @@ RunResult CoevolutionResults::finish(std::vector<ResultMessage> results, const F
   const std::size_t best = best_result(scored, objective_name(config_));
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - context.started).count();
-  write_result_files(config_, config_.output_dir, ensembles[best], scored, best, seconds,
-                     context.master_kernels, context.worker_kernels);
+  write_result_files(config_, config_.output_dir, ensembles[best], scored, best, seconds, context);
   context.run.event(fmt::format("finished: best ensemble {}", ensemble_label(scored[best].cell)));
 
   RunResult out;

@@ -78,8 +78,7 @@ RunResult DataParallelResults::finish(std::vector<ResultMessage> results, const 
                                  {"clip_grad_norm", p.clip_grad_norm},
                                  {"scaling", to_string(p.scaling)}};
   write_file_atomic((std::filesystem::path(config_.output_dir) / "layout.json").string(), layout.dump(2) + "\n");
-  write_result_files(config_, config_.output_dir, ensembles.front(), scored, 0, seconds, context.master_kernels,
-                     context.worker_kernels);
+  write_result_files(config_, config_.output_dir, ensembles.front(), scored, 0, seconds, context);
   context.run.event("finished: the replica's generator written");
 
   RunResult out;

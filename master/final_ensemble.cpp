@@ -86,13 +86,15 @@ std::size_t best_result(const std::vector<CellResult>& results, const std::strin
 
 void write_ensemble_png(const Config& config, const std::string& path, Ensemble& ensemble, std::int64_t count) {
   const std::uint64_t seed = derive_seed(config.seed, Stream::kEvaluation, 1);
-  const torch::Tensor s = ensemble.sample(is_toy(config.data.dataset) ? 2500 : count, seed).contiguous();
+  const torch::Tensor s = ensemble.sample(is_toy(config.data.dataset) ? 2500 : count, seed).to(torch::kCPU).contiguous();
   write_samples_png(config, path, std::vector<float>(s.data_ptr<float>(), s.data_ptr<float>() + s.numel()));
 }
 
 void write_result_files(const Config& config, const std::string& dir, Ensemble& best,
                         const std::vector<CellResult>& results, std::size_t best_index, double seconds,
-                        const std::string& master_kernels, const std::vector<std::string>& worker_kernels) {
+                        const FinishContext& context) {
+  const std::string& master_kernels = context.master_kernels;
+  const std::vector<std::string>& worker_kernels = context.worker_kernels;
   namespace fs = std::filesystem;
   const auto at = [&](const char* name) { return (fs::path(dir) / name).string(); };
   best.save(at("ensemble.bin"));
@@ -115,6 +117,7 @@ void write_result_files(const Config& config, const std::string& dir, Ensemble& 
                            {"cells", cells},
                            {"grid_ensemble", grid},
                            {"blas_kernels", {{"master", master_kernels}, {"workers", worker_kernels}}},
+                           {"device", {{"master", context.master_device}, {"workers", context.worker_devices}}},
                            {"seconds", seconds}};
 
   std::string summary = fmt::format(
@@ -126,6 +129,10 @@ void write_result_files(const Config& config, const std::string& dir, Ensemble& 
   std::sort(kernels.begin(), kernels.end());
   kernels.erase(std::unique(kernels.begin(), kernels.end()), kernels.end());
   summary += fmt::format("  BLAS         {} (workers), {} (master)\n", fmt::join(kernels, " / "), master_kernels);
+  std::vector<std::string> devices = context.worker_devices;
+  std::sort(devices.begin(), devices.end());
+  devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
+  summary += fmt::format("  device       {} (workers), {} (master)\n", fmt::join(devices, " / "), context.master_device);
   summary += fmt::format("  wall time    {:.1f} s\n  files        ensemble.bin samples.png metrics.jsonl events.log{}\n",
                          seconds, config.evaluation.preview_every > 0 ? " previews/" : "");
   write_file_atomic(at("summary.txt"), summary);

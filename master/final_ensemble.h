@@ -15,6 +15,7 @@
 #include "common/config.h"
 #include "common/nn/ensemble.h"
 #include "common/nn/scores.h"
+#include "master/master_layout.h"
 
 namespace cellgan {
 
@@ -52,10 +53,11 @@ std::size_t best_result(const std::vector<CellResult>& results, const std::strin
 // data), drawn as sample_png.h draws them.
 void write_ensemble_png(const Config& config, const std::string& path, Ensemble& ensemble, std::int64_t count);
 
-// result.json also records the BLAS kernels the master scored with and
-// each worker trained with (math_kernels.h), in worker rank order.
+// result.json also records the BLAS kernels (math_kernels.h) and the
+// devices (common/nn/device.h) the master scored with and each worker
+// trained with, in worker rank order, from `context`.
 void write_result_files(const Config& config, const std::string& dir, Ensemble& best,
                         const std::vector<CellResult>& results, std::size_t best_index, double seconds,
-                        const std::string& master_kernels, const std::vector<std::string>& worker_kernels);
+                        const FinishContext& context);
 
 }  // namespace cellgan

@@ -22,6 +22,7 @@
 #include "common/idle_backoff.h"
 #include "common/log.h"
 #include "common/math_kernels.h"
+#include "common/nn/device.h"
 #include "common/nn/scores.h"
 #include "common/process_stats.h"
 #include "common/nn/torch_generator_lock.h"
@@ -292,7 +293,9 @@ void Master::validate() {
       board_ = make_job_status_board(config_, objective_name(config_), workers_, Clock::now());
       status_ = start_status_server(config_, *board_);  // InputError if its port is taken
       const auto lock = lock_torch_generator();
-      scorer_ = make_scorer(config_);  // checks the data and the classifier
+      const torch::Device device = resolve_device(config_.runtime.device);  // InputError: no such GPU
+      master_device_ = describe_device(device);
+      scorer_ = make_scorer(config_, device);  // checks the data and the classifier
     } catch (...) {
       error = std::current_exception();
     }
@@ -320,6 +323,7 @@ void Master::start(Clock::time_point now) {
   comms_.world = factory_.world();
   results_.assign(static_cast<std::size_t>(std::max(workers_, 0)), std::nullopt);
   worker_kernels_.assign(results_.size(), std::nullopt);
+  worker_devices_.assign(results_.size(), "unknown");
   failed_.assign(results_.size(), false);
   lost_.assign(results_.size(), false);
   identities_.assign(results_.size(), IdentityMessage{});
@@ -360,6 +364,7 @@ void Master::start(Clock::time_point now) {
   log::info("run {}: {}x{} grid, {} worker{}, {} generations, writing {}; master on {} kernels", config_.source,
             config_.grid.rows, config_.grid.cols, workers_, workers_ == 1 ? "" : "s", config_.training.generations,
             config_.output_dir, master_kernels_);
+  log::info("master: device {} ({} GPU{} visible)", master_device_, visible_gpus(), visible_gpus() == 1 ? "" : "s");
   // The workers waited for go without beating: their silence counts from
   // now, not from when start() began, which may be a whole dead_after
   // earlier when the master waited out a worker that never got ready.
@@ -406,7 +411,9 @@ void Master::take(const Message& message, bool from_global, Clock::time_point no
   const std::size_t i = static_cast<std::size_t>(w - 1);
   if (w < 1 || w > workers_) throw std::logic_error(fmt::format("message from rank {}, not a worker", w));
   if (from_global && message.tag == kTagHello) {
-    worker_kernels_[i] = decode_hello(message.payload).blas_kernels;
+    const HelloMessage hello = decode_hello(message.payload);
+    worker_kernels_[i] = hello.blas_kernels;
+    worker_devices_[i] = hello.device;
     monitor_->beat(w, WorkerState::kProcessing, 0, now);
     if (std::all_of(worker_kernels_.begin(), worker_kernels_.end(), [](const auto& k) { return k.has_value(); })) {
       std::vector<std::string> kernels;
@@ -588,7 +595,7 @@ RunResult Master::finish() {
   std::vector<std::string> kernels;
   for (const auto& k : worker_kernels_) kernels.push_back(k.value_or("unknown"));
   const auto lock = lock_torch_generator();
-  return layout_->finish(std::move(results), FinishContext{*scorer_, *run_, started_, master_kernels_, kernels});
+  return layout_->finish(std::move(results), FinishContext{*scorer_, *run_, started_, master_kernels_, kernels, master_device_, worker_devices_});
 }
 
 void Master::abort_workers(int exit_code, const std::string& reason) {

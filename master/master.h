@@ -179,6 +179,8 @@ class Master {
   Clock::time_point last_beat_sent_{};
   std::string master_kernels_;
   std::vector<std::optional<std::string>> worker_kernels_;  // by worker, rank 1 first
+  std::string master_device_ = "cpu";       // common/nn/device.h: describe_device()
+  std::vector<std::string> worker_devices_;  // by worker, rank 1 first, from their hello
   std::vector<std::optional<ResultMessage>> results_;       // by worker
   std::vector<bool> failed_;                                // by worker: reported a failure
   std::vector<bool> lost_;                                  // by worker: declared lost

@@ -30,7 +30,8 @@ std::vector<Ensemble> gather_finite_ensembles(std::vector<ResultMessage>& result
   std::vector<Ensemble> ensembles;
   for (std::size_t w = 0; w < results.size(); ++w) {
     for (Bytes& bytes : results[w].ensembles)
-      ensembles.push_back(Ensemble::decode(bytes, fmt::format("result {} of {}", w + 1, results.size())));
+      ensembles.push_back(Ensemble::decode(bytes, fmt::format("result {} of {}", w + 1, results.size()),
+                                           torch::Device(context.master_device)));
     results[w].ensembles.clear();
   }
   std::sort(ensembles.begin(), ensembles.end(), [](const Ensemble& a, const Ensemble& b) { return a.cell < b.cell; });

@@ -46,6 +46,10 @@ struct FinishContext {
   std::chrono::steady_clock::time_point started;  // when the master started
   std::string master_kernels;
   std::vector<std::string> worker_kernels;  // by worker, rank 1 first
+  // Where the master scores ("cpu", "cuda:N"; the final ensembles are read
+  // onto it) and where each worker trained, rank 1 first.
+  std::string master_device = "cpu";
+  std::vector<std::string> worker_devices;
 };
 
 class MasterLayout {

@@ -45,7 +45,7 @@ std::vector<std::string> assignment_lines(const char* what, const Partition& p, 
 }
 
 std::vector<float> to_vector(const torch::Tensor& t) {
-  const torch::Tensor c = t.contiguous();
+  const torch::Tensor c = t.to(torch::kCPU).contiguous();
   return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
 }
 
@@ -95,7 +95,7 @@ RunResult PerClassResults::finish(std::vector<ResultMessage> results, const Fini
   ClassGenerator generator(std::move(ensembles), proportions_);
 
   // Each class's generator against the classifier, and one row of it for classes.png.
-  ScoreClassifier classifier = load_classifier(classifier_file(config_));
+  ScoreClassifier classifier = load_classifier(classifier_file(config_), torch::Device(context.master_device));
   const std::int64_t per_class = std::max<std::int64_t>(2, config_.evaluation.final_samples / generator.classes());
   std::vector<CellResult> scored;
   std::vector<float> rows;
@@ -122,8 +122,7 @@ RunResult PerClassResults::finish(std::vector<ResultMessage> results, const Fini
   const auto at = [&](const char* name) { return (std::filesystem::path(config_.output_dir) / name).string(); };
   write_image_grid_png(at("classes.png"), rows, kRowImages * generator.classes(), kImageSide, kImageSide, kRowImages);
   write_file_atomic(at("classes.json"), generator.index_json());
-  write_result_files(config_, config_.output_dir, generator.mixture(), scored, scored.size() - 1, seconds,
-                     context.master_kernels, context.worker_kernels);
+  write_result_files(config_, config_.output_dir, generator.mixture(), scored, scored.size() - 1, seconds, context);
   context.run.event(fmt::format("finished: conditional generator of {} classes, mean class accuracy {:.3f}",
                                 generator.classes(), mean_accuracy));
 

@@ -42,7 +42,8 @@ void CellBlock::start(const ResumeFrom& from) {
     for (int cell : cells_) {
       const std::string what = fmt::format("{}: cell {}", from.folder, cell);
       CellState state = decode_cell_state(
-          read_cell_checkpoint(from.folder, manifest_entry(from.manifest, cell, from.folder)), config_, what);
+          read_cell_checkpoint(from.folder, manifest_entry(from.manifest, cell, from.folder)), config_, what,
+          trainers_.front().device());
       if (state.cell != cell || state.generation != from.generation)
         throw InputError(fmt::format("{}: holds cell {} after generation {}, expected cell {} after generation {}",
                                      what, state.cell, state.generation, cell, from.generation));

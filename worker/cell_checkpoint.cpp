@@ -18,10 +18,11 @@ void put_population(ByteWriter& w, const std::vector<Individual>& population, bo
   for (const auto& ind : population) w.put_bytes(ind.encode(with_optimizer_state));
 }
 
-std::vector<Individual> get_population(ByteReader& r, const NetworkShape& shape, AdamSettings adam) {
+std::vector<Individual> get_population(ByteReader& r, const NetworkShape& shape, AdamSettings adam,
+                                       torch::Device device) {
   const auto n = r.get<std::uint64_t>();
   std::vector<Individual> out;
-  for (std::uint64_t i = 0; i < n; ++i) out.push_back(Individual::decode(r.get_bytes(), shape, adam));
+  for (std::uint64_t i = 0; i < n; ++i) out.push_back(Individual::decode(r.get_bytes(), shape, adam, true, device));
   return out;
 }
 
@@ -41,7 +42,8 @@ Bytes encode_cell_state(const CellState& state) {
   return w.take();
 }
 
-CellState decode_cell_state(const Bytes& bytes, const Config& config, const std::string& what) {
+CellState decode_cell_state(const Bytes& bytes, const Config& config, const std::string& what,
+                            torch::Device device) {
   ByteReader r(bytes, what);
   if (r.get<std::uint32_t>() != kMagic) throw InputError(what + ": bad magic number: not a cell state");
   if (const auto v = r.get<std::uint32_t>(); v != kVersion)
@@ -52,9 +54,9 @@ CellState decode_cell_state(const Bytes& bytes, const Config& config, const std:
   try {
     s.cell = r.get<std::int32_t>();
     s.generation = r.get<std::int64_t>();
-    s.generators = get_population(r, shape, adam);
-    s.discriminators = get_population(r, shape, adam);
-    s.neighbour_generators = get_population(r, shape, adam);
+    s.generators = get_population(r, shape, adam, device);
+    s.discriminators = get_population(r, shape, adam, device);
+    s.neighbour_generators = get_population(r, shape, adam, device);
     s.mixture_weights = r.get_vector<double>();
     s.mixture_objective = r.get<double>();
     if (r.remaining() != 0) throw InputError("trailing bytes after the cell state");

@@ -23,6 +23,7 @@
 namespace cellgan {
 
 Bytes encode_cell_state(const CellState& state);
-CellState decode_cell_state(const Bytes& bytes, const Config& config, const std::string& what);
+CellState decode_cell_state(const Bytes& bytes, const Config& config, const std::string& what,
+                            torch::Device device = torch::kCPU);
 
 }  // namespace cellgan

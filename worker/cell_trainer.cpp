@@ -70,10 +70,10 @@ CellState CellTrainer::initial_state(int cell, int neighbour_count) const {
   state.cell = cell;
   for (std::int64_t i = 0; i < t.population_size; ++i) {
     const LossKind g_loss = t.loss == LossKind::kMustangs ? draw_mustangs_loss(rng) : t.loss;
-    state.generators.emplace_back(Role::kGenerator, shape, t.learning_rate, adam_of(config_), g_loss);
+    state.generators.emplace_back(Role::kGenerator, shape, t.learning_rate, adam_of(config_), g_loss, data_.device());
     state.generators.back().source_cell = cell;
     state.discriminators.emplace_back(Role::kDiscriminator, shape, t.learning_rate, adam_of(config_),
-                                      discriminator_loss_for(g_loss));
+                                      discriminator_loss_for(g_loss), data_.device());
     state.discriminators.back().source_cell = cell;
   }
   const std::size_t slots = static_cast<std::size_t>(t.population_size + neighbour_count);
@@ -95,6 +95,7 @@ GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector
   std::map<std::string, double>& seconds = record.seconds;
   GenerationWorkingSet work;
   work.batch_delay = faults.batch_delay;
+  work.device = data_.device();
   PhaseClock clock;
 
   if (faults.poison_generators) {

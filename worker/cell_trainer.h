@@ -87,6 +87,9 @@ class CellTrainer {
   // uniform mixture weights over `neighbour_count` + population slots.
   CellState initial_state(int cell, int neighbour_count) const;
 
+  // Where the cells compute: the training data's device.
+  torch::Device device() const { return data_.device(); }
+
   // Runs one generation. `neighbours` are the centres of the other cells
   // of the neighbourhood, in neighbourhood order. `faults` are the ones
   // injected into this generation (fault_injector.h). The record's events

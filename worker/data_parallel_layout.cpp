@@ -14,6 +14,7 @@
 #include "common/nn/ensemble.h"
 #include "common/nn/scores.h"
 #include "common/nn/torch_generator_lock.h"
+#include "common/nn/device.h"
 #include "common/nn/training_data.h"
 #include "common/rng.h"
 #include "worker/fault_injector.h"
@@ -40,9 +41,10 @@ DataParallelLayout::~DataParallelLayout() = default;
 
 std::string DataParallelLayout::start(int local_rank, const ResumeFrom& from) {
   rank_ = local_rank;
+  const torch::Device device = resolve_device(config_.runtime.device);
   const auto lock = lock_torch_generator();
-  data_ = std::make_unique<TrainingData>(config_);
-  if (rank_ == kReporter) scorer_ = make_scorer(config_);
+  data_ = std::make_unique<TrainingData>(config_, device);
+  if (rank_ == kReporter) scorer_ = make_scorer(config_, device);
   trainer_ = std::make_unique<ReplicaTrainer>(config_, *data_, rank_, workers_);
   if (from.generation > 0) {
     const CheckpointFile& file = manifest_entry(from.manifest, kPairCell, from.folder);
@@ -107,13 +109,14 @@ GenerationRecord DataParallelLayout::scored_record(std::int64_t generation) {
     torch::Generator gen =
         at::detail::createCPUGenerator(derive_seed(config_.seed, Stream::kEvaluation, static_cast<std::uint64_t>(generation)));
     g->eval();
-    samples = g->forward(torch::randn({config_.training.score_samples, g->shape().latent_dim}, gen));
+    samples = g->forward(
+        torch::randn({config_.training.score_samples, g->shape().latent_dim}, gen).to(trainer_->generator().device()));
     g->train();
   }
   record.scores = scorer_->report(samples);
   const std::int64_t shown = is_toy(config_.data.dataset) ? samples.size(0)
                                                           : std::min(samples.size(0), config_.evaluation.grid_images);
-  const torch::Tensor first = samples.narrow(0, 0, shown).contiguous();
+  const torch::Tensor first = samples.narrow(0, 0, shown).to(torch::kCPU).contiguous();
   record.preview.assign(first.data_ptr<float>(), first.data_ptr<float>() + first.numel());
   record.seconds["evaluate"] = seconds_since(began);
   return record;

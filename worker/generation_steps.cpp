@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "common/nn/device.h"
 #include "common/nn/discriminator_step.h"
 #include "common/nn/ensemble.h"
 #include "common/nn/losses.h"
@@ -31,12 +32,13 @@ double finite_or_inf(double v) { return std::isfinite(v) ? v : INFINITY; }
 // A neighbour's centre individual of `role`: weights only (for fitness and
 // the mixture) or whole, with its Adam state (for a tournament winner).
 Individual neighbour_individual(const NeighbourCentre& n, Role role, const NetworkShape& shape,
-                                const AdamSettings& adam, bool whole) {
+                                const AdamSettings& adam, bool whole, torch::Device device) {
   const Individual* live = role == Role::kGenerator ? n.live_generator : n.live_discriminator;
   if (live != nullptr) return whole ? live->clone() : live->clone_weights();
   const std::vector<std::uint8_t>* bytes = role == Role::kGenerator ? n.generator : n.discriminator;
-  return Individual::decode(*bytes, shape, adam, whole);
+  return Individual::decode(*bytes, shape, adam, whole, device);
 }
+
 
 std::vector<double> normalised(std::vector<double> w) {
   const double total = std::accumulate(w.begin(), w.end(), 0.0);
@@ -76,7 +78,7 @@ void replace_non_finite(CellState& state, const std::vector<NeighbourCentre>& ne
       if (!searched) {
         searched = true;
         for (const NeighbourCentre& n : neighbours) {
-          Individual candidate = neighbour_individual(n, role, shape, adam, /*whole=*/true);
+          Individual candidate = neighbour_individual(n, role, shape, adam, /*whole=*/true, work.device);
           if (!candidate.is_finite()) continue;
           donor = std::move(candidate);
           donor_cell = n.cell;
@@ -106,9 +108,9 @@ void gather_neighbourhood(CellState& state, const std::vector<NeighbourCentre>& 
   // The two sets of neighbour generators are never held at once.
   state.neighbour_generators.clear();
   for (const NeighbourCentre& n : neighbours) {
-    work.neighbour_generators.push_back(neighbour_individual(n, Role::kGenerator, shape, adam, /*whole=*/false));
+    work.neighbour_generators.push_back(neighbour_individual(n, Role::kGenerator, shape, adam, /*whole=*/false, work.device));
     work.neighbour_discriminators.push_back(
-        neighbour_individual(n, Role::kDiscriminator, shape, adam, /*whole=*/false));
+        neighbour_individual(n, Role::kDiscriminator, shape, adam, /*whole=*/false, work.device));
   }
   for (auto& g : state.generators) {
     work.generator_pool.push_back(&g);
@@ -150,9 +152,10 @@ void draw_generation_losses(const TrainingConfig& training, CellState& state, Sp
 
 void evaluate_fitness(const TrainingConfig& training, const TrainingData& data, std::int64_t latent_dim,
                       GenerationWorkingSet& work) {
-  const torch::Tensor index = torch::randint(data.size(), {training.fitness_samples}, torch::kLong);
+  const auto on_device = torch::TensorOptions().device(data.device());
+  const torch::Tensor index = torch::randint(data.size(), {training.fitness_samples}, on_device.dtype(torch::kLong));
   work.fitness_real = data.rows(index);
-  work.fitness_latent = torch::randn({training.fitness_samples, latent_dim});
+  work.fitness_latent = torch::randn({training.fitness_samples, latent_dim}, on_device.dtype(torch::kFloat32));
   play_every_pair(work.generator_pool, work.discriminator_pool, work.fitness_real, work.fitness_latent);
 }
 
@@ -164,15 +167,26 @@ void play_every_pair(const std::vector<Individual*>& generators, const std::vect
     d->discriminator()->eval();
     d_real.push_back(d->discriminator()->forward(real));
   }
-  std::vector<double> d_total(discriminators.size(), 0.0);
+  // Every pair's two losses stay on the device; they are read in one copy
+  // and summed in the order the pairs were played.
+  std::vector<torch::Tensor> losses;
   for (Individual* g : generators) {
     g->generator()->eval();
     const torch::Tensor fake = g->generator()->forward(z);
-    double g_total = 0.0;
     for (std::size_t j = 0; j < discriminators.size(); ++j) {
       const torch::Tensor d_fake = discriminators[j]->discriminator()->forward(fake);
-      g_total += generator_loss(g->loss, d_fake).item<double>();
-      d_total[j] += discriminator_loss(discriminator_loss_for(g->loss), d_real[j], d_fake).item<double>();
+      losses.push_back(generator_loss(g->loss, d_fake));
+      losses.push_back(discriminator_loss(discriminator_loss_for(g->loss), d_real[j], d_fake));
+    }
+  }
+  const std::vector<double> values = host_values(losses);
+  std::vector<double> d_total(discriminators.size(), 0.0);
+  std::size_t at = 0;
+  for (Individual* g : generators) {
+    double g_total = 0.0;
+    for (std::size_t j = 0; j < discriminators.size(); ++j) {
+      g_total += values[at++];
+      d_total[j] += values[at++];
     }
     g->fitness = g_total / static_cast<double>(discriminators.size());
   }
@@ -204,7 +218,8 @@ std::vector<Individual> tournament_winners(const std::vector<Individual*>& pool,
       winners.push_back(pool[best]->clone());
     } else {
       const Individual& seen = *pool[best];
-      winners.push_back(neighbour_individual(*origin[best], seen.role(), seen.shape(), seen.adam_settings(), true));
+      winners.push_back(
+          neighbour_individual(*origin[best], seen.role(), seen.shape(), seen.adam_settings(), true, seen.device()));
       winners.back().fitness = seen.fitness;
     }
   }
@@ -226,7 +241,16 @@ double train(const TrainingConfig& training, const TrainingData& data, std::int6
   work.diverged_discriminators.assign(discs.size(), false);
   const DiscriminatorPenalties penalties = discriminator_penalties(training);
   const std::int64_t n = data.size();
-  const torch::Tensor order = torch::randperm(n, torch::kLong);
+  const auto on_device = torch::TensorOptions().device(data.device());
+  const auto latent = on_device.dtype(torch::kFloat32);
+  const torch::Tensor order = torch::randperm(n, on_device.dtype(torch::kLong));
+  // Whether each copy's loss was ever non-finite, kept on the device: no
+  // step waits for it; it is read once, after the last batch.
+  std::vector<torch::Tensor> g_lost(gens.size()), d_lost(discs.size());
+  const auto note_loss = [](torch::Tensor& lost, const torch::Tensor& loss) {
+    const torch::Tensor bad = torch::isfinite(loss.detach()).logical_not();
+    lost = lost.defined() ? lost.logical_or(bad) : bad;
+  };
   for (std::int64_t b = 0; b < batches; ++b) {
     if (work.batch_delay.count() > 0) std::this_thread::sleep_for(work.batch_delay);
     const std::int64_t start = (b * training.batch_size) % std::max<std::int64_t>(1, n - training.batch_size + 1);
@@ -239,10 +263,10 @@ double train(const TrainingConfig& training, const TrainingData& data, std::int6
       Individual& d = discs[rng.below(discs.size())];
       g.optimizer().zero_grad();
       const torch::Tensor loss =
-          generator_loss(g.loss, d.discriminator()->forward(g.generator()->forward(torch::randn({bs, latent_dim}))));
+          generator_loss(g.loss, d.discriminator()->forward(g.generator()->forward(torch::randn({bs, latent_dim}, latent))));
       loss.backward();
       g.optimizer().step();
-      if (!std::isfinite(loss.item<double>())) work.diverged_generators[i] = true;
+      note_loss(g_lost[i], loss);
     }
     if (!discriminator_steps_on(training, b)) continue;
     for (std::size_t j = 0; j < discs.size(); ++j) {
@@ -252,15 +276,26 @@ double train(const TrainingConfig& training, const TrainingData& data, std::int6
       torch::Tensor fake;
       {
         torch::NoGradGuard no_grad;
-        fake = g.generator()->forward(torch::randn({bs, latent_dim}));
+        fake = g.generator()->forward(torch::randn({bs, latent_dim}, latent));
       }
       d.optimizer().zero_grad();
       const torch::Tensor loss =
           discriminator_step_loss(d.discriminator(), discriminator_loss_for(g.loss), real, fake, penalties);
       loss.backward();
       d.optimizer().step();
-      if (!std::isfinite(loss.item<double>())) work.diverged_discriminators[j] = true;
+      note_loss(d_lost[j], loss);
     }
+  }
+  for (auto [lost, diverged] : {std::pair{&g_lost, &work.diverged_generators}, std::pair{&d_lost, &work.diverged_discriminators}}) {
+    std::vector<torch::Tensor> stepped;
+    std::vector<std::size_t> which;
+    for (std::size_t i = 0; i < lost->size(); ++i) {
+      if (!(*lost)[i].defined()) continue;  // never stepped
+      stepped.push_back((*lost)[i].to(torch::kFloat32));
+      which.push_back(i);
+    }
+    const std::vector<double> verdicts = host_values(stepped);
+    for (std::size_t k = 0; k < which.size(); ++k) (*diverged)[which[k]] = verdicts[k] != 0.0;
   }
   for (std::vector<Individual>* trained : {&gens, &discs}) {
     for (Individual& individual : *trained) {
@@ -383,7 +418,7 @@ MixtureOutcome evolve_mixture(const Config& config, SampleScorer& scorer, const 
     gen.set_current_seed(sample_seed);  // common random numbers for a fair comparison
     const torch::Tensor samples = sample_mixture(mixture, weights, t.score_samples, gen);
     if (rows > 0) {
-      const torch::Tensor kept = samples.narrow(0, 0, rows).contiguous();
+      const torch::Tensor kept = samples.narrow(0, 0, rows).to(torch::kCPU).contiguous();
       preview.assign(kept.data_ptr<float>(), kept.data_ptr<float>() + kept.numel());
     }
     return scorer.report(samples);

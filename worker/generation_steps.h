@@ -74,6 +74,9 @@ struct GenerationWorkingSet {
   // score_trained_copies discards it.
   std::vector<bool> diverged_generators;
   std::vector<bool> diverged_discriminators;
+  // Set by the caller: where the cell computes (its training data's
+  // device); neighbours' individuals are read onto it.
+  torch::Device device = torch::kCPU;
   // Set by the caller: added to every training batch (fault `delay`).
   std::chrono::milliseconds batch_delay{0};
   // Lines for the record's events (GenerationRecord::events), unprefixed.
@@ -144,7 +147,8 @@ std::vector<Individual> tournament_winners(const std::vector<Individual*>& pool,
 // 1)-th, but for wgan_gp all of them) each selected D steps against a
 // random selected G, with its penalty (discriminator_step.h);
 // mutate_learning_rate() runs before every step. A copy whose
-// loss is ever non-finite is marked in work.diverged_*. Each batch first
+// loss is ever non-finite is marked in work.diverged_* (the losses are
+// checked on the device and read once, after the last batch). Each batch first
 // sleeps work.batch_delay. Then marks the copies as trained in `cell` and
 // frees their gradients. Draws from Torch's generator and work.rng.
 // Returns the seconds spent mutating.

@@ -27,9 +27,10 @@ std::vector<std::vector<std::size_t>> fusion_groups(const std::vector<std::int64
 std::size_t allreduce_fused(const std::vector<torch::Tensor>& tensors, std::int64_t fusion_bytes,
                             GradientAllreduce& reduce) {
   std::vector<std::int64_t> numels;
+  const torch::Device device = tensors.empty() ? torch::Device(torch::kCPU) : tensors.front().device();
   for (const torch::Tensor& t : tensors) {
-    if (t.scalar_type() != torch::kFloat32 || !t.is_contiguous() || !t.device().is_cpu())
-      throw std::logic_error("allreduce_fused: expected contiguous float32 CPU tensors");
+    if (t.scalar_type() != torch::kFloat32 || !t.is_contiguous() || t.device() != device)
+      throw std::logic_error("allreduce_fused: expected contiguous float32 tensors on one device");
     numels.push_back(t.numel());
   }
   const auto groups = fusion_groups(numels, fusion_bytes);
@@ -38,6 +39,26 @@ std::size_t allreduce_fused(const std::vector<torch::Tensor>& tensors, std::int6
     std::size_t total = 0;
     for (std::size_t i : group) total += static_cast<std::size_t>(numels[i]);
     buffer.resize(total);
+    if (!device.is_cpu()) {
+      // A GPU's tensors: packed on the device, staged through pinned host
+      // memory (one copy each way), unpacked on the device.
+      std::vector<torch::Tensor> flat;
+      for (std::size_t i : group) flat.push_back(tensors[i].view({-1}));
+      torch::Tensor staged = torch::empty({static_cast<std::int64_t>(total)},
+                                          torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(true));
+      staged.copy_(torch::cat(flat));
+      std::memcpy(buffer.data(), staged.data_ptr<float>(), total * sizeof(float));
+      reduce.sum(buffer);
+      std::memcpy(staged.data_ptr<float>(), buffer.data(), total * sizeof(float));
+      const torch::Tensor summed = staged.to(device);
+      std::int64_t offset = 0;
+      torch::NoGradGuard no_grad;
+      for (std::size_t i : group) {
+        tensors[i].copy_(summed.narrow(0, offset, numels[i]).view(tensors[i].sizes()));
+        offset += numels[i];
+      }
+      continue;
+    }
     std::size_t at = 0;
     for (std::size_t i : group) {
       std::memcpy(buffer.data() + at, tensors[i].data_ptr<float>(), static_cast<std::size_t>(numels[i]) * sizeof(float));

@@ -25,7 +25,8 @@ namespace cellgan {
 std::vector<std::vector<std::size_t>> fusion_groups(const std::vector<std::int64_t>& numels,
                                                     std::int64_t fusion_bytes);
 
-// Replaces each of `tensors` (float32, contiguous, on the CPU) by its sum
+// Replaces each of `tensors` (float32, contiguous, all on one device: the
+// CPU, or a GPU staged through pinned host memory) by its sum
 // over every worker. Returns the number of buffers.
 std::size_t allreduce_fused(const std::vector<torch::Tensor>& tensors, std::int64_t fusion_bytes,
                             GradientAllreduce& reduce);

@@ -11,6 +11,7 @@
 
 #include "common/bytes.h"
 #include "common/error.h"
+#include "common/nn/device.h"
 #include "common/nn/discriminator_step.h"
 #include "common/nn/losses.h"
 #include "common/step_schedule.h"
@@ -32,11 +33,19 @@ AdamSettings adam_of(const Config& c) { return {c.training.adam_beta1, c.trainin
 
 // Seeds Torch's generator from the run's seed before the generator, the
 // first network built, so both networks come from it.
-Individual build(const Config& c, Role role) {
+Individual build(const Config& c, Role role, torch::Device device) {
   if (role == Role::kGenerator) torch::manual_seed(derive_seed(c.seed, Stream::kReplicaInit));
   const LossKind g_loss = c.training.loss;
   return Individual(role, network_shape(c), c.training.learning_rate, adam_of(c),
-                    role == Role::kGenerator ? g_loss : discriminator_loss_for(g_loss));
+                    role == Role::kGenerator ? g_loss : discriminator_loss_for(g_loss), device);
+}
+
+// The sum, in order, of one step's micro-batch losses (as the doubles
+// item() would read).
+double sum_in_order(const std::vector<torch::Tensor>& losses) {
+  double sum = 0.0;
+  for (double v : host_values(losses)) sum += v;
+  return sum;
 }
 
 std::vector<torch::Tensor> gradients_of(Individual& net) {
@@ -55,8 +64,8 @@ ReplicaTrainer::ReplicaTrainer(const Config& config, const TrainingData& data, i
       data_(data),
       rank_(rank),
       workers_(workers),
-      generator_(build(config, Role::kGenerator)),
-      discriminator_(build(config, Role::kDiscriminator)) {
+      generator_(build(config, Role::kGenerator, data.device())),
+      discriminator_(build(config, Role::kDiscriminator, data.device())) {
   if (config.training.loss == LossKind::kMustangs)
     throw InputError(fmt::format("{}: training.loss: mustangs draws a loss per generator of a population: expected "
                                  "bce, mse or heuristic for layout data_parallel",
@@ -81,7 +90,7 @@ torch::Tensor ReplicaTrainer::shard_index(std::int64_t micro) {
   if (epoch != order_epoch_) {
     torch::Generator gen = at::detail::createCPUGenerator(
         derive_seed(config_.seed, Stream::kReplicaOrder, static_cast<std::uint64_t>(epoch)));
-    order_ = torch::randperm(data_.size(), gen, torch::kLong);
+    order_ = torch::randperm(data_.size(), gen, torch::kLong).to(data_.device());
     order_epoch_ = epoch;
   }
   const std::int64_t first = (micro % per_epoch) * global_rows_;
@@ -94,19 +103,24 @@ void ReplicaTrainer::seed_micro_batch(std::int64_t micro, int role) const {
   torch::manual_seed(derive_seed(config_.seed, Stream::kReplicaStep, index));
 }
 
-double ReplicaTrainer::reduce_gradients(Individual& net, double loss, GradientAllreduce& reduce) {
+void ReplicaTrainer::reduce_gradients(Individual& net, std::vector<torch::Tensor> losses, double& tally,
+                                      GradientAllreduce& reduce) {
   if (workers_ > 1) {  // alone, the sum is what this worker has: no packing
     const auto began = Clock::now();
     std::vector<torch::Tensor> tensors = gradients_of(net);
-    torch::Tensor extra = torch::full({1}, static_cast<float>(loss), torch::kFloat32);
+    // The all-reduce needs the loss on the host anyway.
+    torch::Tensor extra = torch::full({1}, static_cast<float>(sum_in_order(losses)),
+                                      torch::TensorOptions().device(net.device()).dtype(torch::kFloat32));
     tensors.push_back(extra);
     allreduce_fused(tensors, config_.data_parallel.fusion_bytes, reduce);
-    loss = static_cast<double>(extra.item<float>());
+    tally += static_cast<double>(extra.item<float>());
     tally_.communicate_seconds += seconds_since(began);
+  } else {
+    // Read at take_tally(): the step does not wait for the device.
+    pending_losses_.push_back({&tally, std::move(losses)});
   }
   if (config_.data_parallel.clip_grad_norm > 0.0)
     torch::nn::utils::clip_grad_norm_(net.module().parameters(), config_.data_parallel.clip_grad_norm);
-  return loss;
 }
 
 void ReplicaTrainer::average_buffers(GradientAllreduce& reduce) {
@@ -136,7 +150,8 @@ void ReplicaTrainer::step(std::int64_t step, GradientAllreduce& reduce) {
   // Each stretch that seeds and draws holds the generator lock
   // (torch_generator_lock.h); the all-reduces, which wait for the other
   // workers, do not.
-  double loss = 0.0;
+  const auto on_device = torch::TensorOptions().device(data_.device()).dtype(torch::kFloat32);
+  std::vector<torch::Tensor> losses;
   tally_.images += rows * k;
 
   // The generator against the discriminator, on its steps.
@@ -145,15 +160,15 @@ void ReplicaTrainer::step(std::int64_t step, GradientAllreduce& reduce) {
     for (std::int64_t m = 0; m < k; ++m) {
       const auto lock = lock_torch_generator();
       seed_micro_batch(step * k + m, kGeneratorRole);
-      const torch::Tensor z = torch::randn({rows, latent});
+      const torch::Tensor z = torch::randn({rows, latent}, on_device);
       const torch::Tensor l =
           generator_loss(generator_.loss, discriminator_.discriminator()->forward(generator_.generator()->forward(z))) *
           scale;
       l.backward();
-      loss += l.item<double>();
+      losses.push_back(l.detach());
     }
     computing += seconds_since(began);
-    tally_.generator_loss += reduce_gradients(generator_, loss, reduce);
+    reduce_gradients(generator_, std::move(losses), tally_.generator_loss, reduce);
     began = Clock::now();
     generator_.optimizer().step();
     computing += seconds_since(began);
@@ -164,7 +179,7 @@ void ReplicaTrainer::step(std::int64_t step, GradientAllreduce& reduce) {
   if (discriminator_steps_on(t, step)) {
     began = Clock::now();
     discriminator_.optimizer().zero_grad();
-    loss = 0.0;
+    losses.clear();
     for (std::int64_t m = 0; m < k; ++m) {
       const torch::Tensor real = data_.rows(shard_index(step * k + m));
       const auto lock = lock_torch_generator();
@@ -172,17 +187,17 @@ void ReplicaTrainer::step(std::int64_t step, GradientAllreduce& reduce) {
       torch::Tensor fake;
       {
         torch::NoGradGuard no_grad;
-        fake = generator_.generator()->forward(torch::randn({rows, latent}));
+        fake = generator_.generator()->forward(torch::randn({rows, latent}, on_device));
       }
       const torch::Tensor l =
           discriminator_step_loss(discriminator_.discriminator(), discriminator_.loss, real, fake,
                                   discriminator_penalties(t)) *
           scale;
       l.backward();
-      loss += l.item<double>();
+      losses.push_back(l.detach());
     }
     computing += seconds_since(began);
-    tally_.discriminator_loss += reduce_gradients(discriminator_, loss, reduce);
+    reduce_gradients(discriminator_, std::move(losses), tally_.discriminator_loss, reduce);
     began = Clock::now();
     discriminator_.optimizer().step();
     computing += seconds_since(began);
@@ -194,6 +209,8 @@ void ReplicaTrainer::step(std::int64_t step, GradientAllreduce& reduce) {
 }
 
 ReplicaTally ReplicaTrainer::take_tally() {
+  for (auto& [tally, losses] : pending_losses_) *tally += sum_in_order(losses);
+  pending_losses_.clear();
   ReplicaTally out = tally_;
   tally_ = ReplicaTally{};
   generator_.release_gradients();
@@ -214,8 +231,8 @@ void ReplicaTrainer::decode(const Bytes& bytes, const std::string& what) {
   if (r.get<std::uint32_t>() != kPairMagic)
     throw InputError(fmt::format("{}: not a data-parallel replica: expected a G/D pair", what));
   const NetworkShape shape = network_shape(config_);
-  generator_ = Individual::decode(r.get_bytes(), shape, adam_of(config_));
-  discriminator_ = Individual::decode(r.get_bytes(), shape, adam_of(config_));
+  generator_ = Individual::decode(r.get_bytes(), shape, adam_of(config_), true, data_.device());
+  discriminator_ = Individual::decode(r.get_bytes(), shape, adam_of(config_), true, data_.device());
   if (r.remaining() != 0) throw InputError(fmt::format("{}: {} bytes after the pair", what, r.remaining()));
 }
 

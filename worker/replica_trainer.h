@@ -80,7 +80,10 @@ class ReplicaTrainer {
   torch::Tensor shard_index(std::int64_t micro);
   void seed_micro_batch(std::int64_t micro, int role) const;
   // Sums the gradients of `net` and `loss` over the workers, then clips.
-  double reduce_gradients(Individual& net, double loss, GradientAllreduce& reduce);
+  // All-reduces net's gradients and adds the step's loss (the sum of its
+  // micro-batch `losses`, over every replica) to `tally`: at once with
+  // several workers, at take_tally() alone.
+  void reduce_gradients(Individual& net, std::vector<torch::Tensor> losses, double& tally, GradientAllreduce& reduce);
   void average_buffers(GradientAllreduce& reduce);
 
   const Config& config_;
@@ -96,6 +99,9 @@ class ReplicaTrainer {
   std::int64_t order_epoch_ = -1;
   torch::Tensor order_;  // the shuffle of order_epoch_
   ReplicaTally tally_;
+  // A lone worker's step losses, still on the device, and the tally each
+  // belongs to (take_tally() adds them in order).
+  std::vector<std::pair<double*, std::vector<torch::Tensor>>> pending_losses_;
 };
 
 }  // namespace cellgan

@@ -18,6 +18,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "common/math_kernels.h"
+#include "common/nn/device.h"
 #include "common/process_stats.h"
 #include "worker/fault_injector.h"
 #include "worker/worker_comm.h"
@@ -66,6 +67,7 @@ int Worker::run() {
 
   // 2. What needs no communicator, then ready; go, or the master's abort.
   Config config;
+  std::string device;  // where this worker computes (runtime.device)
   std::unique_ptr<WorkerLayout> layout;
   ResumeFrom from;
   try {
@@ -74,6 +76,8 @@ int Worker::run() {
       from = ResumeFrom{start.resume_generation, start.resume_folder, read_manifest(start.resume_folder)};
     log::set_level(log::parse_level(config.runtime.log_level));
     torch::set_num_threads(static_cast<int>(config.runtime.threads));
+    device = describe_device(resolve_device(config.runtime.device));
+    log::info("worker rank {}: device {}", rank, device);
     layout = make_worker_layout(config, workers);
     if (hooks_.throw_at_start) throw std::runtime_error("test fault at start-up");
   } catch (const std::exception& e) {
@@ -113,7 +117,7 @@ int Worker::run() {
   int me = comms.local->rank();
   int member_count = static_cast<int>(member_ranks.size());
   const std::string kernels = blas_kernels();
-  comms.global->send(kMasterRank, kTagHello, encode(HelloMessage{kernels}));
+  comms.global->send(kMasterRank, kTagHello, encode(HelloMessage{kernels, device}));
 
   // 4. The communication thread takes the communicators; this thread trains.
   WorkerComm comm(std::move(comms), std::chrono::milliseconds(config.runtime.heartbeat_interval_ms), dead_after);

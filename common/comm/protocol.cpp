@@ -60,6 +60,7 @@ StartMessage decode_start(const Bytes& b) {
 Bytes encode(const HelloMessage& m) {
   ByteWriter w;
   w.put_string(m.blas_kernels);
+  w.put_string(m.device);
   return w.take();
 }
 
@@ -67,6 +68,7 @@ HelloMessage decode_hello(const Bytes& b) {
   ByteReader r(b, "hello message");
   HelloMessage m;
   m.blas_kernels = r.get_string();
+  m.device = r.get_string();
   return m;
 }
 

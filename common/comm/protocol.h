@@ -143,6 +143,7 @@ StartMessage decode_start(const Bytes& b);
 
 struct HelloMessage {
   std::string blas_kernels;  // math_kernels.h: blas_kernels()
+  std::string device;        // common/nn/device.h: describe_device()
 };
 Bytes encode(const HelloMessage& m);
 HelloMessage decode_hello(const Bytes& b);

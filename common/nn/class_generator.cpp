@@ -81,14 +81,14 @@ std::string ClassGenerator::index_path(const std::string& ensemble_path) {
   return (std::filesystem::path(ensemble_path).parent_path() / "classes.json").string();
 }
 
-ClassGenerator ClassGenerator::load(const std::string& ensemble_path) {
+ClassGenerator ClassGenerator::load(const std::string& ensemble_path, torch::Device device) {
   const std::string path = index_path(ensemble_path);
   std::ifstream in(path);
   if (!in)
     throw InputError(fmt::format("{}: cannot read it: expected the class index of a per_class run beside {}", path,
                                  ensemble_path));
   ClassGenerator g;
-  g.mixture_ = Ensemble::load(ensemble_path);
+  g.mixture_ = Ensemble::load(ensemble_path, device);
   try {
     const nlohmann::json index = nlohmann::json::parse(in);
     g.proportions_ = index.at("proportions").get<std::vector<double>>();
@@ -123,7 +123,7 @@ ClassSamples sample_conditional(Ensemble& ensemble, std::int64_t n, std::uint64_
     g->eval();
     torch::Tensor z = torch::randn({counts[i], g->shape().latent_dim}, gen);
     if (label >= 0) set_latent_label(z, g->shape(), label);
-    parts.push_back(image_part(g->forward(z), g->shape()));
+    parts.push_back(image_part(g->forward(z.to(ensemble.generators[i].device())), g->shape()));
     const torch::Tensor labels = latent_labels(z, g->shape()).to(torch::kUInt8).contiguous();
     out.labels.insert(out.labels.end(), labels.data_ptr<std::uint8_t>(), labels.data_ptr<std::uint8_t>() + labels.numel());
     if (was_training) g->train();
@@ -135,7 +135,7 @@ ClassSamples sample_conditional(Ensemble& ensemble, std::int64_t n, std::uint64_
 double class_accuracy(ScoreClassifier& classifier, const torch::Tensor& samples, int label) {
   torch::NoGradGuard no_grad;
   classifier->eval();
-  const torch::Tensor predicted = classifier->forward(samples).argmax(1);
+  const torch::Tensor predicted = classifier->forward(samples.to(device_of(classifier))).argmax(1);
   return predicted.eq(label).to(torch::kFloat64).mean().item<double>();
 }
 

@@ -56,7 +56,7 @@ class ClassGenerator {
   // The index path beside an ensemble file.
   static std::string index_path(const std::string& ensemble_path);
   // Reads ensemble.bin and its classes.json.
-  static ClassGenerator load(const std::string& ensemble_path);
+  static ClassGenerator load(const std::string& ensemble_path, torch::Device device = torch::kCPU);
 
  private:
   ClassGenerator() = default;

@@ -70,8 +70,8 @@ std::int64_t count_correct(ScoreClassifier& classifier, const torch::Tensor& ima
   std::int64_t correct = 0;
   for (std::int64_t start = 0; start < images.size(0); start += kEvalBatch) {
     const auto end = std::min(start + kEvalBatch, images.size(0));
-    const auto predicted = classifier->forward(images.slice(0, start, end)).argmax(/*dim=*/1);
-    correct += predicted.eq(labels.slice(0, start, end)).sum().item<std::int64_t>();
+    const auto predicted = classifier->forward(images.slice(0, start, end).to(device_of(classifier))).argmax(/*dim=*/1);
+    correct += predicted.eq(labels.slice(0, start, end).to(predicted.device())).sum().item<std::int64_t>();
   }
   return correct;
 }
@@ -80,7 +80,10 @@ void save_atomically(ScoreClassifier& classifier, const std::string& path) {
   const std::filesystem::path target(path);
   if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
   const std::string temporary = path + ".tmp";
+  const torch::Device device = device_of(classifier);
+  classifier->to(torch::kCPU);  // the file does not depend on the device
   torch::save(classifier, temporary);
+  classifier->to(device);
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
     std::remove(temporary.c_str());
     throw std::runtime_error(fmt::format("{}: could not rename {} into place", path, temporary));
@@ -113,7 +116,7 @@ torch::Tensor ScoreClassifierImpl::forward(const torch::Tensor& x) {
 }
 
 ClassifierReport train_classifier(const ImageData& train, const ImageData& test, std::int64_t epochs,
-                                  std::uint64_t seed, const std::string& path) {
+                                  std::uint64_t seed, const std::string& path, torch::Device device) {
   check_images(train, "training");
   check_images(test, "test");
   if (train.count < 1 || test.count < 1)
@@ -123,11 +126,12 @@ ClassifierReport train_classifier(const ImageData& train, const ImageData& test,
   const auto started = std::chrono::steady_clock::now();
   torch::manual_seed(seed);
   ScoreClassifier classifier;
+  classifier->to(device);
   torch::optim::Adam optimizer(classifier->parameters(), torch::optim::AdamOptions(kLearningRate));
   SplitMix64 order_rng(seed);
 
-  const auto train_images = image_tensor(train);
-  const auto train_labels = label_tensor(train);
+  const auto train_images = image_tensor(train).to(device);
+  const auto train_labels = label_tensor(train).to(device);
   const auto test_images = image_tensor(test);
   const auto test_labels = label_tensor(test);
   std::vector<std::int64_t> order(static_cast<std::size_t>(train.count));
@@ -137,9 +141,9 @@ ClassifierReport train_classifier(const ImageData& train, const ImageData& test,
   for (std::int64_t epoch = 1; epoch <= epochs; ++epoch) {
     classifier->train();
     shuffle(order, order_rng);
-    const auto permutation = torch::from_blob(order.data(), {train.count}, torch::kInt64);
-    double loss_sum = 0.0;
-    std::int64_t batches = 0;
+    const auto permutation = torch::from_blob(order.data(), {train.count}, torch::kInt64).to(device);
+    // The losses stay on the device until the epoch's end.
+    std::vector<torch::Tensor> losses;
     for (std::int64_t start = 0; start < train.count; start += kTrainBatch) {
       const auto index = permutation.slice(0, start, std::min(start + kTrainBatch, train.count));
       optimizer.zero_grad();
@@ -147,9 +151,12 @@ ClassifierReport train_classifier(const ImageData& train, const ImageData& test,
       auto loss = torch::nn::functional::cross_entropy(logits, train_labels.index_select(0, index));
       loss.backward();
       optimizer.step();
-      loss_sum += loss.item<double>();
-      ++batches;
+      losses.push_back(loss.detach());
     }
+    const torch::Tensor epoch_losses = torch::stack(losses).to(torch::kCPU).to(torch::kFloat64).contiguous();
+    double loss_sum = 0.0;
+    for (std::int64_t b = 0; b < epoch_losses.numel(); ++b) loss_sum += epoch_losses.data_ptr<double>()[b];
+    const auto batches = static_cast<std::int64_t>(losses.size());
     const bool last = epoch == epochs;
     if (last || epoch % kAccuracyEvery == 0) {
       report.test_accuracy =
@@ -168,7 +175,7 @@ ClassifierReport train_classifier(const ImageData& train, const ImageData& test,
   return report;
 }
 
-ScoreClassifier load_classifier(const std::string& path) {
+ScoreClassifier load_classifier(const std::string& path, torch::Device device) {
   if (!std::filesystem::is_regular_file(path)) {
     throw InputError(fmt::format("{}: no score classifier there (run: cellgan classifier)", path));
   }
@@ -184,9 +191,12 @@ ScoreClassifier load_classifier(const std::string& path) {
     throw InputError(
         fmt::format("{}: not a readable score classifier ({}); run: cellgan classifier", path, e.what()));
   }
+  classifier->to(device);
   classifier->eval();
   return classifier;
 }
+
+torch::Device device_of(ScoreClassifier& classifier) { return classifier->parameters().front().device(); }
 
 double classifier_accuracy(ScoreClassifier& classifier, const ImageData& data) {
   check_images(data, "evaluation");

@@ -39,13 +39,18 @@ struct ClassifierReport {
 // Deterministic for a given seed. Logs progress per epoch. Throws
 // InputError if the images are not 28x28 or a label is not in 0..9 (the
 // data's fault), std::invalid_argument if epochs < 1 or a split is empty
-// (the caller's: the command line and the loaders check those).
+// (the caller's: the command line and the loaders check those). Trains on
+// `device`; the weights are drawn on the CPU first, and the file holds CPU
+// tensors whatever the device.
 ClassifierReport train_classifier(const ImageData& train, const ImageData& test, std::int64_t epochs,
-                                  std::uint64_t seed, const std::string& path);
+                                  std::uint64_t seed, const std::string& path, torch::Device device = torch::kCPU);
 
-// Throws InputError naming `path` (and "run: cellgan classifier") if the
-// file is missing or unreadable.
-ScoreClassifier load_classifier(const std::string& path);
+// The classifier of `path`, on `device`. Throws InputError naming `path`
+// (and "run: cellgan classifier") if the file is missing or unreadable.
+ScoreClassifier load_classifier(const std::string& path, torch::Device device = torch::kCPU);
+
+// The device a classifier's weights are on.
+torch::Device device_of(ScoreClassifier& classifier);
 
 // Fraction of `data` the classifier labels correctly.
 double classifier_accuracy(ScoreClassifier& classifier, const ImageData& data);

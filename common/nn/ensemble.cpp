@@ -54,7 +54,8 @@ torch::Tensor sample_mixture(std::vector<Individual*>& generators, const std::ve
     Generator& g = generators[i]->generator();
     const bool was_training = g->is_training();
     g->eval();
-    torch::Tensor z = torch::randn({counts[i], g->shape().latent_dim}, gen);
+    // Drawn on the CPU (the same draws on every device), then moved.
+    torch::Tensor z = torch::randn({counts[i], g->shape().latent_dim}, gen).to(generators[i]->device());
     parts.push_back(image_part(g->forward(z), g->shape()));
     if (was_training) g->train();
   }
@@ -106,7 +107,7 @@ void encode_ensemble_to(ByteWriter& w, const NetworkShape& shape, int cell, cons
   w.put<std::uint64_t>(sum);
 }
 
-Ensemble Ensemble::decode(const std::vector<std::uint8_t>& bytes, const std::string& what) {
+Ensemble Ensemble::decode(const std::vector<std::uint8_t>& bytes, const std::string& what, torch::Device device) {
   if (bytes.size() < 16) throw InputError(what + ": truncated: not an ensemble file");
   std::uint64_t stored;
   std::memcpy(&stored, bytes.data() + bytes.size() - 8, 8);
@@ -129,7 +130,7 @@ Ensemble Ensemble::decode(const std::vector<std::uint8_t>& bytes, const std::str
   const auto count = r.get<std::uint32_t>();
   if (count != e.weights.size()) throw InputError(what + ": generator and weight counts differ");
   for (std::uint32_t i = 0; i < count; ++i)
-    e.generators.push_back(Individual::decode(r.get_bytes(), e.shape, AdamSettings{}));
+    e.generators.push_back(Individual::decode(r.get_bytes(), e.shape, AdamSettings{}, true, device));
   return e;
 }
 
@@ -138,13 +139,13 @@ void Ensemble::save(const std::string& path) const {
   write_file_atomic(path, std::string(bytes.begin(), bytes.end()));
 }
 
-Ensemble Ensemble::load(const std::string& path) {
+Ensemble Ensemble::load(const std::string& path, torch::Device device) {
   const std::string why = why_no_input_file(path);
   if (!why.empty()) throw InputError(fmt::format("{}: {}: expected an ensemble.bin", path, why));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot read the ensemble file");
   std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return decode(bytes, path);
+  return decode(bytes, path, device);
 }
 
 }  // namespace cellgan

@@ -37,10 +37,12 @@ struct Ensemble {
   torch::Tensor sample(std::int64_t n, std::uint64_t seed);
 
   std::vector<std::uint8_t> encode() const;
-  static Ensemble decode(const std::vector<std::uint8_t>& bytes, const std::string& what);
+  // The generators live on `device`.
+  static Ensemble decode(const std::vector<std::uint8_t>& bytes, const std::string& what,
+                         torch::Device device = torch::kCPU);
 
   void save(const std::string& path) const;
-  static Ensemble load(const std::string& path);
+  static Ensemble load(const std::string& path, torch::Device device = torch::kCPU);
 };
 
 class ByteWriter;

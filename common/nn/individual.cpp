@@ -18,10 +18,10 @@ constexpr std::uint32_t kMagic = 0x49434731;  // "ICG1"
 // Adam's state map is keyed by the parameter's TensorImpl: as its address
 // printed to a string up to LibTorch 1.x, as the pointer itself from 2.0.
 using StateMap = std::decay_t<decltype(std::declval<torch::optim::Adam&>().state())>;
-using StateKey = StateMap::key_type;
 
-StateKey state_key(const torch::Tensor& p) {
-  if constexpr (std::is_same_v<StateKey, std::string>) {
+template <typename Key>
+Key state_key_of(const torch::Tensor& p) {
+  if constexpr (std::is_same_v<Key, std::string>) {
     std::ostringstream key;
     key << static_cast<const void*>(p.unsafeGetTensorImpl());
     return key.str();
@@ -30,8 +30,10 @@ StateKey state_key(const torch::Tensor& p) {
   }
 }
 
+StateMap::key_type state_key(const torch::Tensor& p) { return state_key_of<StateMap::key_type>(p); }
+
 void put_tensor(ByteWriter& w, const torch::Tensor& t) {
-  const torch::Tensor c = t.detach().to(torch::kFloat32).contiguous();
+  const torch::Tensor c = t.detach().to(torch::TensorOptions().device(torch::kCPU).dtype(torch::kFloat32)).contiguous();
   w.put<std::uint64_t>(static_cast<std::uint64_t>(c.numel()));
   w.put_raw(c.data_ptr<float>(), static_cast<std::size_t>(c.numel()) * sizeof(float));
 }
@@ -60,17 +62,19 @@ void skip_tensor(ByteReader& r, const torch::Tensor& like) { r.skip(get_tensor_s
 
 }  // namespace
 
-Individual::Individual(Role role, const NetworkShape& shape, AdamSettings adam)
-    : role_(role), shape_(shape), adam_(adam) {
+Individual::Individual(Role role, const NetworkShape& shape, AdamSettings adam, torch::Device device)
+    : role_(role), shape_(shape), adam_(adam), device_(device) {
   if (role_ == Role::kGenerator) {
     generator_ = Generator(shape_);
   } else {
     discriminator_ = Discriminator(shape_);
   }
+  if (!device_.is_cpu()) module().to(device_);
 }
 
-Individual::Individual(Role role, const NetworkShape& shape, double learning_rate, AdamSettings adam, LossKind loss)
-    : Individual(role, shape, adam) {
+Individual::Individual(Role role, const NetworkShape& shape, double learning_rate, AdamSettings adam, LossKind loss,
+                       torch::Device device)
+    : Individual(role, shape, adam, device) {
   this->loss = loss;
   make_optimizer(learning_rate);
 }
@@ -151,12 +155,12 @@ void Individual::encode_to(ByteWriter& w, bool with_optimizer_state) const {
 }
 
 Individual Individual::decode(const std::vector<std::uint8_t>& bytes, const NetworkShape& shape, AdamSettings adam,
-                              bool with_optimizer_state) {
+                              bool with_optimizer_state, torch::Device device) {
   ByteReader r(bytes, "individual");
   if (r.get<std::uint32_t>() != kMagic) throw InputError("individual: bad magic number: not an encoded individual");
   const auto role = static_cast<Role>(r.get<std::uint8_t>());
   if (role != Role::kGenerator && role != Role::kDiscriminator) throw InputError("individual: unknown role");
-  Individual ind(role, shape, adam);
+  Individual ind(role, shape, adam, device);
   ind.loss = static_cast<LossKind>(r.get<std::uint8_t>());
   ind.source_cell = r.get<std::int32_t>();
   const double lr = r.get<double>();
@@ -191,10 +195,10 @@ Individual Individual::decode(const std::vector<std::uint8_t>& bytes, const Netw
   return ind;
 }
 
-Individual Individual::clone() const { return decode(encode(), shape_, adam_); }
+Individual Individual::clone() const { return decode(encode(), shape_, adam_, true, device_); }
 
 Individual Individual::clone_weights() const {
-  return decode(encode(/*with_optimizer_state=*/false), shape_, adam_);
+  return decode(encode(/*with_optimizer_state=*/false), shape_, adam_, true, device_);
 }
 
 void Individual::release_gradients() {
@@ -203,15 +207,17 @@ void Individual::release_gradients() {
 
 bool Individual::is_finite() const {
   auto& self = const_cast<Individual&>(*this);
+  if (!std::isfinite(learning_rate_)) return false;
   torch::NoGradGuard no_grad;
-  for (const auto& p : self.module().parameters())
-    if (!torch::isfinite(p).all().item<bool>()) return false;
+  // Every tensor's verdict on the device, then one read of them all.
+  std::vector<torch::Tensor> finite;
+  for (const auto& p : self.module().parameters()) finite.push_back(torch::isfinite(p).all());
   for (const auto& [key, st] : self.optimizer_->state()) {
     const auto& s = static_cast<const torch::optim::AdamParamState&>(*st);
-    if (!torch::isfinite(s.exp_avg()).all().item<bool>() || !torch::isfinite(s.exp_avg_sq()).all().item<bool>())
-      return false;
+    finite.push_back(torch::isfinite(s.exp_avg()).all());
+    finite.push_back(torch::isfinite(s.exp_avg_sq()).all());
   }
-  return std::isfinite(learning_rate_);
+  return finite.empty() || torch::stack(finite).all().item<bool>();
 }
 
 }  // namespace cellgan

@@ -11,6 +11,12 @@
 // Adam moments and step counts, lr, fitness, loss kind) used for the
 // neighbour exchange and for checkpoints.
 //
+// Device: an individual's network and Adam state live on one device
+// (device.h), chosen when it is made; its bytes do not depend on it, so an
+// individual encoded on a GPU decodes on the CPU and the other way round.
+// The initial weights are drawn on the CPU and then moved, so they are the
+// same bits on every device.
+//
 // Thread-safety: an Individual belongs to one thread at a time.
 #pragma once
 
@@ -39,7 +45,8 @@ class Individual {
  public:
   // A freshly initialised network (uses Torch's global generator: seed it
   // first for reproducible weights).
-  Individual(Role role, const NetworkShape& shape, double learning_rate, AdamSettings adam, LossKind loss);
+  Individual(Role role, const NetworkShape& shape, double learning_rate, AdamSettings adam, LossKind loss,
+             torch::Device device = torch::kCPU);
 
   Individual(Individual&&) = default;
   Individual& operator=(Individual&&) = default;
@@ -53,6 +60,7 @@ class Individual {
   Role role() const { return role_; }
   const NetworkShape& shape() const { return shape_; }
   const AdamSettings& adam_settings() const { return adam_; }
+  const torch::Device& device() const { return device_; }
   Generator& generator();
   Discriminator& discriminator();
   torch::nn::Module& module();
@@ -79,24 +87,27 @@ class Individual {
   std::size_t encoded_size_bound(bool with_optimizer_state = true) const;
   // `with_optimizer_state = false` skips any Adam state in the bytes and
   // gives a fresh one: a third of the memory, for individuals that are only
-  // evaluated or sampled (the bytes are still checked whole).
+  // evaluated or sampled (the bytes are still checked whole). The
+  // individual lives on `device`.
   static Individual decode(const std::vector<std::uint8_t>& bytes, const NetworkShape& shape, AdamSettings adam,
-                           bool with_optimizer_state = true);
+                           bool with_optimizer_state = true, torch::Device device = torch::kCPU);
 
   // Frees the gradient tensors. They are not part of the state (encode()
   // leaves them out) and the next backward pass recreates them.
   void release_gradients();
 
-  // True when every parameter and Adam moment is finite.
+  // True when every parameter and Adam moment is finite (one wait for the
+  // device).
   bool is_finite() const;
 
  private:
-  Individual(Role role, const NetworkShape& shape, AdamSettings adam);
+  Individual(Role role, const NetworkShape& shape, AdamSettings adam, torch::Device device);
   void make_optimizer(double lr);
 
   Role role_;
   NetworkShape shape_;
   AdamSettings adam_;
+  torch::Device device_ = torch::kCPU;
   Generator generator_{nullptr};
   Discriminator discriminator_{nullptr};
   std::unique_ptr<torch::optim::Adam> optimizer_;

@@ -104,20 +104,25 @@ std::uint64_t training_data_hash(const DataConfig& data) {
 
 // ---- Features --------------------------------------------------------------
 
-torch::Tensor checked_samples(const torch::Tensor& samples, std::int64_t dim, const char* who) {
+// float32 samples on `device`.
+torch::Tensor checked_samples(const torch::Tensor& samples, std::int64_t dim, const char* who,
+                              torch::Device device) {
   if (samples.dim() != 2 || samples.size(1) != dim || samples.size(0) < 2) {
     throw std::invalid_argument(fmt::format("{}: expected samples [N >= 2, {}]", who, dim));
   }
-  return samples.detach().to(torch::kFloat32).contiguous();
+  return samples.detach().to(torch::TensorOptions().device(device).dtype(torch::kFloat32)).contiguous();
 }
 
-// Classifier logits [N, 10] (float64) of images [N, 784], in batches.
+// Classifier logits [N, 10] (float64) of images [N, 784], in batches, on
+// the classifier's device.
 torch::Tensor classifier_logits(ScoreClassifier& classifier, const torch::Tensor& images) {
   torch::NoGradGuard no_grad;
   classifier->eval();
+  const torch::Device device = device_of(classifier);
   std::vector<torch::Tensor> parts;
   for (std::int64_t start = 0; start < images.size(0); start += kScoreBatch) {
-    parts.push_back(classifier->forward(images.slice(0, start, std::min(start + kScoreBatch, images.size(0)))));
+    parts.push_back(
+        classifier->forward(images.slice(0, start, std::min(start + kScoreBatch, images.size(0))).to(device)));
   }
   return torch::cat(parts).to(torch::kFloat64);
 }
@@ -176,9 +181,9 @@ bool load_cached_stats(const std::string& path, const CacheKey& key, RealImageSt
       log::warn("{}: malformed real statistics; recomputing", path);
       return false;
     }
-    stats.gaussian.mean = stats.gaussian.mean.to(torch::kFloat64);
-    stats.gaussian.cov = stats.gaussian.cov.to(torch::kFloat64);
-    stats.labels = stats.labels.to(torch::kFloat64);
+    stats.gaussian.mean = stats.gaussian.mean.to(torch::kCPU, torch::kFloat64);
+    stats.gaussian.cov = stats.gaussian.cov.to(torch::kCPU, torch::kFloat64);
+    stats.labels = stats.labels.to(torch::kCPU, torch::kFloat64);
     out = std::move(stats);
     return true;
   } catch (const std::exception& e) {
@@ -222,7 +227,9 @@ RealImageStats compute_real_stats(ScoreClassifier& classifier, const DataConfig&
   auto* pixels = const_cast<float*>(train.pixels.data());
   const auto images = torch::from_blob(pixels, {train.count, kImageDim}, torch::kFloat32);
   const auto logits = classifier_logits(classifier, images);
-  return RealImageStats{fit_gaussian(logits), label_histogram(logits), train.count};
+  const GaussianStats g = fit_gaussian(logits);
+  return RealImageStats{{g.mean.to(torch::kCPU), g.cov.to(torch::kCPU)}, label_histogram(logits).to(torch::kCPU),
+                        train.count};
 }
 
 RealImageStats real_image_stats(ScoreClassifier& classifier, const std::string& classifier_path,
@@ -232,7 +239,9 @@ RealImageStats real_image_stats(ScoreClassifier& classifier, const std::string& 
   classifier_hash.add_file(classifier_path);
   key.classifier_hash = classifier_hash.value();
   key.data_hash = training_data_hash(data);
-  const std::string cache_path = classifier_path + ".stats.pt";
+  // The statistics of a GPU's classifier differ from the CPU's in the last
+  // bits: each device has its own cache, so a CPU run never reads a GPU's.
+  const std::string cache_path = classifier_path + (device_of(classifier).is_cuda() ? ".stats-cuda.pt" : ".stats.pt");
 
   RealImageStats stats;
   if (load_cached_stats(cache_path, key, stats)) {
@@ -258,7 +267,7 @@ class ImageScorer final : public SampleScorer {
 
   std::map<std::string, double> report(const torch::Tensor& samples) override {
     const auto l = logits(samples);
-    const auto tvd = 0.5 * (label_histogram(l) - real_.labels).abs().sum().item<double>();
+    const auto tvd = 0.5 * (label_histogram(l).to(torch::kCPU) - real_.labels).abs().sum().item<double>();
     const auto log_p = torch::log_softmax(l, /*dim=*/1);
     const auto p = log_p.exp();
     const auto log_marginal = p.mean(/*dim=*/0).clamp_min(kProbabilityFloor).log();
@@ -270,7 +279,7 @@ class ImageScorer final : public SampleScorer {
 
  private:
   torch::Tensor logits(const torch::Tensor& samples) {
-    return classifier_logits(classifier_, checked_samples(samples, kImageDim, "ImageScorer"));
+    return classifier_logits(classifier_, checked_samples(samples, kImageDim, "ImageScorer", device_of(classifier_)));
   }
 
   ScoreClassifier classifier_;
@@ -285,11 +294,11 @@ class ToyScorer final : public SampleScorer {
   }
 
   double objective(const torch::Tensor& samples) override {
-    return modes(checked_samples(samples, 2, "ToyScorer")).mode_tvd;
+    return modes(checked_samples(samples, 2, "ToyScorer", torch::kCPU)).mode_tvd;
   }
 
   std::map<std::string, double> report(const torch::Tensor& samples) override {
-    const auto points = checked_samples(samples, 2, "ToyScorer");
+    const auto points = checked_samples(samples, 2, "ToyScorer", torch::kCPU);
     const ModeReport modes = this->modes(points);
     return {{"fid", frechet_distance(fit_gaussian(points), real_)},
             {"mode_tvd", modes.mode_tvd},
@@ -330,9 +339,10 @@ double frechet_distance(const GaussianStats& a, const GaussianStats& b) {
     throw std::invalid_argument("frechet_distance: statistics of different or malformed dimensions");
   }
   torch::NoGradGuard no_grad;
-  const auto cov_a = a.cov.to(torch::kFloat64);
-  const auto cov_b = b.cov.to(torch::kFloat64);
-  const auto diff = a.mean.to(torch::kFloat64) - b.mean.to(torch::kFloat64);
+  // A few numbers (d = 10 for images): the rest is done on the CPU.
+  const auto cov_a = a.cov.to(torch::kCPU, torch::kFloat64);
+  const auto cov_b = b.cov.to(torch::kCPU, torch::kFloat64);
+  const auto diff = a.mean.to(torch::kCPU, torch::kFloat64) - b.mean.to(torch::kCPU, torch::kFloat64);
   const auto root_a = symmetric_sqrt(cov_a);
   // tr sqrt(sqrt(A) B sqrt(A)): the sum of the square roots of its eigenvalues.
   const auto inner_values = std::get<0>(psd_eigh(root_a.mm(cov_b).mm(root_a)));
@@ -348,11 +358,11 @@ std::string classifier_file(const Config& config) {
                                               : config.evaluation.classifier;
 }
 
-std::unique_ptr<SampleScorer> make_scorer(const Config& config) {
+std::unique_ptr<SampleScorer> make_scorer(const Config& config, torch::Device device) {
   if (is_toy(config.data.dataset)) return std::make_unique<ToyScorer>(config);
   check_image_files(config.data);  // a missing dataset is named before its classifier
   const std::string classifier_path = classifier_file(config);
-  auto classifier = load_classifier(classifier_path);
+  auto classifier = load_classifier(classifier_path, device);
   auto real = real_image_stats(classifier, classifier_path, config.data);
   return std::make_unique<ImageScorer>(std::move(classifier), std::move(real));
 }

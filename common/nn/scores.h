@@ -62,6 +62,8 @@ std::string classifier_file(const Config& config);
 // Loads what the configuration's dataset needs (the classifier and the
 // real training data for images; the mixture for toy data). Throws
 // InputError naming the missing file.
-std::unique_ptr<SampleScorer> make_scorer(const Config& config);
+// Image scorers run their classifier on `device` (samples anywhere are
+// moved there); the toy scorer counts modes on the CPU.
+std::unique_ptr<SampleScorer> make_scorer(const Config& config, torch::Device device = torch::kCPU);
 
 }  // namespace cellgan

@@ -11,16 +11,16 @@
 
 namespace cellgan {
 
-TrainingData::TrainingData(const Config& config) : TrainingData(config, -1) {}
+TrainingData::TrainingData(const Config& config, torch::Device device) : TrainingData(config, -1, device) {}
 
-TrainingData::TrainingData(const Config& config, int label) {
+TrainingData::TrainingData(const Config& config, int label, torch::Device device) {
   if (label >= 0 && (is_toy(config.data.dataset) || label >= kClassCount))
     throw std::invalid_argument("TrainingData: a class's data needs an image dataset and a label in 0..9");
   if (is_toy(config.data.dataset)) {
     const ToyMixture mixture = toy_mixture(config.data.dataset);
     std::vector<float> points =
         sample_toy(mixture, config.data.toy_samples, derive_seed(config.seed, Stream::kToyData, 0));
-    stored_ = torch::from_blob(points.data(), {config.data.toy_samples, 2}, torch::kFloat32).clone();
+    stored_ = torch::from_blob(points.data(), {config.data.toy_samples, 2}, torch::kFloat32).clone().to(device);
     return;
   }
   // The tensor takes over the pixel buffer instead of copying it.
@@ -34,6 +34,11 @@ TrainingData::TrainingData(const Config& config, int label) {
   values_ = torch::empty({256}, torch::kFloat32);
   float* v = values_.data_ptr<float>();
   for (int p = 0; p < 256; ++p) v[p] = pixel_value(static_cast<std::uint8_t>(p));
+  if (!device.is_cpu()) {
+    stored_ = stored_.to(device);
+    values_ = values_.to(device);
+    if (labels_.defined()) labels_ = labels_.to(device);
+  }
 }
 
 torch::Tensor TrainingData::rows(const torch::Tensor& index) const {

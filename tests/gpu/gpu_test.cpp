@@ -1,0 +1,234 @@
+// cellgan on a GPU (CTest label `gpu`): every test skips when LibTorch sees
+// no GPU, and otherwise checks that
+// - everything a cell trains lives on the device: parameters, buffers and
+//   Adam state, for the toy, MLP and DCGAN networks;
+// - the same seed gives the same bits, run after run;
+// - a cell's checkpoint goes GPU -> CPU -> GPU unchanged, and trains on both;
+// - a short toy run's losses on the GPU are those of the CPU within the
+//   sampling noise of the fitness estimate (see the tolerance below);
+// - the host-staged all-reduce sums GPU tensors as it sums CPU ones;
+// - whole jobs (coevolution, data_parallel) on CUDA finish, record their
+//   devices in result.json, and repeat to the bit.
+// NCCL (allreduce: nccl) is not part of cellgan yet: nothing here tests it.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "common/nn/device.h"
+#include "common/nn/individual.h"
+#include "common/nn/training_data.h"
+#include "tests/app/job_files.h"
+#include "tests/app/one_process_job.h"
+#include "tests/common/test_files.h"
+#include "tests/worker/toy_cell_fixture.h"
+#include "worker/cell_checkpoint.h"
+#include "worker/cell_trainer.h"
+#include "worker/gradient_allreduce.h"
+#include "worker/gradient_fusion.h"
+
+namespace cellgan {
+namespace {
+
+using test::read_bytes;
+using test::run_one_process_job;
+using test::TempDir;
+using worker_test::toy_config;
+
+#define SKIP_WITHOUT_GPU()                                         \
+  do {                                                             \
+    if (visible_gpus() == 0) GTEST_SKIP() << "no GPU is visible"; \
+  } while (0)
+
+torch::Device gpu() { return resolve_device("cuda:0", 0); }
+
+// A toy cell as worker_test::Fixture, on `device`.
+struct DeviceCell {
+  DeviceCell(const Config& c, torch::Device device)
+      : config(c), data(config, device), scorer(make_scorer(config, device)), trainer(config, data, *scorer) {
+    for (int cell : {1, 3, 5, 7}) {
+      CellState s = trainer.initial_state(cell, 4);
+      centres.push_back({s.generators[0].encode(), s.discriminators[0].encode()});
+    }
+  }
+  std::vector<NeighbourCentre> neighbours() const {
+    std::vector<NeighbourCentre> out;
+    for (const auto& [g, d] : centres) out.push_back({&g, &d});
+    return out;
+  }
+  Config config;
+  TrainingData data;
+  std::unique_ptr<SampleScorer> scorer;
+  CellTrainer trainer;
+  std::vector<std::pair<std::vector<std::uint8_t>, std::vector<std::uint8_t>>> centres;
+};
+
+void expect_on(Individual& ind, const torch::Device& device) {
+  for (const auto& p : ind.module().parameters()) EXPECT_EQ(p.device(), device);
+  for (const auto& b : ind.module().buffers()) EXPECT_EQ(b.device(), device);
+  for (const auto& [key, st] : ind.optimizer().state()) {
+    const auto& s = static_cast<const torch::optim::AdamParamState&>(*st);
+    EXPECT_EQ(s.exp_avg().device(), device);
+    EXPECT_EQ(s.exp_avg_sq().device(), device);
+  }
+}
+
+std::vector<std::vector<std::uint8_t>> bytes_of(const CellState& s) {
+  std::vector<std::vector<std::uint8_t>> out;
+  for (const auto& g : s.generators) out.push_back(g.encode());
+  for (const auto& d : s.discriminators) out.push_back(d.encode());
+  return out;
+}
+
+TEST(Gpu, ACellsIndividualsLiveOnTheDevice) {
+  SKIP_WITHOUT_GPU();
+  DeviceCell cell(toy_config(), gpu());
+  CellState s = cell.trainer.initial_state(4, 4);
+  cell.trainer.run_generation(s, cell.neighbours());
+  ASSERT_FALSE(s.discriminators[0].optimizer().state().empty());  // Adam has stepped
+  for (auto& g : s.generators) expect_on(g, gpu());
+  for (auto& d : s.discriminators) expect_on(d, gpu());
+  for (auto& g : s.neighbour_generators) expect_on(g, gpu());
+}
+
+TEST(Gpu, ImageNetworksAndTheirAdamStateLiveOnTheDevice) {
+  SKIP_WITHOUT_GPU();
+  for (NetworkKind kind : {NetworkKind::kMlp, NetworkKind::kDcgan, NetworkKind::kSngan}) {
+    NetworkShape shape;
+    shape.kind = kind;
+    torch::manual_seed(1);
+    Individual g(Role::kGenerator, shape, 2e-4, AdamSettings{}, LossKind::kBce, gpu());
+    Individual d(Role::kDiscriminator, shape, 2e-4, AdamSettings{}, LossKind::kBce, gpu());
+    const auto z = torch::randn({8, shape.latent_dim}, torch::TensorOptions().device(gpu()));
+    g.optimizer().zero_grad();
+    d.discriminator()->forward(g.generator()->forward(z)).mean().backward();
+    g.optimizer().step();
+    d.optimizer().zero_grad();
+    d.discriminator()->forward(g.generator()->forward(z).detach()).mean().backward();
+    d.optimizer().step();
+    expect_on(g, gpu());
+    expect_on(d, gpu());
+    // The same bytes back on the CPU, and on the GPU again.
+    const auto bytes = g.encode();
+    const Individual on_cpu = Individual::decode(bytes, shape, AdamSettings{}, true, torch::kCPU);
+    EXPECT_EQ(on_cpu.encode(), bytes);
+    const Individual again = Individual::decode(on_cpu.encode(), shape, AdamSettings{}, true, gpu());
+    EXPECT_EQ(again.encode(), bytes);
+  }
+}
+
+TEST(Gpu, TheSameSeedGivesTheSameBitsRunAfterRun) {
+  SKIP_WITHOUT_GPU();
+  std::vector<std::vector<std::vector<std::uint8_t>>> runs;
+  std::vector<double> objectives;
+  for (int run = 0; run < 2; ++run) {
+    DeviceCell cell(toy_config(), gpu());
+    CellState s = cell.trainer.initial_state(4, 4);
+    for (int g = 0; g < 3; ++g) cell.trainer.run_generation(s, cell.neighbours());
+    runs.push_back(bytes_of(s));
+    objectives.push_back(s.mixture_objective);
+  }
+  EXPECT_EQ(runs[0], runs[1]);
+  EXPECT_EQ(objectives[0], objectives[1]);
+}
+
+TEST(Gpu, ACheckpointGoesGpuToCpuToGpuAndTrainsOnBoth) {
+  SKIP_WITHOUT_GPU();
+  DeviceCell on_gpu(toy_config(), gpu());
+  CellState s = on_gpu.trainer.initial_state(4, 4);
+  on_gpu.trainer.run_generation(s, on_gpu.neighbours());
+  const Bytes saved = encode_cell_state(s);
+  CellState cpu_state = decode_cell_state(saved, on_gpu.config, "gpu checkpoint", torch::kCPU);
+  EXPECT_EQ(encode_cell_state(cpu_state), saved);
+  for (auto& g : cpu_state.generators) expect_on(g, torch::Device(torch::kCPU));
+  CellState gpu_state = decode_cell_state(encode_cell_state(cpu_state), on_gpu.config, "cpu checkpoint", gpu());
+  EXPECT_EQ(encode_cell_state(gpu_state), saved);
+  // Both go on training from it.
+  DeviceCell on_cpu(toy_config(), torch::kCPU);
+  const GenerationRecord a = on_cpu.trainer.run_generation(cpu_state, on_cpu.neighbours());
+  const GenerationRecord b = on_gpu.trainer.run_generation(gpu_state, on_gpu.neighbours());
+  EXPECT_EQ(cpu_state.generation, 2);
+  EXPECT_EQ(gpu_state.generation, 2);
+  EXPECT_TRUE(std::isfinite(a.generator_loss) && std::isfinite(b.generator_loss));
+}
+
+// The GPU draws its latent vectors and batches from its own generator, so
+// a GPU run is the CPU run with other random numbers, from the same initial
+// weights. Its fitness (a mean loss over fitness_samples = 100 draws of
+// the BCE, whose spread per draw is below 0.5 at these early generations)
+// then differs by the sampling error of two means: a standard deviation of
+// at most 0.5 * sqrt(2 / 100) = 0.07. The tolerance is three of those.
+TEST(Gpu, AToyRunsLossesOnTheGpuAreTheCpusWithinSamplingNoise) {
+  SKIP_WITHOUT_GPU();
+  std::vector<GenerationRecord> records[2];
+  for (int i = 0; i < 2; ++i) {
+    DeviceCell cell(toy_config(), i == 0 ? torch::Device(torch::kCPU) : gpu());
+    CellState s = cell.trainer.initial_state(4, 4);
+    for (int g = 0; g < 3; ++g) records[i].push_back(cell.trainer.run_generation(s, cell.neighbours()));
+  }
+  for (std::size_t g = 0; g < records[0].size(); ++g) {
+    SCOPED_TRACE("generation " + std::to_string(g + 1));
+    EXPECT_NEAR(records[0][g].generator_loss, records[1][g].generator_loss, 0.21);
+    EXPECT_NEAR(records[0][g].discriminator_loss, records[1][g].discriminator_loss, 0.21);
+  }
+}
+
+// Sums in place like an all-reduce of two identical workers.
+class Doubling final : public GradientAllreduce {
+ public:
+  void sum(std::vector<float>& values) override {
+    for (float& v : values) v *= 2.0f;
+  }
+};
+
+TEST(Gpu, TheHostStagedAllreduceSumsGpuTensorsAsCpuOnes) {
+  SKIP_WITHOUT_GPU();
+  torch::manual_seed(2);
+  std::vector<torch::Tensor> cpu = {torch::randn({300}), torch::randn({7, 11}), torch::randn({1})};
+  std::vector<torch::Tensor> on_gpu;
+  for (const auto& t : cpu) on_gpu.push_back(t.to(gpu()));
+  for (std::int64_t fusion : {std::int64_t{16}, std::int64_t{64} << 20}) {
+    Doubling a, b;
+    allreduce_fused(cpu, fusion, a);
+    allreduce_fused(on_gpu, fusion, b);
+    for (std::size_t i = 0; i < cpu.size(); ++i) {
+      EXPECT_EQ(on_gpu[i].device(), gpu());
+      EXPECT_TRUE(torch::equal(on_gpu[i].cpu(), cpu[i]));
+    }
+  }
+}
+
+// The toy 2x2 job on CUDA, twice: it finishes, says where it ran, and
+// repeats to the bit.
+void expect_job_on_gpu_repeats(const std::map<std::string, std::string>& replace, int workers) {
+  TempDir tmp;
+  std::string ensembles[2];
+  for (int run = 0; run < 2; ++run) {
+    const std::string dir = tmp.file("run" + std::to_string(run));
+    auto changes = replace;
+    changes["heartbeat_interval_ms: 100}"] = "heartbeat_interval_ms: 100, device: cuda}";
+    const auto out = run_one_process_job(test::toy_config(tmp, "run" + std::to_string(run), dir, changes), workers);
+    ASSERT_TRUE(out.result.has_value()) << out.master_error;
+    const auto result = nlohmann::json::parse(read_bytes(dir + "/result.json"));
+    EXPECT_EQ(result.at("device").at("master"), "cuda:0");
+    EXPECT_EQ(result.at("device").at("workers"), nlohmann::json(std::vector<std::string>(workers, "cuda:0")));
+    ensembles[run] = read_bytes(dir + "/ensemble.bin");
+  }
+  EXPECT_EQ(ensembles[0], ensembles[1]);
+}
+
+TEST(Gpu, ACoevolutionJobOnCudaRecordsItsDevicesAndRepeats) {
+  SKIP_WITHOUT_GPU();
+  expect_job_on_gpu_repeats({}, 2);
+}
+
+TEST(Gpu, ADataParallelJobOnCudaRecordsItsDevicesAndRepeats) {
+  SKIP_WITHOUT_GPU();
+  expect_job_on_gpu_repeats({{"grid: {rows: 2, cols: 2}", "layout: data_parallel\ngrid: {rows: 1, cols: 1}"}}, 2);
+}
+
+}  // namespace
+}  // namespace cellgan
