@@ -90,8 +90,7 @@ struct RuntimeConfig {
   std::int64_t late_after_ms = 2000;
   std::int64_t dead_after_ms = 5000;
   std::string log_level = "info";
-  // auto | cpu | cuda | cuda:N (common/nn/device.h); checked by
-  // is_device_spec().
+  // auto | cpu | cuda | cuda:0..cuda:15 (common/nn/device.h).
   std::string device = "auto";
 };
 

@@ -52,6 +52,12 @@ const Names<LossKind> kLosses = {
     {"wgan_gp", LossKind::kWganGp}};
 const Names<ReplacementRule> kRules = {{"always", ReplacementRule::kAlways}, {"if_better", ReplacementRule::kIfBetter}};
 const Names<std::string> kLogLevels = {{"debug", "debug"}, {"info", "info"}, {"warn", "warn"}, {"error", "error"}};
+// runtime.device: auto, cpu, cuda, and cuda:0 .. cuda:15 (a node's GPUs).
+const Names<std::string> kDevices = [] {
+  Names<std::string> names = {{"auto", "auto"}, {"cpu", "cpu"}, {"cuda", "cuda"}};
+  for (int i = 0; i < 16; ++i) names.push_back({fmt::format("cuda:{}", i), fmt::format("cuda:{}", i)});
+  return names;
+}();
 
 // layout: per_class needs labelled images and one cell per class: a K×1
 // grid with K no more than the 10 classes an image dataset has.
@@ -236,14 +242,12 @@ ConfigSection runtime() {
       .integer("dead_after_ms", &R::dead_after_ms, ruled_by<I>("> late_after_ms, <= 3600000 (an hour)"),
                "silence after which a worker is declared dead (and the run ended), or the master by its workers")
       .choice("log_level", &R::log_level, kLogLevels, "the least severe log lines shown")
-      .text("device", &R::device, Text::kNonEmpty,
+      .choice("device", &R::device, kDevices,
             "where every rank computes: `auto` (a GPU when one is visible, else the CPU), `cpu`, `cuda` (each "
             "worker the GPU of its node-local rank modulo the GPUs it sees) or `cuda:N`; logged by every rank and "
             "written to `result.json` (`docs/operations.md`, \"GPUs\")")
       .rules([](const Config& c, const KeyFailure& fail) {
         const RuntimeConfig& r = c.runtime;
-        if (!is_device_spec(r.device))
-          fail("device", fmt::format("'{}' is not a device: expected auto, cpu, cuda or cuda:N", r.device));
         if (r.late_after_ms <= r.heartbeat_interval_ms || r.late_after_ms > kMaxSilenceMs)
           fail("late_after_ms", fmt::format("{} is out of range: expected > heartbeat_interval_ms, which is {}, and "
                                             "<= {}",

@@ -312,28 +312,37 @@ build() {
   in_build "cmake --build build-trixie -j$JOBS -- -k 0" > "$LOGS/build.log" 2>&1 || build_ok=0
   grep -E ': (fatal )?error:|undefined reference|error: ld returned|^FAILED:|trim-libtorch:' "$LOGS/build.log" \
     > "$LOGS/build-errors.txt" || true
-  local trim; trim=$(grep -m1 -E '^trim-libtorch:' "$LOGS/build.log" || true)
-  [ -n "$trim" ] && say "  $trim"
+  # deploy/trim-libtorch.sh's line when it ran now, its report when it ran before.
+  local trim report=$ROOTFS$SRC_IN_ROOT/build-trixie/libtorch-trimmed/trim-report.txt
+  trim=$(grep -m1 -E '^trim-libtorch:' "$LOGS/build.log" || true)
+  if [ -z "$trim" ] && [ -f "$report" ]; then trim="trim-libtorch (earlier): $(grep -m1 '^needed' "$report")"; fi
+  if [ -n "$trim" ]; then say "  $trim"; fi
   local deprecated; deprecated=$(grep -c -E '\[-Wdeprecated' "$LOGS/build.log" || true)
   say "  $(grep -c -E 'warning:' "$LOGS/build.log" || true) warnings, $deprecated of them about deprecations; $(( (SECONDS - start) / 60 )) min"
+  local build_failure=""
   if [ "$build_ok" -eq 0 ]; then
     local errors first
     errors=$(grep -c -E ': (fatal )?error:|undefined reference' "$LOGS/build.log" || true)
-    first=$(grep -m1 -E ': (fatal )?error:|undefined reference|^FAILED:' "$LOGS/build.log" || tail -n 1 "$LOGS/build.log")
-    die "build failed: $errors errors, $(grep -c '^FAILED:' "$LOGS/build.log" || true) failed targets; first: $first (all in $LOGS/build-errors.txt)"
+    first=$(grep -m1 -E ': (fatal )?error:|undefined reference' "$LOGS/build.log" \
+            || grep -m1 '^FAILED:' "$LOGS/build.log" || tail -n 1 "$LOGS/build.log")
+    build_failure="build failed: $errors errors, $(grep -c '^FAILED:' "$LOGS/build.log" || true) failed targets, first: $first (all in $LOGS/build-errors.txt)"
+    say "  $build_failure"
+    say "  testing what was built (-k 0 built all it could)"
   fi
 
   step "test: ctest --test-dir build-trixie -R '$TESTS' -j$JOBS --timeout 300 (log $LOGS/test.log)"
   local test_ok=1
   in_build "ctest --test-dir build-trixie -R '$TESTS' -j$JOBS --timeout 300 --output-on-failure" \
     > "$LOGS/test.log" 2>&1 || test_ok=0
-  local summary skipped
-  summary=$(grep -m1 -E 'tests passed' "$LOGS/test.log" || echo "no tests ran")
-  skipped=$(grep -c -E '\*\*\*Skipped' "$LOGS/test.log" || true)
+  local result
+  result="$(grep -m1 -E 'tests passed' "$LOGS/test.log" || echo "no tests ran"), $(grep -c -E '\*\*\*Skipped' "$LOGS/test.log" || true) skipped"
   if [ "$test_ok" -eq 0 ]; then
-    die "tests failed: $summary, $skipped skipped; failed: $(sed -n '/tests FAILED:/,$p' "$LOGS/test.log" | grep -oE '[^ ]+ \((Failed|Timeout|SEGFAULT|Subprocess aborted|Exception)[^)]*\)' | tr '\n' ' ')(log $LOGS/test.log)"
+    result="tests failed: $result; failed: $(sed -n '/tests FAILED:/,$p' "$LOGS/test.log" \
+      | grep -oE '[^ ]+ \((Failed|Timeout|SEGFAULT|Subprocess aborted|Exception|Not Run)[^)]*\)' | tr '\n' ' ')(log $LOGS/test.log)"
   fi
-  say "  $summary, $skipped skipped"
+  say "  $result"
+  if [ -n "$build_failure" ]; then die "$build_failure; $result"; fi
+  if [ "$test_ok" -eq 0 ]; then die "$result"; fi
   say "done: the checkout builds and passes the selected tests against LibTorch 2.x of Debian $SUITE"
 }
 
