@@ -2,6 +2,7 @@
 // speed-up against W = 1 of the same grid and seed, and sweep.csv.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
