@@ -29,7 +29,7 @@ int classifier_command(const Args& args) {
       "epochs", po::value<std::int64_t>()->default_value(40), "training epochs")(
       "seed", po::value<std::string>()->default_value("1"), "seed")(
       "threads", po::value<std::int64_t>()->default_value(2), "Torch threads")(
-      "device", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda | cuda:N (a GPU when one is visible)")(
+      "device", po::value<std::string>()->default_value("auto"), kDeviceHelp)(
       "out", po::value<std::string>()->default_value(""), "output file (default: <data folder>/classifier.pt)");
   po::variables_map vm;
   if (!parse_options("classifier", "[options]", options, nullptr, args, vm)) return kExitOk;

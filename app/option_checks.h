@@ -24,6 +24,10 @@ std::int64_t int_option(const boost::program_options::variables_map& vm, const s
 std::uint64_t seed_option(const boost::program_options::variables_map& vm, const std::string& command,
                           const std::string& flag);
 
+// The help of --device, which sample, score and classifier take (the value
+// is resolved by common/nn/device.h, as runtime.device is).
+inline constexpr const char* kDeviceHelp = "auto | cpu | cuda | cuda:N (a GPU when one is visible)";
+
 // Rejects `flag` when it was given on the command line (not defaulted):
 // it has no effect unless `needs` is given too.
 void reject_unused(const boost::program_options::variables_map& vm, const std::string& command,

@@ -67,7 +67,7 @@ int sample_command(const Args& args) {
   options.add_options()("ensemble", po::value<std::string>()->required(), "ensemble.bin of a finished run")(
       "count,n", po::value<std::int64_t>()->default_value(1000), "number of samples")(
       "seed", po::value<std::string>()->default_value("1"), "seed of the latent vectors")(
-      "device", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda | cuda:N (a GPU when one is visible)")(
+      "device", po::value<std::string>()->default_value("auto"), kDeviceHelp)(
       "out", po::value<std::string>()->required(), "output: .npy (N x D float32) or .png (grid or scatter)")(
       "config", po::value<std::string>(),
       "the run's config.yaml: a .png is then drawn as the run draws samples.png (toy points over the modes)")(
@@ -163,7 +163,7 @@ int score_command(const Args& args) {
       "ensemble", po::value<std::string>(), "an ensemble.bin to sample and score")(
       "count,n", po::value<std::int64_t>()->default_value(10000), "samples to draw from --ensemble")(
       "seed", po::value<std::string>()->default_value("1"), "seed of the latent vectors of --ensemble")(
-      "device", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda | cuda:N (a GPU when one is visible)")(
+      "device", po::value<std::string>()->default_value("auto"), kDeviceHelp)(
       "class", po::value<std::int64_t>(),
       "image datasets: also report class_accuracy, the share of the samples the classifier labels C (samples "
       "of one class, e.g. from cellgan sample --class C)");

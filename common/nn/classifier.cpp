@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/nn/device.h"
 #include "common/log.h"
 #include "common/rng.h"
 
@@ -153,9 +154,8 @@ ClassifierReport train_classifier(const ImageData& train, const ImageData& test,
       optimizer.step();
       losses.push_back(loss.detach());
     }
-    const torch::Tensor epoch_losses = torch::stack(losses).to(torch::kCPU).to(torch::kFloat64).contiguous();
     double loss_sum = 0.0;
-    for (std::int64_t b = 0; b < epoch_losses.numel(); ++b) loss_sum += epoch_losses.data_ptr<double>()[b];
+    for (double loss : host_values(losses)) loss_sum += loss;
     const auto batches = static_cast<std::int64_t>(losses.size());
     const bool last = epoch == epochs;
     if (last || epoch % kAccuracyEvery == 0) {

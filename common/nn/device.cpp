@@ -21,7 +21,7 @@ namespace {
 void make_gpu_results_repeatable() {
   static std::once_flag once;
   std::call_once(once, [] {
-    ::setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/0);
+    // CUBLAS_WORKSPACE_CONFIG: visible_gpus(), which comes first, sets it.
     at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/true);
     at::globalContext().setDeterministicCuDNN(true);
     at::globalContext().setBenchmarkCuDNN(false);
