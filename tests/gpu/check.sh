@@ -117,9 +117,15 @@ run() {
   mpirun --oversubscribe --bind-to none -np $((workers + 1)) "$CELLGAN" train "$config" \
     --set output_dir="$OUT/runs/$name" "$@"
 }
-# step runs programs, not functions: the run function goes with its own shell.
+# train NAME LIMIT WORKERS CONFIG [--set k=v ...]: `run` as a step (step runs
+# programs, not functions: the function goes with a shell of its own).
 export CELLGAN OUT
 export -f run
+train() {
+  local name=$1 limit=$2
+  shift 2
+  step "$name" "$limit" bash -c 'run "$@"' run "$name" "$@"
+}
 MNIST=(--set data.path="$DATA/mnist" --set evaluation.classifier="$DATA/mnist/classifier.pt" --set checkpoint.every=0)
 FASHION=(--set data.path="$DATA/fashion" --set evaluation.classifier="$DATA/fashion/classifier.pt" --set checkpoint.every=0)
 per_gen() { python3 tests/gpu/g_report.py per-generation "$OUT/$1.log" 2>/dev/null || echo "n/a"; }
@@ -127,11 +133,11 @@ ratio() { python3 -c "import sys; a, b = sys.argv[1:]; print(f'{float(a) / float
 
 say ""
 say "## G1: one cell-generation, one CPU core against one GPU"
-step g1-mlp-cuda 60 bash -c 'run "$@"' run g1-mlp-cuda 1 configs/mnist-1x1.yaml "${MNIST[@]}" --set training.generations=12 --set runtime.device=cuda
-step g1-mlp-cpu 60 bash -c 'run "$@"' run g1-mlp-cpu 1 configs/mnist-1x1.yaml "${MNIST[@]}" --set training.generations=4 --set runtime.device=cpu
-step g1-dcgan-cuda 60 bash -c 'run "$@"' run g1-dcgan-cuda 1 configs/dcgan-mnist.yaml "${MNIST[@]}" --set training.generations=12 \
+train g1-mlp-cuda 60 1 configs/mnist-1x1.yaml "${MNIST[@]}" --set training.generations=12 --set runtime.device=cuda
+train g1-mlp-cpu 60 1 configs/mnist-1x1.yaml "${MNIST[@]}" --set training.generations=4 --set runtime.device=cpu
+train g1-dcgan-cuda 60 1 configs/dcgan-mnist.yaml "${MNIST[@]}" --set training.generations=12 \
   --set training.batches_per_generation=30 --set runtime.device=cuda
-step g1-dcgan-cpu 90 bash -c 'run "$@"' run g1-dcgan-cpu 1 configs/dcgan-mnist.yaml "${MNIST[@]}" --set training.generations=3 \
+train g1-dcgan-cpu 90 1 configs/dcgan-mnist.yaml "${MNIST[@]}" --set training.generations=3 \
   --set training.batches_per_generation=30 --set runtime.device=cpu
 a=$(per_gen g1-mlp-cpu); b=$(per_gen g1-mlp-cuda); c=$(per_gen g1-dcgan-cpu); d=$(per_gen g1-dcgan-cuda)
 say ""
@@ -150,10 +156,10 @@ sample_memory() {
     sleep 1
   done
 }
-step g2-w4 90 bash -c 'run "$@"' run g2-w4 4 configs/mnist-4x4.yaml "${MNIST[@]}" --set training.generations=10 --set runtime.device=cuda
+train g2-w4 90 4 configs/mnist-4x4.yaml "${MNIST[@]}" --set training.generations=10 --set runtime.device=cuda
 sample_memory > "$OUT/g4-memory.txt" &
 SAMPLER=$!
-step g2-w16 120 bash -c 'run "$@"' run g2-w16 16 configs/mnist-4x4.yaml "${MNIST[@]}" --set training.generations=10 --set runtime.device=cuda
+train g2-w16 120 16 configs/mnist-4x4.yaml "${MNIST[@]}" --set training.generations=10 --set runtime.device=cuda
 kill $SAMPLER 2> /dev/null
 say ""
 say "| mnist-4x4 on one GPU | seconds per generation |"
@@ -178,9 +184,9 @@ EOF
 say ""
 say "## G3: data-parallel DCGAN (dp-fashion-dcgan), images per second"
 DP=(configs/dp-fashion-dcgan.yaml "${FASHION[@]}" --set evaluation.preview_every=0)
-step g3-cuda-w1 60 bash -c 'run "$@"' run g3-cuda-w1 1 "${DP[@]}" --set training.generations=3 --set runtime.device=cuda
-step g3-cuda-w2 60 bash -c 'run "$@"' run g3-cuda-w2 2 "${DP[@]}" --set training.generations=3 --set runtime.device=cuda
-step g3-cpu-w1 60 bash -c 'run "$@"' run g3-cpu-w1 1 "${DP[@]}" --set training.generations=1 --set training.batches_per_generation=10 \
+train g3-cuda-w1 60 1 "${DP[@]}" --set training.generations=3 --set runtime.device=cuda
+train g3-cuda-w2 60 2 "${DP[@]}" --set training.generations=3 --set runtime.device=cuda
+train g3-cpu-w1 60 1 "${DP[@]}" --set training.generations=1 --set training.batches_per_generation=10 \
   --set runtime.device=cpu
 ips() { python3 tests/gpu/g_report.py images-per-second "$OUT/runs/$1" 2>/dev/null || echo "n/a"; }
 e=$(ips g3-cpu-w1); f=$(ips g3-cuda-w1); g=$(ips g3-cuda-w2)
@@ -194,7 +200,7 @@ say "| NCCL, 2 GPUs | not measured: one GPU here, and allreduce nccl is not buil
 
 say ""
 say "## Q: fashion-2x2 with the DCGAN pair, 100 generations on one GPU"
-step q-fashion-dcgan 200 bash -c 'run "$@"' run q-fashion-dcgan 4 configs/fashion-2x2.yaml "${FASHION[@]}" --set network.kind=dcgan \
+train q-fashion-dcgan 200 4 configs/fashion-2x2.yaml "${FASHION[@]}" --set network.kind=dcgan \
   --set training.generations=100 --set runtime.device=cuda
 say "- scores: $(python3 tests/gpu/g_report.py scores "$OUT/runs/q-fashion-dcgan" 2>/dev/null || echo 'n/a (unfinished)')"
 say "- seconds per generation: $(per_gen q-fashion-dcgan)"
