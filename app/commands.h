@@ -18,5 +18,6 @@ int prepare_mnist_command(const Args& args);
 int sample_command(const Args& args);
 int score_command(const Args& args);
 int sweep_command(const Args& args);
+int launch_command(const Args& args);
 
 }  // namespace cellgan::app

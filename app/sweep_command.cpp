@@ -42,17 +42,14 @@ void catch_interrupts() {
   for (const int sig : {SIGINT, SIGTERM, SIGUSR1}) sigaction(sig, &action, nullptr);
 }
 
-// $CELLGAN_MPIRUN split at spaces, or mpirun with the flags a shared
-// machine needs.
+// $CELLGAN_MPIRUN split at spaces (each run then `$CELLGAN_MPIRUN -np W+1
+// cellgan train ...`), or none: each run is `cellgan launch -w W ...`.
 std::vector<std::string> launcher() {
   std::vector<std::string> argv;
   if (const char* env = std::getenv("CELLGAN_MPIRUN"); env && *env) {
     std::istringstream words(env);
     for (std::string w; words >> w;) argv.push_back(w);
-    return argv;
   }
-  argv = {"mpirun", "--oversubscribe", "--bind-to", "none"};
-  if (::geteuid() == 0) argv.push_back("--allow-run-as-root");
   return argv;
 }
 
@@ -107,8 +104,8 @@ int sweep_command(const Args& args) {
   if (!parse_options("sweep",
                      "--config FILE --grids 1x1,2x2 --workers 1,2 [--seeds N] [--out DIR]\n"
                      "       cellgan sweep --collect DIR [--out DIR]\n\n"
-                     "Runs the experiments one after another through mpirun ($CELLGAN_MPIRUN replaces\n"
-                     "\"mpirun --oversubscribe --bind-to none\"). Ctrl-C checkpoints and stops the current run;\n"
+                     "Runs the experiments one after another, each through `cellgan launch -w W` (or\n"
+                     "`$CELLGAN_MPIRUN -np W+1 cellgan train` when set). Ctrl-C checkpoints and stops the current run;\n"
                      "run the same command again to keep the finished runs and resume the others.",
                      options, nullptr, args, vm))
     return kExitOk;

@@ -14,8 +14,10 @@
 #include "common/comm/mpi_session.h"
 #include "common/error.h"
 #include "common/fault_plan.h"
+#include "common/launch_rank.h"
 #include "common/log.h"
 #include "master/master.h"
+#include "master/stop_signals.h"
 #include "worker/worker.h"
 
 namespace cellgan::app {
@@ -48,6 +50,9 @@ int train_command(int argc, char** argv, const Args& args) {
   if (vm.count("fault"))
     for (const std::string& text : vm["fault"].as<std::vector<std::string>>()) faults.push_back(parse_fault_option(text));
   torch::set_num_threads(1);
+  // From here a SIGUSR1 (a stop asked of the launcher in the job's first
+  // seconds) no longer ends the process: the master acts on it once it runs.
+  hold_stop_signal_early();
   MpiSession session(&argc, &argv);
   if (session.world_rank() != 0) {
     // mpirun forwards SIGUSR1 to every rank: the master alone acts on it.
@@ -63,6 +68,7 @@ int train_command(int argc, char** argv, const Args& args) {
   if (vm.count("set")) settings = vm["set"].as<std::vector<std::string>>();
   Master master(session, vm["config"].as<std::string>(), vm.count("resume") ? vm["resume"].as<std::string>() : "",
                 std::move(faults), std::move(settings));
+  master.note_events(launch_notes());
   RunResult result;
   try {
     result = master.run();
@@ -71,6 +77,7 @@ int train_command(int argc, char** argv, const Args& args) {
       const bool restart = dynamic_cast<const RestartNeeded*>(&e) != nullptr;
       const int code = restart ? kExitRestart : kExitFailure;
       std::cerr << (restart ? "cellgan: stopped: " : "cellgan: failed: ") << e.what() << "\n";
+      report_exit_code(code);
       // Under --enable-recovery MPI_Abort makes mpirun exit 0: end like a
       // finished rank instead, with the code. Otherwise a lost worker never
       // reaches MPI_Finalize: end every rank.
@@ -88,6 +95,7 @@ int train_command(int argc, char** argv, const Args& args) {
             << "samples: " << result.output_dir << "/samples.png  ensemble: " << result.output_dir
             << "/ensemble.bin  (" << fmt::format("{:.1f}", result.seconds) << " s)\n";
   std::cout.flush();
+  report_exit_code(kExitOk);
   session.finalize_within(kFinalizeLimit, kExitOk, [&master] { master.kill_remaining_workers(); });
   return kExitOk;
 }

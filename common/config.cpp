@@ -13,6 +13,7 @@
 
 #include "common/config_keys.h"
 #include "common/error.h"
+#include "common/path_checks.h"
 
 namespace cellgan {
 namespace {
@@ -116,12 +117,12 @@ Config parse_config(const std::string& yaml_text, const std::string& source) {
 Config load_config(const std::string& path) { return load_config(path, {}); }
 
 Config load_config(const std::string& path, const std::vector<std::string>& settings) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw InputError(fmt::format("{}: is a folder: expected a YAML configuration file", path));
+  // Only a regular file: a FIFO or a device could block the open or never
+  // end, and under mpirun each rank would read it differently.
+  if (const std::string why = why_no_input_file(path); !why.empty())
+    throw InputError(fmt::format("{}: {}: expected a YAML configuration file", path, why));
   std::ifstream in(path);
   if (!in) throw InputError(fmt::format("{}: cannot read the configuration file", path));
-  // A pipe is fine (cellgan train <(...)); a device that never ends is not.
   std::string text(kMaxConfigBytes + 1, '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (in.bad()) throw InputError(fmt::format("{}: cannot read the configuration file", path));

@@ -14,6 +14,18 @@
 //   InputError. The command line reports it as an internal error and exits
 //   with kExitInternal.
 //
+// - Which exceptions may cross a boundary: only InputError, RestartNeeded
+//   and std::exception in general cross threads (as std::exception_ptr,
+//   rethrown on the thread that owns the rank: the master's scoring thread,
+//   the worker's training thread). Nothing crosses a rank as an exception:
+//   a rank's ending travels as a message with its exit code.
+// - One function maps an ending to its exit code: exit_code_of() below.
+//   main() uses it for whatever reaches it, the master for what it tells
+//   the workers, the worker for what it tells the master.
+// - Under `cellgan launch`, rank 0 also writes its exit code to the file
+//   CELLGAN_EXIT_FILE names (launch_rank.h): the launcher's exit code is
+//   that code, not mpirun's.
+//
 // Thread-safety: plain value types.
 #pragma once
 
@@ -41,5 +53,15 @@ class RestartNeeded : public std::runtime_error {
  public:
   explicit RestartNeeded(const std::string& message) : std::runtime_error(message) {}
 };
+
+// The exit code of an ending by exception: InputError -> kExitBadInput,
+// RestartNeeded -> kExitRestart, std::logic_error -> kExitInternal, any
+// other -> kExitFailure.
+inline int exit_code_of(const std::exception& e) {
+  if (dynamic_cast<const InputError*>(&e) != nullptr) return kExitBadInput;
+  if (dynamic_cast<const RestartNeeded*>(&e) != nullptr) return kExitRestart;
+  if (dynamic_cast<const std::logic_error*>(&e) != nullptr) return kExitInternal;
+  return kExitFailure;
+}
 
 }  // namespace cellgan

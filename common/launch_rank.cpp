@@ -4,7 +4,9 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <cstdio>
 #include <initializer_list>
+#include <sstream>
 
 namespace cellgan {
 
@@ -18,6 +20,26 @@ int launch_rank() {
     if (*end == '\0' && errno == 0 && rank >= 0 && rank <= INT_MAX) return static_cast<int>(rank);
   }
   return 0;
+}
+
+void report_exit_code(int code) {
+  const char* path = std::getenv("CELLGAN_EXIT_FILE");
+  if (path == nullptr || *path == '\0' || launch_rank() != 0) return;
+  const std::string target(path), temporary = target + ".tmp";
+  if (std::FILE* f = std::fopen(temporary.c_str(), "w")) {
+    const bool written = std::fprintf(f, "%d\n", code) > 0;
+    if (std::fclose(f) == 0 && written) std::rename(temporary.c_str(), target.c_str());
+  }
+}
+
+std::vector<std::string> launch_notes() {
+  std::vector<std::string> lines;
+  const char* notes = std::getenv("CELLGAN_LAUNCH_NOTES");
+  if (notes == nullptr) return lines;
+  std::istringstream in(notes);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) lines.push_back(line);
+  return lines;
 }
 
 }  // namespace cellgan

@@ -7,11 +7,25 @@
 // that change it.
 #pragma once
 
+#include <string>
+#include <vector>
+
 namespace cellgan {
 
 // The first of OMPI_COMM_WORLD_RANK (Open MPI), PMIX_RANK (PMIx),
 // PMI_RANK (MPICH's Hydra) and SLURM_PROCID (srun) that is set to a
 // non-negative integer; 0 when none is, as for a process started by hand.
 int launch_rank();
+
+// Under `cellgan launch` (launch/launcher.h): rank 0 writes `code` to the
+// file CELLGAN_EXIT_FILE names, replacing it, so the launcher learns the
+// run's own exit code whatever mpirun exits with. No effect on other ranks
+// or without the variable; a failure to write is ignored (the launcher then
+// treats the attempt as failed).
+void report_exit_code(int code);
+
+// The lines CELLGAN_LAUNCH_NOTES holds (one per line; none when unset):
+// what the launcher asks the master to write to events.log (its restarts).
+std::vector<std::string> launch_notes();
 
 }  // namespace cellgan

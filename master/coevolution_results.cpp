@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/nn/ensemble.h"
 #include "common/nn/scores.h"
+#include "common/layout_rules.h"
 #include "master/final_ensemble.h"
 #include "master/run_directory.h"
 
@@ -20,12 +21,8 @@ namespace {
 
 // Checks the worker count before the partition does, to say it in mpirun's terms.
 const Config& checked(const Config& config, int workers) {
-  const GridShape grid(static_cast<int>(config.grid.rows), static_cast<int>(config.grid.cols));
-  if (workers > grid.cell_count())
-    throw InputError(fmt::format("{}: workers: {} worker ranks do not fit a {}x{} grid: expected 1..{} (mpirun -np "
-                                 "2..{})",
-                                 config.source, workers, grid.rows(), grid.cols(), grid.cell_count(),
-                                 grid.cell_count() + 1));
+  if (const std::string misfit = workers_misfit(config, workers); !misfit.empty())
+    throw InputError(fmt::format("{}: workers: {} worker ranks {}", config.source, workers, misfit));
   return config;
 }
 

@@ -85,13 +85,6 @@ void add_faults(Config& config, const std::vector<Fault>& command_line, int work
                                    config.training.generations));
 }
 
-int exit_code_of(const std::exception& e) {
-  if (dynamic_cast<const InputError*>(&e)) return kExitBadInput;
-  if (dynamic_cast<const RestartNeeded*>(&e)) return kExitRestart;
-  if (dynamic_cast<const std::logic_error*>(&e)) return kExitInternal;
-  return kExitFailure;
-}
-
 }  // namespace
 
 Master::Master(JobCommsFactory& factory, std::string config_path, std::string resume,
@@ -106,6 +99,22 @@ Master::Master(JobCommsFactory& factory, std::string config_path, std::string re
 void Master::event(const std::string& line) {
   log::info("{}", line);
   if (run_) run_->event(line);
+}
+
+void Master::note_events(const std::vector<std::string>& lines) {
+  pending_events_.insert(pending_events_.end(), lines.begin(), lines.end());
+}
+
+void Master::record_state(const std::string& status, std::optional<int> exit_code, const std::string& message) {
+  if (!run_) return;
+  run_state_.status = status;
+  run_state_.exit_code = exit_code;
+  run_state_.message = message;
+  run_state_.generation = run_->generations_written();
+  if (const std::string why = write_run_state(config_.output_dir, run_state_); !why.empty())
+    throw std::runtime_error(fmt::format("{}: the run folder can no longer be written ({}): ending the run; its "
+                                         "newest complete checkpoint, if the folder still holds it, resumes it",
+                                         config_.output_dir, why));
 }
 
 void Master::request_stop(const std::string& why) {
@@ -360,6 +369,22 @@ void Master::start(Clock::time_point now) {
   last_checkpoint_ = plan_.generation;
   for (const std::string& line : layout_->assignment()) run_->event(line);
   for (const Fault& f : config_.faults) run_->event(fmt::format("fault planned: {} ({})", describe(f), to_text(f)));
+  run_state_ = RunState{};
+  run_state_.layout = to_string(config_.layout);
+  run_state_.rows = static_cast<int>(config_.grid.rows);
+  run_state_.cols = static_cast<int>(config_.grid.cols);
+  run_state_.workers = workers_;
+  run_state_.device = master_device_;
+  run_state_.seed = config_.seed;
+  run_state_.generations = config_.training.generations;
+  if (plan_.resuming) {
+    try {
+      if (const auto before = read_run_state(config_.output_dir)) run_state_.stretches = before->stretches + 1;
+    } catch (const std::runtime_error& e) {
+      log::warn("{}; counting this start as the run's first", e.what());
+    }
+  }
+  record_state("running");
   master_kernels_ = blas_kernels();
   log::info("run {}: {}x{} grid, {} worker{}, {} generations, writing {}; master on {} kernels", config_.source,
             config_.grid.rows, config_.grid.cols, workers_, workers_ == 1 ? "" : "s", config_.training.generations,
@@ -374,6 +399,7 @@ void Master::start(Clock::time_point now) {
 }
 
 void Master::write_progress(std::int64_t generation, Clock::time_point now) {
+  record_state("running");
   const std::string objective = objective_name(config_);
   const BestCell best = best_cell(run_->generation_records(generation), objective);
   const double elapsed = std::chrono::duration<double>(now - started_).count();
@@ -595,7 +621,10 @@ RunResult Master::finish() {
   std::vector<std::string> kernels;
   for (const auto& k : worker_kernels_) kernels.push_back(k.value_or("unknown"));
   const auto lock = lock_torch_generator();
-  return layout_->finish(std::move(results), FinishContext{*scorer_, *run_, started_, master_kernels_, kernels, master_device_, worker_devices_});
+  RunResult result = layout_->finish(std::move(results), FinishContext{*scorer_, *run_, started_, master_kernels_,
+                                                                       kernels, master_device_, worker_devices_});
+  record_state("finished", kExitOk);
+  return result;
 }
 
 void Master::abort_workers(int exit_code, const std::string& reason) {
@@ -658,6 +687,12 @@ RunResult Master::run() {
     if (progress_bar_) log::end_status_line();
     if (board_) board_->set_phase("failed", e.what());
     if (workers_started_) abort_workers(exit_code_of(e), e.what());
+    try {
+      const int code = exit_code_of(e);
+      record_state(code == kExitRestart ? "stopped" : "failed", code, e.what());
+    } catch (const std::exception& also) {
+      log::warn("{}", also.what());
+    }
     throw;
   }
 }

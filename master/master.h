@@ -44,6 +44,7 @@
 #include "common/comm/job_comms.h"
 #include "common/comm/protocol.h"
 #include "common/config.h"
+#include "common/run_state.h"
 #include "master/heartbeat_monitor.h"
 #include "master/master_layout.h"
 #include "master/resume_plan.h"
@@ -90,6 +91,11 @@ class Master {
   // any exception the live workers are sent an abort first.
   RunResult run();
 
+  // Lines for events.log from whoever started the job (`cellgan launch`'s
+  // restarts, common/launch_rank.h); written once the run folder exists.
+  // Call before run().
+  void note_events(const std::vector<std::string>& lines);
+
   bool worker_lost() const { return worker_lost_; }
   // Kills by PID every worker process on this host that is still there
   // (at the end of the job: one stopped or hung after its part was done,
@@ -134,6 +140,11 @@ class Master {
   void check_liveness(Clock::time_point now);
   void write_progress(std::int64_t generation, Clock::time_point now);
   void beat_to_workers(Clock::time_point now);
+  // run.json (common/run_state.h) with `status`; throws std::runtime_error
+  // when it cannot be written, which is how a run folder that disappeared
+  // or stopped being writable is noticed, at each written generation.
+  void record_state(const std::string& status, std::optional<int> exit_code = std::nullopt,
+                    const std::string& message = "");
   // Started, not failed, not declared dead: the workers messages go to.
   bool alive(int worker) const;
   // The worker's state on the status board, from the monitor and failed_.
@@ -189,6 +200,7 @@ class Master {
   std::vector<int> global_ranks_;  // GLOBAL rank -> world rank
   int epoch_ = 0;             // rehomings so far
   std::vector<std::string> pending_events_;  // for events.log once it exists
+  RunState run_state_;                       // run.json, once the run folder exists
 };
 
 }  // namespace cellgan

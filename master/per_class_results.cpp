@@ -15,6 +15,7 @@
 #include "common/dataset.h"
 #include "common/error.h"
 #include "common/image_files.h"
+#include "common/layout_rules.h"
 #include "common/log.h"
 #include "common/nn/class_generator.h"
 #include "common/nn/classifier.h"
@@ -29,10 +30,8 @@ namespace {
 constexpr std::int64_t kRowImages = 10;
 
 const Config& checked(const Config& config, int workers) {
-  if (workers < 1 || workers > config.grid.rows)
-    throw InputError(fmt::format("{}: workers: {} worker ranks do not fit layout per_class with {} classes: expected "
-                                 "1..{} (mpirun -np 2..{})",
-                                 config.source, workers, config.grid.rows, config.grid.rows, config.grid.rows + 1));
+  if (const std::string misfit = workers_misfit(config, workers); !misfit.empty())
+    throw InputError(fmt::format("{}: workers: {} worker ranks {}", config.source, workers, misfit));
   return config;
 }
 

@@ -10,6 +10,8 @@
 
 #include <fstream>
 #include <iterator>
+#include <list>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -29,10 +31,12 @@ using Response = http::response<http::string_body>;
 
 // What the sessions share with the server; kept alive by every session, so
 // it outlives the io_context's last handler.
+class Session;
 struct Shared {
   const StatusBoard& board;
   StatusServerOptions options;
   int connections = 0;  // open sessions (the server thread only)
+  std::list<std::weak_ptr<Session>> sessions;  // in the order they were accepted (the server thread only)
 };
 
 Response make_response(http::status status, const std::string& type, std::string body, bool keep_alive) {
@@ -104,7 +108,21 @@ class Session : public std::enable_shared_from_this<Session> {
   }
   ~Session() { --shared_->connections; }
 
+  // Serves the connection; it can be evicted from now on.
+  void start() {
+    shared_->sessions.push_back(weak_from_this());
+    read();
+  }
+  // Closes the connection if it is waiting for a request (not answering
+  // one); returns whether it did.
+  bool evict_if_idle() {
+    if (!reading_) return false;
+    close();
+    return true;
+  }
+
   void read() {
+    reading_ = true;
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(shared_->options.header_limit));
     parser_->body_limit(shared_->options.body_limit);
@@ -115,6 +133,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
  private:
   void on_read(beast::error_code ec) {
+    reading_ = false;
     if (ec) {
       if (auto r = answer_to_failure(ec)) return write(std::move(*r));
       return close();
@@ -147,7 +166,28 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   Response response_;
+  bool reading_ = false;  // waiting for a request
 };
+
+// Makes room for a new connection when the server is full: closes the
+// oldest connection that waits for a request (an idle keep-alive, or a
+// client that opened a connection and sent nothing). Returns false when
+// every connection is busy answering.
+bool evict_oldest_idle(Shared& shared) {
+  for (auto it = shared.sessions.begin(); it != shared.sessions.end();) {
+    const std::shared_ptr<Session> session = it->lock();
+    if (!session) {
+      it = shared.sessions.erase(it);
+      continue;
+    }
+    if (session->evict_if_idle()) {
+      shared.sessions.erase(it);
+      return true;
+    }
+    ++it;
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -164,11 +204,11 @@ struct StatusServer::Impl {
       if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
       if (ec) {
         log::warn("status server: accept: {}", ec.message());
-      } else if (shared->connections >= shared->options.max_connections) {
+      } else if (shared->connections >= shared->options.max_connections && !evict_oldest_idle(*shared)) {
         beast::error_code ignored;
         socket.close(ignored);
       } else {
-        std::make_shared<Session>(std::move(socket), shared)->read();
+        std::make_shared<Session>(std::move(socket), shared)->start();
       }
       accept();
     });
@@ -177,7 +217,7 @@ struct StatusServer::Impl {
 
 StatusServer::StatusServer(const StatusBoard& board, const StatusServerOptions& options)
     : impl_(std::make_unique<Impl>()) {
-  impl_->shared = std::make_shared<Shared>(Shared{board, options});
+  impl_->shared = std::make_shared<Shared>(Shared{board, options, 0, {}});
   const std::string where = fmt::format("{}:{}", options.bind, options.port);
   beast::error_code ec;
   const asio::ip::address address = asio::ip::make_address(options.bind, ec);

@@ -11,7 +11,11 @@
 // must fit their limits (else it is answered 431 or 413); what is not
 // HTTP/1.x is answered 400. After an error the connection is closed; a
 // client that leaves mid-request costs nothing.
-// At most `max_connections` are served at once; more are closed at once.
+// At most `max_connections` are open at once. When a new one comes and
+// all are taken, the oldest connection waiting for a request (idle) is
+// closed to make room, so clients that hold connections open and send
+// nothing cannot lock out a normal one; only when every connection is busy
+// answering is the new one closed at once.
 //
 // Thread-safety: the constructor and destructor on one thread (the
 // master's); the server's own thread only reads the board (which is

@@ -8,6 +8,16 @@
 
 namespace cellgan {
 
+namespace {
+
+volatile std::sig_atomic_t g_held_signal = 0;
+
+extern "C" void hold_signal(int number) { g_held_signal = number; }
+
+}  // namespace
+
+void hold_stop_signal_early() { std::signal(SIGUSR1, hold_signal); }
+
 struct StopSignals::Impl {
   explicit Impl(std::function<void(int)> handler)
       : on_signal(std::move(handler)), signals(io, SIGTERM, SIGINT, SIGUSR1) {
@@ -34,6 +44,10 @@ StopSignals::~StopSignals() {
 }
 
 void StopSignals::poll() {
+  if (const int held = g_held_signal; held != 0) {
+    g_held_signal = 0;
+    impl_->on_signal(held);
+  }
   impl_->io.poll();
   impl_->io.restart();
 }

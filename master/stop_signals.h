@@ -12,6 +12,12 @@
 
 namespace cellgan {
 
+// Before the run's StopSignals exists (MPI_Init and reading the input take
+// seconds): from this call on, SIGUSR1 no longer ends the process; one that
+// arrives is kept, and the first StopSignals hands it to its on_signal at
+// its first poll(). Every rank calls it; a worker then ignores SIGUSR1.
+void hold_stop_signal_early();
+
 class StopSignals {
  public:
   explicit StopSignals(std::function<void(int)> on_signal);

@@ -15,7 +15,7 @@
 #include <stdexcept>
 
 #include "common/image_files.h"
-#include "sweep/child_process.h"
+#include "launch/child_process.h"
 
 namespace cellgan::sweep {
 
@@ -256,7 +256,7 @@ std::string draw_plots(const std::string& dir) {
   const std::string gnuplot = env && *env ? env : "gnuplot";
   const fs::path plots = fs::path(dir) / "plots";
   const std::string log = (plots / "gnuplot.log").string();
-  ChildProcess child({gnuplot, "sweep.gp"}, log, plots.string());
+  launch::ChildProcess child({gnuplot, "sweep.gp"}, log, plots.string());
   if (!child.started())
     return fmt::format("could not run {} ({}): install gnuplot-nox (deploy/install-deps.sh)", gnuplot,
                        child.start_error());

@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "sweep/child_process.h"
+#include "launch/child_process.h"
 
 namespace cellgan::sweep {
 
@@ -70,9 +70,14 @@ std::string log_file(const SweepSetup& setup, const PlannedRun& run) {
 }
 
 std::vector<std::string> run_command(const SweepSetup& setup, const PlannedRun& run) {
-  std::vector<std::string> argv = setup.launcher;
-  argv.insert(argv.end(), {"-np", std::to_string(run.workers + 1), setup.cellgan, "train", setup.config, "--resume",
-                           "auto"});
+  std::vector<std::string> argv;
+  if (setup.launcher.empty()) {
+    argv = {setup.cellgan, "launch", "-w", std::to_string(run.workers), setup.config, "--resume", "auto"};
+  } else {
+    argv = setup.launcher;
+    argv.insert(argv.end(), {"-np", std::to_string(run.workers + 1), setup.cellgan, "train", setup.config, "--resume",
+                             "auto"});
+  }
   std::vector<std::string> settings = setup.settings;
   for (std::string& s : run_settings(run, run_folder(setup, run))) settings.push_back(std::move(s));
   for (const std::string& s : settings) argv.insert(argv.end(), {"--set", s});
@@ -122,7 +127,7 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& plan, const SweepSetup& se
       log << "# " << fmt::format("{}", fmt::join(argv, " ")) << "\n";
     }
     const auto started = std::chrono::steady_clock::now();
-    ChildProcess child(argv, log_file(setup, run));
+    launch::ChildProcess child(argv, log_file(setup, run));
     int code = 0;
     if (!child.started()) {
       code = 127;

@@ -1,6 +1,8 @@
 // Runs the plan of a sweep, one run after another, each as
-// `LAUNCHER -np W+1 CELLGAN train CONFIG --resume auto --set ...` in a
-// process group of its own (child_process.h), its output in
+// `CELLGAN launch -w W CONFIG --resume auto --set ...` (which restarts a
+// run that fails or stalls; launch/launcher.h), or with a LAUNCHER given,
+// `LAUNCHER -np W+1 CELLGAN train CONFIG --resume auto --set ...`, in a
+// process group of its own (launch/child_process.h), its output in
 // OUT/logs/NAME.log and its run folder OUT/runs/NAME.
 //
 // - A run whose folder holds result.json is kept as it is; any other is
@@ -10,7 +12,7 @@
 // - A run that fails (any exit status but 0) is reported and the sweep
 //   goes on; 75 (checkpointed and stopped) counts as unfinished.
 // - Interrupts: the first asks the running job to checkpoint and stop
-//   (SIGUSR1 to the launcher, which mpirun forwards to its ranks); the
+//   (SIGUSR1 to cellgan launch or mpirun, which pass it to the ranks); the
 //   second ends it (SIGTERM). Either way no further run starts.
 //
 // Thread-safety: run_sweep runs on one thread; `interrupts` may be raised
@@ -31,7 +33,7 @@ struct SweepSetup {
   std::string config;                  // the base configuration file
   std::vector<std::string> settings;   // --set settings for every run, before the run's own
   std::string out;                     // the sweep's folder
-  std::vector<std::string> launcher;   // e.g. {"mpirun", "--oversubscribe", "--bind-to", "none"}
+  std::vector<std::string> launcher;   // empty: cellgan launch; else e.g. {"mpirun", "--oversubscribe", "--bind-to", "none"}
   std::string cellgan;                 // the cellgan executable
   std::int64_t generations = 0;        // training.generations of every run, for the status line
 };

@@ -25,13 +25,6 @@
 #include "worker/worker_layout.h"
 
 namespace cellgan {
-namespace {
-
-int exit_code_of(const std::exception& e) {
-  return dynamic_cast<const std::logic_error*>(&e) ? kExitInternal : kExitFailure;
-}
-
-}  // namespace
 
 Worker::Worker(JobCommsFactory& factory) : factory_(factory) {}
 

@@ -8,6 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -99,9 +102,26 @@ TEST(ConfigFile, AFolderIsNamedAsOne) {
   EXPECT_EQ(message, tmp.path().string() + ": is a folder: expected a YAML configuration file");
 }
 
-TEST(ConfigFile, AFileThatNeverEndsIsRefused) {
+TEST(ConfigFile, ADeviceIsRefusedAtOnce) {
   const std::string message = input_error_of([] { load_config("/dev/zero"); });
-  EXPECT_NE(message.find("/dev/zero: longer than"), std::string::npos) << message;
+  EXPECT_EQ(message, "/dev/zero: is not a regular file (a device, a pipe or a socket): expected a YAML configuration file");
+}
+
+TEST(ConfigFile, AFifoIsRefusedWithoutOpeningIt) {
+  // Opening a FIFO that no one writes would block for ever.
+  TempDir tmp;
+  const std::string fifo = (tmp.path() / "config.yaml").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string message = input_error_of([&] { load_config(fifo); });
+  EXPECT_EQ(message, fifo + ": is not a regular file (a device, a pipe or a socket): expected a YAML configuration file");
+}
+
+TEST(ConfigFile, AFileOverAMegabyteIsRefused) {
+  TempDir tmp;
+  const std::string big = (tmp.path() / "big.yaml").string();
+  std::ofstream(big) << "# " << std::string(1 << 20, 'x') << "\n";
+  const std::string message = input_error_of([&] { load_config(big); });
+  EXPECT_NE(message.find(big + ": longer than"), std::string::npos) << message;
 }
 
 }  // namespace

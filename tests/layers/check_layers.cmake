@@ -80,7 +80,16 @@ set(checks
   "cellgan_sweep|blind|\"worker/cell_block.h\"|cellgan_worker"
   "cellgan_sweep|blind|\"app/commands.h\"|cellgan"
 
+  "cellgan_launch|sees|\"common/config.h\""
+  "cellgan_launch|blind|<torch/torch.h>|cellgan_nn"
+  "cellgan_launch|blind|<mpi.h>|cellgan_comm"
+  "cellgan_launch|blind|\"master/run_directory.h\"|cellgan_master"
+  "cellgan_launch|blind|\"sweep/sweep_runner.h\"|cellgan_sweep"
+
+  "cellgan_sweep|sees|\"launch/child_process.h\""
+
   "cellgan|sees|\"common/comm/mpi_session.h\""
+  "cellgan|sees|\"launch/launcher.h\""
   "cellgan|sees|\"sweep/sweep_runner.h\""
   "cellgan|blind|<mpi.h>|cellgan_comm"
 )
@@ -92,9 +101,10 @@ set(folder_cellgan_grid grid)
 set(folder_cellgan_worker worker)
 set(folder_cellgan_master master)
 set(folder_cellgan_sweep sweep)
+set(folder_cellgan_launch launch)
 set(folder_cellgan app)
 # The targets without Torch, whose folders are scanned for Torch includes.
-set(no_torch cellgan_common cellgan_comm cellgan_grid cellgan_sweep)
+set(no_torch cellgan_common cellgan_comm cellgan_grid cellgan_launch cellgan_sweep)
 
 set(this ${TARGET})  # if(TARGET ...) would test for a target
 set(failures 0)
@@ -206,7 +216,7 @@ foreach(f IN LISTS files)
   file(RELATIVE_PATH shown ${SOURCE_DIR} ${f})
   file(STRINGS ${f} quoted REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
   foreach(line IN LISTS quoted)
-    if(NOT line MATCHES "\"(common|grid|worker|master|sweep|app)/[^\"]*\"" OR line MATCHES "\\.\\./")
+    if(NOT line MATCHES "\"(common|grid|worker|master|launch|sweep|app)/[^\"]*\"" OR line MATCHES "\\.\\./")
       fail("${shown}: '${line}' is not spelled from the project root (\"common/...\", \"grid/...\", ...)")
     endif()
   endforeach()

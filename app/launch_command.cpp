@@ -1,0 +1,108 @@
+// cellgan launch CONFIG: runs `cellgan train` under mpirun or srun with the
+// right rank count, and supervises it to a finished run (launch/launcher.h).
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "app/commands.h"
+#include "app/parse_options.h"
+#include "common/config.h"
+#include "common/error.h"
+#include "launch/launcher.h"
+
+namespace cellgan::app {
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::atomic<int> g_interrupts{0};
+
+extern "C" void on_launch_interrupt(int) { g_interrupts.fetch_add(1); }
+
+void catch_interrupts() {
+  struct sigaction action {};
+  action.sa_handler = on_launch_interrupt;
+  sigemptyset(&action.sa_mask);
+  for (const int sig : {SIGINT, SIGTERM, SIGUSR1}) sigaction(sig, &action, nullptr);
+}
+
+// The slots a job may fill: a SLURM allocation's tasks, else the cores.
+int worker_slots(launch::Starter starter) {
+  if (starter == launch::Starter::kSrun)
+    if (const char* tasks = std::getenv("SLURM_NTASKS"); tasks != nullptr && std::atoi(tasks) >= 2)
+      return std::atoi(tasks) - 1;
+  return launch::cores_seen();
+}
+
+}  // namespace
+
+int launch_command(const Args& args) {
+  po::options_description options("options");
+  options.add_options()("config", po::value<std::string>()->required(), "the run's YAML configuration")(
+      "workers,w", po::value<int>()->default_value(0)->value_name("W"),
+      "worker ranks (the job has W + 1); default: one per cell (per class for per_class), at most the cores seen, "
+      "or the tasks of a SLURM allocation less one")(
+      "max-restarts", po::value<int>()->default_value(3)->value_name("N"),
+      "restart a job that stopped, failed or stalled at most N times, each from its newest checkpoint")(
+      "recovery", po::bool_switch(),
+      "mpirun --enable-recovery: a lost worker is survived in place, without a restart")(
+      "stall-timeout", po::value<double>()->default_value(120)->value_name("SECONDS"),
+      "end and restart a job that writes nothing to metrics.jsonl or events.log for this long (or for 4x the "
+      "longest gap seen, when longer)")(
+      "starter", po::value<std::string>()->default_value("auto")->value_name("auto|mpirun|srun"),
+      "what starts the ranks: srun inside a SLURM job, else mpirun")(
+      "resume", po::value<std::string>()->value_name("auto|PATH"), "passed to cellgan train (restarts use auto)")(
+      "fault", po::value<std::vector<std::string>>()->composing(), "passed to cellgan train (repeatable)")(
+      "set", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
+      "passed to cellgan train (repeatable)");
+  po::positional_options_description positional;
+  positional.add("config", 1);
+  po::variables_map vm;
+  if (!parse_options("launch", "CONFIG   (runs mpirun -np W+1 cellgan train CONFIG, and restarts it)", options,
+                     &positional, args, vm))
+    return kExitOk;
+  const int max_restarts = vm["max-restarts"].as<int>();
+  if (max_restarts < 0) throw InputError(fmt::format("--max-restarts: {}: expected 0 or more", max_restarts));
+  const double stall = vm["stall-timeout"].as<double>();
+  if (!(stall >= 1 && stall <= 86400))
+    throw InputError(fmt::format("--stall-timeout: {}: expected 1..86400 seconds", stall));
+  const int requested = vm["workers"].as<int>();
+  if (requested < 0) throw InputError(fmt::format("-w: {}: expected 1 or more worker ranks", requested));
+
+  std::vector<std::string> settings;
+  if (vm.count("set")) settings = vm["set"].as<std::vector<std::string>>();
+  const std::string config_path = vm["config"].as<std::string>();
+  // Read here as the job will read it: bad input is refused before any rank starts.
+  const Config config = load_config(config_path, settings);
+
+  launch::LaunchSetup setup;
+  setup.starter = launch::choose_starter(vm["starter"].as<std::string>());
+  setup.workers = launch::choose_workers(config, requested, worker_slots(setup.starter));
+  setup.max_restarts = max_restarts;
+  setup.stall_floor = std::chrono::milliseconds(static_cast<std::int64_t>(stall * 1000));
+  setup.run_dir = config.output_dir;
+  setup.job.cellgan = fs::read_symlink("/proc/self/exe").string();
+  setup.job.config = config_path;
+  setup.job.recovery = vm["recovery"].as<bool>();
+  setup.job.as_root = ::geteuid() == 0;
+  if (const char* mpi = std::getenv("CELLGAN_SRUN_MPI"); mpi != nullptr && *mpi != '\0') setup.job.srun_mpi = mpi;
+  for (const std::string& s : settings) setup.job.train_args.insert(setup.job.train_args.end(), {"--set", s});
+  if (vm.count("fault"))
+    for (const std::string& f : vm["fault"].as<std::vector<std::string>>())
+      setup.job.train_args.insert(setup.job.train_args.end(), {"--fault", f});
+  if (vm.count("resume")) setup.job.train_args.insert(setup.job.train_args.end(), {"--resume", vm["resume"].as<std::string>()});
+
+  catch_interrupts();
+  const auto say = [](const std::string& line) { std::cerr << "cellgan launch: " << line << std::endl; };
+  return launch::run_launch(setup, g_interrupts, say);
+}
+
+}  // namespace cellgan::app

@@ -1,0 +1,29 @@
+// The run folder's contract: the names of the files cellgan writes in a
+// run's output_dir, in one place. Every reader (the master on resume, the
+// launcher, the sweep, the tests) takes the names from here.
+//
+//   config.yaml    the resolved configuration (written first)
+//   run.json       what the run is and how it stands (run_state.h)
+//   events.log     timestamped events: start, assignment, faults, stops,
+//                  restarts by the launcher
+//   metrics.jsonl  one line per cell and generation
+//   checkpoints/   gen-NNNNNN/ folders, each with its manifest
+//   result.json    the final scores; its presence marks a finished run
+//   summary.txt, ensemble.bin, samples.png (and classes.png): the results
+//
+// Thread-safety: constants.
+#pragma once
+
+namespace cellgan::run_files {
+
+inline constexpr const char* kConfig = "config.yaml";
+inline constexpr const char* kRunState = "run.json";
+inline constexpr const char* kEvents = "events.log";
+inline constexpr const char* kMetrics = "metrics.jsonl";
+inline constexpr const char* kCheckpoints = "checkpoints";
+inline constexpr const char* kResult = "result.json";
+inline constexpr const char* kSummary = "summary.txt";
+inline constexpr const char* kEnsemble = "ensemble.bin";
+inline constexpr const char* kSamples = "samples.png";
+
+}  // namespace cellgan::run_files

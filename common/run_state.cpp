@@ -1,0 +1,64 @@
+// run.json (see run_state.h).
+#include "common/run_state.h"
+
+#include <fmt/core.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+#include "common/image_files.h"
+#include "common/run_files.h"
+
+namespace cellgan {
+
+std::string to_json(const RunState& s) {
+  nlohmann::json j = {{"layout", s.layout},           {"grid", {s.rows, s.cols}},
+                      {"workers", s.workers},         {"device", s.device},
+                      {"seed", s.seed},               {"generations", s.generations},
+                      {"generation", s.generation},   {"status", s.status},
+                      {"exit_code", nullptr},         {"message", s.message},
+                      {"stretches", s.stretches}};
+  if (s.exit_code) j["exit_code"] = *s.exit_code;
+  return j.dump() + "\n";
+}
+
+std::string write_run_state(const std::string& dir, const RunState& state) {
+  try {
+    write_file_atomic((std::filesystem::path(dir) / run_files::kRunState).string(), to_json(state));
+    return "";
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
+std::optional<RunState> read_run_state(const std::string& dir) {
+  const std::string path = (std::filesystem::path(dir) / run_files::kRunState).string();
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text.str());
+    RunState s;
+    s.layout = j.at("layout").get<std::string>();
+    s.rows = j.at("grid").at(0).get<int>();
+    s.cols = j.at("grid").at(1).get<int>();
+    s.workers = j.at("workers").get<int>();
+    s.device = j.at("device").get<std::string>();
+    s.seed = j.at("seed").get<std::uint64_t>();
+    s.generations = j.at("generations").get<std::int64_t>();
+    s.generation = j.at("generation").get<std::int64_t>();
+    s.status = j.at("status").get<std::string>();
+    if (!j.at("exit_code").is_null()) s.exit_code = j.at("exit_code").get<int>();
+    s.message = j.at("message").get<std::string>();
+    s.stretches = j.at("stretches").get<int>();
+    return s;
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(fmt::format("{}: not a cellgan run.json: {}", path, e.what()));
+  }
+}
+
+}  // namespace cellgan

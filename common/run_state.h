@@ -1,0 +1,51 @@
+// run.json: the machine-readable record of a run, written by the master in
+// the run folder (run_files.h) and read by `cellgan launch` and
+// `cellgan sweep` instead of parsing logs.
+//
+//   {"layout": "coevolution", "grid": [3, 3], "workers": 3, "device":
+//    "cpu", "seed": 1, "generations": 40, "generation": 12,
+//    "status": "running", "exit_code": null, "message": "",
+//    "stretches": 2}
+//
+// - status: "running" while the master lives (written at start and at each
+//   written generation), then "finished" (exit 0), "stopped" (checkpointed,
+//   exit 75: run again with --resume auto) or "failed" (exit 1). A run
+//   whose master was killed stays "running": a reader that finds no live
+//   job treats it as interrupted.
+// - generation: the generations written to metrics.jsonl.
+// - stretches: how many times the run was started in this folder (1 for
+//   a run never resumed).
+//
+// Thread-safety: plain value type and free functions of files.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace cellgan {
+
+struct RunState {
+  std::string layout;  // coevolution, data_parallel, per_class
+  int rows = 0;
+  int cols = 0;
+  int workers = 0;
+  std::string device = "cpu";
+  std::uint64_t seed = 0;
+  std::int64_t generations = 0;  // configured
+  std::int64_t generation = 0;   // written so far
+  std::string status = "running";
+  std::optional<int> exit_code;
+  std::string message;
+  int stretches = 1;
+};
+
+// The run.json text of `state` (one JSON object and a newline).
+std::string to_json(const RunState& state);
+// Writes `dir`/run.json atomically. Returns "" or why it could not.
+std::string write_run_state(const std::string& dir, const RunState& state);
+// Reads `dir`/run.json: std::nullopt when there is none; throws
+// std::runtime_error naming the file when it is not what to_json writes.
+std::optional<RunState> read_run_state(const std::string& dir);
+
+}  // namespace cellgan

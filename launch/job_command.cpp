@@ -1,0 +1,78 @@
+// The job's command line (see job_command.h).
+#include "launch/job_command.h"
+
+#include <sched.h>
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "common/error.h"
+#include "common/layout_rules.h"
+
+namespace cellgan::launch {
+
+int cores_seen() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+
+Starter choose_starter(const std::string& choice) {
+  if (choice == "mpirun") return Starter::kMpirun;
+  if (choice == "srun") return Starter::kSrun;
+  if (choice == "auto") return std::getenv("SLURM_JOB_ID") != nullptr ? Starter::kSrun : Starter::kMpirun;
+  throw InputError(fmt::format("--starter: '{}': expected auto, mpirun or srun", choice));
+}
+
+int choose_workers(const Config& config, int requested, int slots) {
+  if (requested > 0) {
+    if (const std::string misfit = workers_misfit(config, requested); !misfit.empty())
+      throw InputError(fmt::format("-w {}: {} worker ranks {}", requested, requested, misfit));
+    return requested;
+  }
+  const WorkerRange range = worker_range(config);
+  int workers = range.natural > 0 ? std::min(range.natural, slots) : slots;
+  if (range.max > 0) workers = std::min(workers, range.max);
+  return std::max(1, workers);
+}
+
+std::vector<std::string> job_command(const JobOptions& options, Starter starter, int workers, bool resume) {
+  std::vector<std::string> argv;
+  const std::string ranks = std::to_string(workers + 1);
+  if (starter == Starter::kSrun) {
+    argv = {"srun", "--mpi=" + options.srun_mpi, "--ntasks", ranks};
+  } else {
+    argv = {"mpirun"};
+    if (options.as_root) argv.push_back("--allow-run-as-root");
+    argv.insert(argv.end(), {"--oversubscribe", "--bind-to", "none"});
+    if (options.recovery) argv.push_back("--enable-recovery");
+    argv.insert(argv.end(), {"-np", ranks});
+  }
+  argv.insert(argv.end(), {options.cellgan, "train", options.config});
+  for (std::size_t i = 0; i < options.train_args.size(); ++i) {
+    const std::string& a = options.train_args[i];
+    if (resume && a == "--resume") {
+      ++i;  // and its value
+      continue;
+    }
+    if (resume && a.rfind("--resume=", 0) == 0) continue;
+    argv.push_back(a);
+  }
+  if (resume) argv.insert(argv.end(), {"--resume", "auto"});
+  return argv;
+}
+
+std::vector<std::string> job_environment() {
+  std::vector<std::string> env;
+  for (const auto& [name, value] : {std::pair{"OMP_NUM_THREADS", "1"}, std::pair{"OMP_WAIT_POLICY", "PASSIVE"},
+                                    std::pair{"OMPI_MCA_mpi_yield_when_idle", "1"}}) {
+    const char* set = std::getenv(name);
+    env.push_back(fmt::format("{}={}", name, set != nullptr ? set : value));
+  }
+  return env;
+}
+
+}  // namespace cellgan::launch

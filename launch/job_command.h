@@ -1,0 +1,46 @@
+// The command line that starts a job: how many ranks, under which starter
+// (mpirun on one machine, srun inside a SLURM allocation), with which
+// options for `cellgan train`.
+//
+// Thread-safety: pure functions, except cores_seen() and
+// choose_starter(), which read the process's affinity and environment.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+
+namespace cellgan::launch {
+
+enum class Starter { kMpirun, kSrun };
+
+struct JobOptions {
+  std::string cellgan;                  // the cellgan executable
+  std::string config;                   // the configuration file
+  std::vector<std::string> train_args;  // for `cellgan train` after CONFIG (--set, --fault, --resume)
+  bool recovery = false;                // mpirun --enable-recovery: lost workers survived in place
+  bool as_root = false;                 // mpirun needs --allow-run-as-root
+  std::string srun_mpi = "pmix";        // srun's --mpi plugin
+};
+
+// The cores this process may run on (its affinity mask).
+int cores_seen();
+// srun when `choice` is "srun", or "auto" inside a SLURM job (SLURM_JOB_ID
+// set); mpirun otherwise. Throws InputError for another choice.
+Starter choose_starter(const std::string& choice);
+
+// The worker count: `requested` when > 0 (InputError, naming -w, when the
+// layout refuses it), else one worker per unit of the layout (cell,
+// class; layout_rules.h), at most `slots` (the cores, or the tasks of a
+// SLURM allocation less the master), at least 1.
+int choose_workers(const Config& config, int requested, int slots);
+
+// argv of one attempt. `resume` replaces any --resume of train_args by
+// `--resume auto` (a restart goes on from the newest checkpoint).
+std::vector<std::string> job_command(const JobOptions& options, Starter starter, int workers, bool resume);
+
+// The environment every rank gets: one intra-op thread, passive waits.
+std::vector<std::string> job_environment();
+
+}  // namespace cellgan::launch

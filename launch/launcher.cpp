@@ -1,0 +1,164 @@
+// The launcher's loop (see launcher.h).
+#include "launch/launcher.h"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "launch/attempt_verdict.h"
+#include "launch/child_process.h"
+#include "launch/process_session.h"
+#include "launch/progress_watch.h"
+#include "common/run_files.h"
+
+namespace cellgan::launch {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::chrono::milliseconds kPoll{200};
+constexpr std::chrono::milliseconds kTermGrace{5000};
+
+// A folder of the launcher's own for the attempts' exit files.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = fmt::format("{}/cellgan-launch.XXXXXX", tmp != nullptr && *tmp != '\0' ? tmp : "/tmp");
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error(pattern + ": cannot create a scratch folder");
+    path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::optional<int> read_exit_file(const std::string& path) {
+  std::ifstream in(path);
+  int code = 0;
+  if (in >> code) return code;
+  return std::nullopt;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The notes events.log does not hold yet.
+std::vector<std::string> undelivered(const std::vector<std::string>& notes, const std::string& run_dir) {
+  const std::string events = read_text((fs::path(run_dir) / run_files::kEvents).string());
+  std::vector<std::string> left;
+  for (const std::string& note : notes)
+    if (events.find(note) == std::string::npos) left.push_back(note);
+  return left;
+}
+
+struct Watched {
+  int status = 0;
+  std::string stall;
+  bool stop_requested = false;
+};
+
+// Runs one attempt to its end.
+Watched watch(ChildProcess& child, const LaunchSetup& setup, const std::atomic<int>& interrupts,
+              const std::function<void(const std::string&)>& say) {
+  Watched w;
+  ProgressWatch progress(setup.stall_floor, ProgressWatch::Clock::now());
+  bool stop_sent = false, ended = false;
+  for (;;) {
+    if (const std::optional<int> status = child.wait_for(kPoll)) {
+      w.status = *status;
+      break;
+    }
+    const int asked = interrupts.load();
+    if (asked >= 1 && !stop_sent) {
+      stop_sent = w.stop_requested = true;
+      say("stopping: the run checkpoints at its next generation and stops (interrupt again to end it at once)");
+      child.signal(SIGUSR1);
+    }
+    if (asked >= 2 && !ended) {
+      ended = true;
+      say("ending the job now");
+      end_session(child.pid(), std::chrono::milliseconds(1000));
+    }
+    const auto now = ProgressWatch::Clock::now();
+    progress.observe(progress_mark(setup.run_dir), now);
+    if (!ended && progress.stalled(now)) {
+      w.stall = fmt::format("no progress for {:.0f} s (the deadline: nothing new in metrics.jsonl or events.log "
+                            "for {:.0f} s)",
+                            progress.silent_for(now).count() / 1000.0, progress.deadline().count() / 1000.0);
+      say(fmt::format("stalled: {}; ending the job", w.stall));
+      ended = true;
+      end_session(child.pid(), kTermGrace);
+    }
+  }
+  // mpirun has ended: any rank left behind (stopped, hung in MPI_Finalize)
+  // goes with it.
+  if (const std::size_t left = session_members(child.pid()).size(); left > 0) {
+    say(fmt::format("ending {} process{} the job left behind", left, left == 1 ? "" : "es"));
+    end_session(child.pid(), std::chrono::milliseconds(2000));
+  }
+  return w;
+}
+
+}  // namespace
+
+int run_launch(const LaunchSetup& setup, const std::atomic<int>& interrupts,
+               const std::function<void(const std::string&)>& say) {
+  ScratchDir scratch;
+  std::vector<std::string> notes;
+  Verdict verdict;
+  for (int attempt = 0;; ++attempt) {
+    const std::string exit_file = fmt::format("{}/exit-{}", scratch.path(), attempt);
+    std::vector<std::string> env = job_environment();
+    env.push_back("CELLGAN_EXIT_FILE=" + exit_file);
+    notes = undelivered(notes, setup.run_dir);
+    env.push_back("CELLGAN_LAUNCH_NOTES=" + fmt::format("{}", fmt::join(notes, "\n")));
+    const std::vector<std::string> argv = job_command(setup.job, setup.starter, setup.workers, attempt > 0);
+    say(fmt::format("{} ({} worker{})", fmt::join(argv, " "), setup.workers, setup.workers == 1 ? "" : "s"));
+    ChildProcess child(argv, ChildOptions{"", "", true, env});
+    if (!child.started()) {
+      say(fmt::format("error: cannot start the job: {}", child.start_error()));
+      return 1;
+    }
+    const Watched w = watch(child, setup, interrupts, say);
+    AttemptEnd end;
+    end.launcher_status = w.status;
+    end.master_code = read_exit_file(exit_file);
+    end.result_written = fs::exists(fs::path(setup.run_dir) / run_files::kResult);
+    end.stall = w.stall;
+    end.stop_requested = w.stop_requested;
+    verdict = judge(end);
+    if (!verdict.restart) break;
+    if (attempt >= setup.max_restarts) {
+      say(fmt::format("giving up after {} restart{}: {}", setup.max_restarts, setup.max_restarts == 1 ? "" : "s",
+                      verdict.cause));
+      return verdict.exit_code;
+    }
+    if (interrupts.load() > 0) break;
+    const std::string note =
+        fmt::format("launch: restart {}/{} with --resume auto: {}", attempt + 1, setup.max_restarts, verdict.cause);
+    say(note);
+    notes.push_back(note);
+  }
+  say(fmt::format("{} (exit {})", verdict.cause, verdict.exit_code));
+  return verdict.exit_code;
+}
+
+}  // namespace cellgan::launch

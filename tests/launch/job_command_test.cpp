@@ -1,0 +1,80 @@
+// The job's command line and its worker count.
+#include "launch/job_command.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "common/error.h"
+
+namespace cellgan::launch {
+namespace {
+
+using Argv = std::vector<std::string>;
+
+Config grid(int rows, int cols, LayoutKind layout = LayoutKind::kCoevolution) {
+  Config c;
+  c.layout = layout;
+  c.grid.rows = rows;
+  c.grid.cols = cols;
+  return c;
+}
+
+TEST(ChooseWorkers, OnePerCellAtMostTheSlots) {
+  EXPECT_EQ(choose_workers(grid(3, 3), 0, 16), 9);
+  EXPECT_EQ(choose_workers(grid(3, 3), 0, 2), 2);
+  EXPECT_EQ(choose_workers(grid(1, 1), 0, 16), 1);
+  EXPECT_EQ(choose_workers(grid(10, 1, LayoutKind::kPerClass), 0, 4), 4);
+  EXPECT_EQ(choose_workers(grid(10, 1, LayoutKind::kPerClass), 0, 64), 10);
+  EXPECT_EQ(choose_workers(grid(1, 1, LayoutKind::kDataParallel), 0, 6), 6);
+}
+
+TEST(ChooseWorkers, ARequestedCountIsCheckedAgainstTheLayout) {
+  EXPECT_EQ(choose_workers(grid(2, 2), 3, 2), 3);  // more than the cores: allowed when asked for
+  try {
+    choose_workers(grid(2, 2), 5, 16);
+    FAIL() << "5 workers on a 2x2 grid";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "-w 5: 5 worker ranks do not fit a 2x2 grid: expected 1..4 (mpirun -np 2..5)");
+  }
+  Config strong = grid(1, 1, LayoutKind::kDataParallel);
+  strong.data_parallel.scaling = BatchScaling::kStrong;
+  strong.training.batch_size = 4;
+  EXPECT_THROW(choose_workers(strong, 5, 16), InputError);
+  EXPECT_EQ(choose_workers(strong, 0, 16), 4);
+}
+
+TEST(JobCommand, MpirunWithTheRankCountAndTheTrainOptions) {
+  JobOptions o;
+  o.cellgan = "/bin/cellgan";
+  o.config = "c.yaml";
+  o.train_args = {"--set", "seed=2", "--resume", "runs/x/checkpoints/gen-000004"};
+  o.recovery = true;
+  EXPECT_EQ(job_command(o, Starter::kMpirun, 3, false),
+            (Argv{"mpirun", "--oversubscribe", "--bind-to", "none", "--enable-recovery", "-np", "4", "/bin/cellgan",
+                  "train", "c.yaml", "--set", "seed=2", "--resume", "runs/x/checkpoints/gen-000004"}));
+  // A restart resumes from the newest checkpoint, whatever the first start said.
+  o.as_root = true;
+  o.recovery = false;
+  EXPECT_EQ(job_command(o, Starter::kMpirun, 1, true),
+            (Argv{"mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", "2", "/bin/cellgan",
+                  "train", "c.yaml", "--set", "seed=2", "--resume", "auto"}));
+}
+
+TEST(JobCommand, SrunInsideAnAllocation) {
+  JobOptions o;
+  o.cellgan = "cellgan";
+  o.config = "c.yaml";
+  o.srun_mpi = "pmi2";
+  EXPECT_EQ(job_command(o, Starter::kSrun, 2, false),
+            (Argv{"srun", "--mpi=pmi2", "--ntasks", "3", "cellgan", "train", "c.yaml"}));
+}
+
+TEST(ChooseStarter, NamesTheOption) {
+  EXPECT_EQ(choose_starter("mpirun"), Starter::kMpirun);
+  EXPECT_EQ(choose_starter("srun"), Starter::kSrun);
+  EXPECT_THROW(choose_starter("ssh"), InputError);
+}
+
+}  // namespace
+}  // namespace cellgan::launch
