@@ -70,6 +70,12 @@ MpiCommunicator::~MpiCommunicator() {
       // MPI may still read these buffers: leak them on purpose.
       static_cast<void>(new std::vector<Bytes>(std::move(payloads_)));
     }
+    if (!arriving_.empty()) {
+      log::warn("communicator destroyed with {} message(s) still arriving; releasing them", arriving_.size());
+      for (Arriving& a : arriving_) MPI_Request_free(&a.request);
+      // MPI may still write these buffers: leak them on purpose.
+      static_cast<void>(new std::vector<Arriving>(std::move(arriving_)));
+    }
   } catch (const std::exception& e) {
     log::error("communicator destructor: {}", e.what());
   }
@@ -119,20 +125,36 @@ std::optional<Message> MpiCommunicator::try_receive(int source, int tag) {
   if (source != kAnySource && (source < 0 || source >= size_)) {
     throw std::invalid_argument(fmt::format("try_receive: source {} is not a rank of 0..{}", source, size_ - 1));
   }
+  const auto matches = [&](const Message& m) {
+    return (source == kAnySource || m.source == source) && (tag == kAnyTag || m.tag == tag);
+  };
+  // A matching message still arriving comes first, in the order matched.
+  for (auto it = arriving_.begin(); it != arriving_.end(); ++it) {
+    if (!matches(it->message)) continue;
+    int done = 0;
+    check_mpi(MPI_Test(&it->request, &done, MPI_STATUS_IGNORE), "MPI_Test (MPI_Imrecv)");
+    if (!done) return std::nullopt;
+    Message message = std::move(it->message);
+    arriving_.erase(it);
+    return message;
+  }
   int found = 0;
+  MPI_Message handle = MPI_MESSAGE_NULL;
   MPI_Status status;
-  check_mpi(MPI_Iprobe(to_mpi_source(source), to_mpi_tag(tag), comm_, &found, &status), "MPI_Iprobe");
+  check_mpi(MPI_Improbe(to_mpi_source(source), to_mpi_tag(tag), comm_, &found, &handle, &status), "MPI_Improbe");
   if (!found) return std::nullopt;
   int count = 0;
   check_mpi(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
-  Message message;
-  message.source = status.MPI_SOURCE;
-  message.tag = status.MPI_TAG;
-  message.payload.resize(static_cast<std::size_t>(count));
-  check_mpi(MPI_Recv(message.payload.data(), count, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, comm_,
-                     MPI_STATUS_IGNORE),
-            "MPI_Recv");
-  return message;
+  Arriving a{MPI_REQUEST_NULL, Message{}};
+  a.message.source = status.MPI_SOURCE;
+  a.message.tag = status.MPI_TAG;
+  a.message.payload.resize(static_cast<std::size_t>(count));
+  check_mpi(MPI_Imrecv(a.message.payload.data(), count, MPI_BYTE, &handle, &a.request), "MPI_Imrecv");
+  int done = 0;
+  check_mpi(MPI_Test(&a.request, &done, MPI_STATUS_IGNORE), "MPI_Test (MPI_Imrecv)");
+  if (done) return std::move(a.message);
+  arriving_.push_back(std::move(a));
+  return std::nullopt;
 }
 
 std::vector<Bytes> MpiCommunicator::gather(int root, const Bytes& payload) {

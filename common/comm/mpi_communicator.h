@@ -6,7 +6,12 @@
 // - send(): MPI_Isend of a payload that the communicator keeps alive until
 //   the request completes; pending_sends() tests the requests and drops the
 //   completed ones.
-// - try_receive(): MPI_Iprobe, MPI_Get_count, then MPI_Recv (MPI_BYTE).
+// - try_receive(): MPI_Improbe, then MPI_Imrecv (MPI_BYTE) into a buffer
+//   of the message's size; it never blocks. A matched message that has not
+//   fully arrived (a peer that hangs or dies mid-message) is kept and
+//   tested again by later calls, and until it completes no later message
+//   matching the same source and tag is taken, so messages keep their order.
+//   The caller's deadline (heartbeats) decides when a peer is gone.
 // - gather(): MPI_Igather of the sizes, then MPI_Igatherv of the bytes;
 //   barrier(): MPI_Ibarrier. Both wait by polling MPI_Test with short
 //   sleeps, so a waiting rank leaves the core to ranks that train.
@@ -21,8 +26,7 @@
 //   flush_sends() first to avoid that.
 //
 // Thread-safety: like every Communicator, an instance belongs to one thread.
-// Probe-then-receive is not atomic, so two threads must never receive on the
-// same MPI_Comm.
+// Two threads must never receive on the same MPI_Comm.
 #pragma once
 
 #include <mpi.h>
@@ -72,6 +76,13 @@ class MpiCommunicator final : public Communicator {
   // its heap buffer, so growing payloads_ never moves bytes MPI reads.
   std::vector<MPI_Request> requests_;
   std::vector<Bytes> payloads_;
+  // Receives matched (MPI_Improbe) and still arriving, oldest first. The
+  // payload's heap buffer stays put when the vector grows.
+  struct Arriving {
+    MPI_Request request;
+    Message message;
+  };
+  std::vector<Arriving> arriving_;
 };
 
 }  // namespace cellgan

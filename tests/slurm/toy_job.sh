@@ -17,13 +17,13 @@ wait_state "$id" 120 COMPLETED FAILED CANCELLED TIMEOUT
 for f in result.json ensemble.bin metrics.jsonl; do
   [ -s "$WORK/run-srun/$f" ] || { cat "$WORK/$id.out" >&2; fail "srun job $id: no $f in its run folder"; }
 done
-grep -q "srun --mpi=pmix --ntasks=5 " "$WORK/$id.out" || fail "srun job $id: the log does not show the srun launch"
+grep -q "cellgan launch: srun --mpi=pmix --ntasks 5 " "$WORK/$id.out" || fail "srun job $id: the log does not show the srun launch"
 grep -q "best ensemble: " "$WORK/$id.out" || fail "srun job $id: no result line in the job log"
 
 id2=$(CELLGAN_LAUNCHER=mpirun submit "$WORK/run-mpirun" --)
 wait_state "$id2" 120 COMPLETED FAILED CANCELLED TIMEOUT
 [ "$(job_field "$id2" JobState)" = COMPLETED ] || { cat "$WORK/$id2.out" >&2; fail "mpirun job $id2: $(job_field "$id2" JobState)"; }
-grep -q "mpirun --enable-recovery" "$WORK/$id2.out" || fail "mpirun job $id2: the log does not show mpirun --enable-recovery"
+grep -q -- "--enable-recovery -np 5 " "$WORK/$id2.out" || fail "mpirun job $id2: the log does not show mpirun --enable-recovery"
 cmp -s "$WORK/run-srun/ensemble.bin" "$WORK/run-mpirun/ensemble.bin" \
   || fail "ensemble.bin differs between the srun and the mpirun job"
 echo "PASS: the 2x2 toy job finished under sbatch with srun and with mpirun --enable-recovery, the same ensemble.bin"
