@@ -457,6 +457,7 @@ void Master::take(const Message& message, bool from_global, Clock::time_point no
   } else if (!from_global && message.tag == kTagRecords) {
     RecordsMessage records = decode_records(message.payload);
     monitor_->beat(w, WorkerState::kProcessing, records.generation, now);
+    for (const std::string& line : records.events) run_->event(fmt::format("worker rank {}: {}", w, line));
     note_records(*board_, w, records.generation, records.records, objective_name(config_));
     for (std::int64_t g : run_->add_records(records.generation, std::move(records.records))) write_progress(g, now);
   } else if (!from_global && message.tag == kTagIdentity) {

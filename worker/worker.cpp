@@ -143,6 +143,8 @@ int Worker::run() {
           if (!message.records.empty())  // the worker's own events go with its first cell's
             message.records.front().events.insert(message.records.front().events.begin(), events.begin(),
                                                    events.end());
+          else  // or on their own, when it reports no cell (a data_parallel replica)
+            message.events = std::move(events);
           comm.report(message);
           done = g + 1;
           comm.set_progress(WorkerState::kProcessing, done);

@@ -173,6 +173,8 @@ Bytes encode(const RecordsMessage& m) {
   w.put<std::int64_t>(m.generation);
   w.put<std::uint32_t>(static_cast<std::uint32_t>(m.records.size()));
   for (const GenerationRecord& g : m.records) put_record(w, g);
+  w.put<std::uint32_t>(static_cast<std::uint32_t>(m.events.size()));
+  for (const std::string& line : m.events) w.put_string(line);
   return w.take();
 }
 
@@ -182,6 +184,8 @@ RecordsMessage decode_records(const Bytes& b) {
   m.generation = r.get<std::int64_t>();
   const auto n = r.get<std::uint32_t>();
   for (std::uint32_t i = 0; i < n; ++i) m.records.push_back(get_record(r));
+  const auto events = r.get<std::uint32_t>();
+  for (std::uint32_t i = 0; i < events; ++i) m.events.push_back(r.get_string());
   return m;
 }
 

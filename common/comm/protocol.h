@@ -167,6 +167,10 @@ HaloMessage decode_halo(const Bytes& b);
 struct RecordsMessage {
   std::int64_t generation = 0;  // generations completed, 1-based
   std::vector<GenerationRecord> records;  // one per cell of the worker
+  // The worker's own events lines (its injected faults) when it has no
+  // record to carry them (data_parallel's replicas other than the first);
+  // otherwise they travel in the first record's events.
+  std::vector<std::string> events;
 };
 Bytes encode(const RecordsMessage& m);
 RecordsMessage decode_records(const Bytes& b);

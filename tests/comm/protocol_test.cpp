@@ -194,6 +194,14 @@ TEST(Protocol, RecordsRoundTripTyped) {
   const RecordsMessage none = decode_records(encode(RecordsMessage{}));
   EXPECT_EQ(none.generation, 0);
   EXPECT_TRUE(none.records.empty());
+  EXPECT_TRUE(none.events.empty());
+
+  RecordsMessage own;  // a worker with no cell to report still reports its events
+  own.generation = 2;
+  own.events = {"fault delay: worker rank 2 slowed", ""};
+  const RecordsMessage own_back = decode_records(encode(own));
+  EXPECT_TRUE(own_back.records.empty());
+  EXPECT_EQ(own_back.events, own.events);
 }
 
 TEST(Protocol, RecordsTruncated) {
@@ -206,7 +214,7 @@ TEST(Protocol, RecordsTruncated) {
 // ---------------------------------------------------------------- Hello, failure, abort
 
 TEST(Protocol, HelloFailureAndAbortRoundTrip) {
-  EXPECT_EQ(decode_hello(encode(HelloMessage{"OpenBLAS SkylakeX"})).blas_kernels, "OpenBLAS SkylakeX");
+  EXPECT_EQ(decode_hello(encode(HelloMessage{"OpenBLAS SkylakeX", "cpu"})).blas_kernels, "OpenBLAS SkylakeX");
   EXPECT_EQ(decode_failure(encode(FailureMessage{"cell 3: weights not finite"})).reason,
             "cell 3: weights not finite");
   const AbortMessage a = decode_abort(encode(AbortMessage{2, "bad input on rank 0"}));

@@ -39,7 +39,7 @@ struct OneWorker {
       world->send(0, kTagReady, Bytes{});
       receive_blocking(*world, 0, kTagGo, milliseconds(10000));
       global = worker_factory->group({0, 1}, kGlobalGroupTag);
-      global->send(0, kTagHello, encode(HelloMessage{"OpenBLAS Test"}));
+      global->send(0, kTagHello, encode(HelloMessage{"OpenBLAS Test", "cpu"}));
     });
     master->start(t0);
     worker.join();

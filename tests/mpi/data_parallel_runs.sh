@@ -40,6 +40,12 @@ run_cellgan 4 "$cfg" || { cat "$WORK/stderr" >&2; fail "wgan_gp over 3 replicas 
 [ -f "$WORK/wgan-gp/result.json" ] || fail "wgan_gp: no result.json"
 [ "$(wc -l < "$WORK/wgan-gp/metrics.jsonl")" -eq 3 ] || fail "wgan_gp: expected 3 metric lines"
 if losses "$WORK/wgan-gp/metrics.jsonl" | grep -Eqi 'nan|inf|null'; then fail "wgan_gp: a loss that is not finite in metrics.jsonl"; fi
+# A fault of a replica other than the first (which alone reports the
+# generation's record) still reaches events.log.
+cfg=$(make_config "$SRC" "$WORK/delayed")
+run_cellgan 3 "$cfg" --fault delay:rank=2,gen=2,ms=1 || { cat "$WORK/stderr" >&2; fail "a delayed replica: exit non-zero"; }
+grep -q "worker rank 2: fault delay: worker rank 2 slowed by 1 ms per batch from generation 2" "$WORK/delayed/events.log" \
+  || { cat "$WORK/delayed/events.log" >&2; fail "the delay of worker rank 2 is not in events.log"; }
 # A worker killed under --enable-recovery: the survivors abandon the
 # MPI_Iallreduce under way and go on from the checkpoint over two workers.
 cfg=$(make_config "$SRC" "$WORK/killed" "s/allreduce: ring/allreduce: mpi/" "s/generations: 3,/generations: 6,/" \
@@ -54,5 +60,5 @@ set -e
 [ -f "$WORK/killed/result.json" ] || fail "mpi with a killed worker: no result.json"
 grep -q "rehoming: workers 1,2 go on from generation 2" "$WORK/killed/events.log" \
   || { cat "$WORK/killed/events.log" >&2; fail "mpi with a killed worker: no rehoming from generation 2"; }
-echo "PASS: ring, reduce_broadcast and mpi runs finish; a ring run repeats to the bit; sample reads it; wgan_gp is finite on 3 replicas; mpi survives a killed worker"
+echo "PASS: ring, reduce_broadcast and mpi runs finish; a ring run repeats to the bit; sample reads it; wgan_gp is finite on 3 replicas; rank 2's fault is in events.log; mpi survives a killed worker"
 

@@ -19,11 +19,12 @@ make_config() {
   echo "$cfg"
 }
 
-# run_cellgan NP CONFIG: runs the job, returns its exit code, keeps stderr in $WORK/stderr
+# run_cellgan NP CONFIG [TRAIN OPTIONS...]: runs the job, returns its exit code, keeps stderr in $WORK/stderr
 run_cellgan() {
   local np=$1 cfg=$2
+  shift 2
   set +e
-  timeout -k 10 300 "$MPIEXEC" $ROOT_FLAG --oversubscribe --bind-to none -np "$np" "$CELLGAN" train "$cfg" >"$WORK/stdout" 2>"$WORK/stderr"
+  timeout -k 10 300 "$MPIEXEC" $ROOT_FLAG --oversubscribe --bind-to none -np "$np" "$CELLGAN" train "$cfg" "$@" >"$WORK/stdout" 2>"$WORK/stderr"
   local rc=$?
   set -e
   return $rc
