@@ -132,8 +132,8 @@ Bytes CellBlock::encoded_results() const {
   return encode_result(cells, size, [this](std::size_t i, ByteWriter& w) { CellTrainer::encode_ensemble(states_[i], w); });
 }
 
-std::vector<CheckpointFile> CellBlock::checkpoint(const std::string& folder) const {
-  std::vector<CheckpointFile> files;
+std::vector<CellBytes> CellBlock::checkpoint() const {
+  std::vector<CellBytes> cells;
   for (const CellState& s : states_) {
     const auto finite = [](const std::vector<Individual>& p) {
       return std::all_of(p.begin(), p.end(), [](const Individual& i) { return i.is_finite(); });
@@ -142,9 +142,9 @@ std::vector<CheckpointFile> CellBlock::checkpoint(const std::string& folder) con
       throw std::runtime_error(
           fmt::format("checkpoint of cell {} after generation {}: a non-finite individual is never saved", s.cell,
                       s.generation));
-    files.push_back(write_cell_checkpoint(folder, s.cell, encode_cell_state(s)));
+    cells.push_back(CellBytes{s.cell, encode_cell_state(s)});
   }
-  return files;
+  return cells;
 }
 
 }  // namespace cellgan

@@ -59,10 +59,10 @@ class CellBlock {
   // so no network is copied and no ensemble is held twice.
   Bytes encoded_results() const;
 
-  // Writes every cell's state (cell_checkpoint.h) into the checkpoint
-  // folder; refuses (std::runtime_error) a cell with a non-finite
-  // individual, which must never be saved.
-  std::vector<CheckpointFile> checkpoint(const std::string& folder) const;
+  // Every cell's state encoded for a checkpoint (cell_checkpoint.h);
+  // refuses (std::runtime_error) a cell with a non-finite individual,
+  // which must never be saved.
+  std::vector<CellBytes> checkpoint() const;
 
  private:
   const Config& config_;

@@ -85,8 +85,8 @@ std::vector<GenerationRecord> CoevolutionLayout::run_generation(std::int64_t gen
 
 Bytes CoevolutionLayout::results() { return block_->encoded_results(); }
 
-std::vector<CheckpointFile> CoevolutionLayout::checkpoint(const std::string& folder) {
-  return block_->checkpoint(folder);
+std::vector<CellBytes> CoevolutionLayout::checkpoint() {
+  return block_->checkpoint();
 }
 
 }  // namespace cellgan

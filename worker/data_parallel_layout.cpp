@@ -132,9 +132,9 @@ Bytes DataParallelLayout::results() {
   return encode(ResultMessage{{kPairCell}, {ensemble.encode()}});
 }
 
-std::vector<CheckpointFile> DataParallelLayout::checkpoint(const std::string& folder) {
+std::vector<CellBytes> DataParallelLayout::checkpoint() {
   if (rank_ != kReporter) return {};
-  return {write_cell_checkpoint(folder, kPairCell, trainer_->encode())};
+  return {CellBytes{kPairCell, trainer_->encode()}};
 }
 
 }  // namespace cellgan

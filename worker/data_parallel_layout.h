@@ -49,7 +49,7 @@ class DataParallelLayout final : public WorkerLayout {
   std::string start(int local_rank, const ResumeFrom& from) override;
   std::vector<GenerationRecord> run_generation(std::int64_t generation, WorkerExchange& exchange) override;
   Bytes results() override;
-  std::vector<CheckpointFile> checkpoint(const std::string& folder) override;
+  std::vector<CellBytes> checkpoint() override;
 
   // The replica, for tests (identical on every worker after each step).
   ReplicaTrainer& TEST_trainer() { return *trainer_; }

@@ -45,8 +45,8 @@ std::vector<GenerationRecord> PerClassLayout::run_generation(std::int64_t /*gene
 
 Bytes PerClassLayout::results() { return block_->encoded_results(); }
 
-std::vector<CheckpointFile> PerClassLayout::checkpoint(const std::string& folder) {
-  return block_->checkpoint(folder);
+std::vector<CellBytes> PerClassLayout::checkpoint() {
+  return block_->checkpoint();
 }
 
 }  // namespace cellgan

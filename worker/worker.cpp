@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <optional>
 #include <stdexcept>
 #include <thread>
+#include <variant>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -20,11 +22,177 @@
 #include "common/math_kernels.h"
 #include "common/nn/device.h"
 #include "common/process_stats.h"
+#include "worker/checkpoint_writer.h"
 #include "worker/fault_injector.h"
 #include "worker/worker_comm.h"
 #include "worker/worker_layout.h"
 
 namespace cellgan {
+namespace {
+
+// What start-up hands to the training: the configuration, where this
+// worker computes, its layout and where the run resumes.
+struct Setup {
+  Setup() = default;
+  Setup(const Setup&) = delete;
+  Setup& operator=(const Setup&) = delete;
+  Config config;
+  std::string device;
+  std::unique_ptr<WorkerLayout> layout;
+  ResumeFrom from;
+};
+
+// Where the training stands: this worker's rank among the members of the
+// current epoch (LOCAL), how many they are, and the generations done.
+struct Place {
+  int me = 0;
+  int members = 0;
+  std::int64_t done = 0;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point began) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+}
+
+// 1. The master's verdict on the configuration; its heartbeats while it
+// reads its inputs keep the wait going. Throws DeadlineExceeded.
+StartMessage receive_start(Communicator& world) {
+  for (;;) {
+    const Message m = receive_blocking(world, kMasterRank, kAnyTag, start_timeout());
+    if (m.tag == kTagMasterHeartbeat) continue;
+    if (m.tag != kTagStart)
+      throw std::logic_error(fmt::format("expected the start message from the master, got tag {}", m.tag));
+    return decode_start(m.payload);
+  }
+}
+
+// 2. What needs no communicator: the configuration, the device, the layout
+// and the checkpoint to resume from. Fills `s` in place: the layout keeps
+// a reference to s.config, so a Setup is never moved.
+void prepare(const StartMessage& start, int rank, int workers, bool throw_at_start, Setup& s) {
+  s.config = parse_config(start.config_yaml, start.config_source);
+  if (start.resume_generation > 0)
+    s.from = ResumeFrom{start.resume_generation, start.resume_folder, read_manifest(start.resume_folder)};
+  log::set_level(log::parse_level(s.config.runtime.log_level));
+  torch::set_num_threads(static_cast<int>(s.config.runtime.threads));
+  s.device = describe_device(resolve_device(s.config.runtime.device));
+  log::info("worker rank {}: device {}", rank, s.device);
+  s.layout = make_worker_layout(s.config, workers);
+  if (throw_at_start) throw std::runtime_error("test fault at start-up");
+}
+
+// 3. Go (the members of the run) or the master's abort (its exit code).
+// Throws DeadlineExceeded when the master stays silent.
+std::variant<MembersMessage, int> wait_for_go(Communicator& world, int rank, std::chrono::milliseconds dead_after) {
+  Message go = receive_blocking(world, kMasterRank, kAnyTag, dead_after);
+  while (go.tag == kTagMasterHeartbeat) go = receive_blocking(world, kMasterRank, kAnyTag, dead_after);
+  if (go.tag == kTagAbort) {
+    const AbortMessage abort = decode_abort(go.payload);
+    log::error("worker rank {}: run ended by the master: {}", rank, abort.reason);
+    return abort.exit_code;
+  }
+  if (go.tag != kTagGo) throw std::logic_error(fmt::format("expected go or abort from the master, got tag {}", go.tag));
+  return decode_members(go.payload, "go message");
+}
+
+// The generations from `place.done` to the last, then the result. Throws
+// Rehomed when a worker is lost, JobAborted when the master ends the run.
+void train_generations(WorkerComm& comm, Setup& s, CheckpointWriter& writer, const FaultInjector& faults,
+                       Place& place, const Worker::TestHooks& hooks) {
+  const std::int64_t generations = s.config.training.generations;
+  const std::int64_t every = s.config.checkpoint.every;
+  for (std::int64_t g = place.done; g < generations; ++g) {
+    if (const auto abort = comm.aborted()) throw JobAborted(abort->exit_code, abort->reason);
+    comm.check_rehome();
+    std::vector<std::string> events = faults.at_generation_start(g + 1, [&comm] { comm.go_silent(); });
+    if (g == hooks.throw_at) throw std::runtime_error(fmt::format("test fault in generation {}", g + 1));
+    RecordsMessage message;
+    message.generation = g + 1;
+    message.records = s.layout->run_generation(g, comm);
+    for (const GenerationRecord& r : message.records)
+      for (const std::string& line : r.events) log::warn("{}", line);
+    if (!message.records.empty())  // the worker's own events go with its first cell's
+      message.records.front().events.insert(message.records.front().events.begin(), events.begin(), events.end());
+    else  // or on their own, when it reports no cell (a data_parallel replica)
+      message.events = std::move(events);
+    comm.report(message);
+    place.done = g + 1;
+    comm.set_progress(WorkerState::kProcessing, place.done);
+    const auto stop_at = comm.stop_at(place.done);  // the master's stop protocol
+    const bool stop_here = stop_at && place.done == *stop_at && place.done < generations;
+    if (stop_here || (every > 0 && place.done % every == 0 && place.done < generations)) {
+      const auto began = std::chrono::steady_clock::now();
+      std::vector<CellBytes> cells = s.layout->checkpoint();  // only the encoding on this thread
+      writer.write(place.done, checkpoint_folder(s.config.output_dir, place.done), std::move(cells),
+                   seconds_since(began));
+    }
+    if (stop_here) {
+      writer.drain();
+      log::info("worker {}: stopped after generation {}, its cells saved", place.me + 1, place.done);
+      comm.wait_for_done();  // the master ends the run with kExitRestart once the checkpoint is complete
+      throw std::logic_error("the master ended a stopped run as done");
+    }
+  }
+  writer.drain();
+  comm.send_result(s.layout->results());
+  comm.set_progress(WorkerState::kFinished, place.done);
+  comm.wait_for_done();  // beating, until the master has written the result
+}
+
+// A worker was lost: the survivors go on from the last checkpoint, with the
+// cells split over them, on a LOCAL of their own.
+void rehome(const MembersMessage& m, int rank, JobCommsFactory& factory, WorkerComm& comm, Setup& s,
+            CheckpointWriter& writer, const FaultInjector& faults, Place& place) {
+  const std::vector<int> survivors(m.members.begin(), m.members.end());
+  log::warn("worker rank {}: a worker was lost; going on with ranks {} from generation {}", rank,
+            fmt::join(survivors, ","), m.generation);
+  writer.drain();
+  s.layout.reset();
+  s.from = m.generation > 0 ? ResumeFrom{m.generation, m.folder, read_manifest(m.folder)} : ResumeFrom{};
+  place.done = s.from.generation;
+  comm.set_progress(WorkerState::kProcessing, place.done);
+  place.members = static_cast<int>(survivors.size());
+  s.layout = make_worker_layout(s.config, place.members);
+  s.layout->set_faults(&faults);
+  comm.replace_local(factory.cartesian(survivors, s.layout->worker_rows(), s.layout->worker_cols(), m.local_tag));
+  place.me = comm.local_rank();
+}
+
+// 6. Training, rehomings included, to this worker's exit code.
+int train(JobCommsFactory& factory, const Worker::TestHooks& hooks, WorkerComm& comm, Setup& setup, Place& place,
+          const std::string& kernels) {
+  const int rank = factory.world_rank();
+  const FaultInjector faults(FaultPlan(setup.config.faults), rank);
+  setup.layout->set_faults(&faults);
+  comm.set_progress(WorkerState::kProcessing, place.done);
+  // Written and reported off this thread; ended before the communication thread is.
+  CheckpointWriter writer([&comm](const CheckpointMessage& saved) { comm.report_checkpoint(saved); }, &faults);
+  try {
+    for (;;) {  // once, and again for every rehoming after a lost worker
+      try {
+        const std::string share = setup.layout->start(place.me, setup.from);
+        log::info("worker {} of {}: {}, {} kernels{}", place.me + 1, place.members, share, kernels,
+                  setup.from.generation > 0 ? fmt::format(", from generation {}", setup.from.generation) : "");
+        train_generations(comm, setup, writer, faults, place, hooks);
+        return kExitOk;
+      } catch (const Rehomed& r) {
+        rehome(r.message(), rank, factory, comm, setup, writer, faults, place);
+      }
+    }
+  } catch (const JobAborted& e) {
+    if (e.exit_code() == kExitRestart)
+      log::info("worker rank {}: {}", rank, e.what());
+    else
+      log::error("worker rank {}: run ended: {}", rank, e.what());
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    log::error("worker rank {}: {}", rank, e.what());
+    comm.send_failure(fmt::format("generation {}: {}", place.done + 1, e.what()));
+    return exit_code_of(e);
+  }
+}
+
+}  // namespace
 
 Worker::Worker(JobCommsFactory& factory) : factory_(factory) {}
 
@@ -33,23 +201,12 @@ int Worker::run() {
   const int workers = factory_.world_size() - 1;
   JobComms comms;
   comms.world = factory_.world();
-
   // 0. Who this worker is: the master kills a hung worker on its host by PID.
   comms.world->send(kMasterRank, kTagIdentity,
                     encode(IdentityMessage{static_cast<std::int64_t>(::getpid()), host_name()}));
-
-  // 1. Start-up: the master's verdict on the configuration. Its heartbeats
-  // while it reads its inputs keep the wait going.
   StartMessage start;
   try {
-    for (;;) {
-      const Message m = receive_blocking(*comms.world, kMasterRank, kAnyTag, start_timeout());
-      if (m.tag == kTagMasterHeartbeat) continue;
-      if (m.tag != kTagStart)
-        throw std::logic_error(fmt::format("expected the start message from the master, got tag {}", m.tag));
-      start = decode_start(m.payload);
-      break;
-    }
+    start = receive_start(*comms.world);
   } catch (const DeadlineExceeded& e) {
     log::error("worker rank {}: no start message from the master: {}", rank, e.what());
     master_lost_ = true;
@@ -57,152 +214,48 @@ int Worker::run() {
   }
   if (!start.ok) return start.exit_code;  // the master has printed the reason
   if (hooks_.vanish_at_start) return kExitFailure;
-
-  // 2. What needs no communicator, then ready; go, or the master's abort.
-  Config config;
-  std::string device;  // where this worker computes (runtime.device)
-  std::unique_ptr<WorkerLayout> layout;
-  ResumeFrom from;
+  Setup setup;
   try {
-    config = parse_config(start.config_yaml, start.config_source);
-    if (start.resume_generation > 0)
-      from = ResumeFrom{start.resume_generation, start.resume_folder, read_manifest(start.resume_folder)};
-    log::set_level(log::parse_level(config.runtime.log_level));
-    torch::set_num_threads(static_cast<int>(config.runtime.threads));
-    device = describe_device(resolve_device(config.runtime.device));
-    log::info("worker rank {}: device {}", rank, device);
-    layout = make_worker_layout(config, workers);
-    if (hooks_.throw_at_start) throw std::runtime_error("test fault at start-up");
+    prepare(start, rank, workers, hooks_.throw_at_start, setup);
   } catch (const std::exception& e) {
     log::error("worker rank {}: {}", rank, e.what());
     comms.world->send(kMasterRank, kTagFailure, encode(FailureMessage{fmt::format("start-up: {}", e.what())}));
     flush_sends(*comms.world, start_timeout());
     return exit_code_of(e);
   }
-  const auto dead_after = std::chrono::milliseconds(config.runtime.dead_after_ms);
+  const auto dead_after = std::chrono::milliseconds(setup.config.runtime.dead_after_ms);
   comms.world->send(kMasterRank, kTagReady, Bytes{});
   MembersMessage members;
   try {
-    Message go = receive_blocking(*comms.world, kMasterRank, kAnyTag, dead_after);
-    while (go.tag == kTagMasterHeartbeat) go = receive_blocking(*comms.world, kMasterRank, kAnyTag, dead_after);
-    if (go.tag == kTagAbort) {
-      const AbortMessage abort = decode_abort(go.payload);
-      log::error("worker rank {}: run ended by the master: {}", rank, abort.reason);
-      return abort.exit_code;
-    }
-    if (go.tag != kTagGo)
-      throw std::logic_error(fmt::format("expected go or abort from the master, got tag {}", go.tag));
-    members = decode_members(go.payload, "go message");
+    auto go = wait_for_go(*comms.world, rank, dead_after);
+    if (const int* code = std::get_if<int>(&go)) return *code;
+    members = std::get<MembersMessage>(std::move(go));
   } catch (const DeadlineExceeded& e) {
     log::error("worker rank {}: no go from the master: {}", rank, e.what());
     master_lost_ = true;
     return kExitFailure;
   }
-
-  // 3. Communicators (every member has just shown it is alive), then hello.
+  // 4. Communicators (every member has just shown it is alive), then hello.
   // Workers lost at start-up are not members: the layout is for the rest.
   const std::vector<int> member_ranks(members.members.begin(), members.members.end());
-  if (static_cast<int>(member_ranks.size()) != workers) layout = make_worker_layout(config, static_cast<int>(member_ranks.size()));
+  if (static_cast<int>(member_ranks.size()) != workers)
+    setup.layout = make_worker_layout(setup.config, static_cast<int>(member_ranks.size()));
   std::vector<int> global = member_ranks;
   global.insert(global.begin(), kMasterRank);
   comms.global = factory_.group(global, kGlobalGroupTag);
-  comms.local = factory_.cartesian(member_ranks, layout->worker_rows(), layout->worker_cols(), members.local_tag);
-  int me = comms.local->rank();
-  int member_count = static_cast<int>(member_ranks.size());
+  comms.local = factory_.cartesian(member_ranks, setup.layout->worker_rows(), setup.layout->worker_cols(), members.local_tag);
+  Place place{comms.local->rank(), static_cast<int>(member_ranks.size()), setup.from.generation};
   const std::string kernels = blas_kernels();
-  comms.global->send(kMasterRank, kTagHello, encode(HelloMessage{kernels, device}));
-
-  // 4. The communication thread takes the communicators; this thread trains.
-  WorkerComm comm(std::move(comms), std::chrono::milliseconds(config.runtime.heartbeat_interval_ms), dead_after);
+  comms.global->send(kMasterRank, kTagHello, encode(HelloMessage{kernels, setup.device}));
+  // 5. The communication thread takes the communicators; this thread trains.
+  WorkerComm comm(std::move(comms), std::chrono::milliseconds(setup.config.runtime.heartbeat_interval_ms), dead_after);
   std::thread comm_thread([&comm] { comm.run(); });
   log::set_thread_name("train");
-
-  int exit_code = kExitOk;
-  std::int64_t done = from.generation;
-  const FaultInjector faults(FaultPlan(config.faults), rank);
-  layout->set_faults(&faults);
-  comm.set_progress(WorkerState::kProcessing, done);
-  const std::int64_t generations = config.training.generations;
-  const std::int64_t every = config.checkpoint.every;
-  try {
-    for (;;) {  // once, and again for every rehoming after a lost worker
-      try {
-        const std::string share = layout->start(me, from);
-        log::info("worker {} of {}: {}, {} kernels{}", me + 1, member_count, share, kernels,
-                  from.generation > 0 ? fmt::format(", from generation {}", from.generation) : "");
-        for (std::int64_t g = from.generation; g < generations; ++g) {
-          if (const auto abort = comm.aborted()) throw JobAborted(abort->exit_code, abort->reason);
-          comm.check_rehome();
-          std::vector<std::string> events = faults.at_generation_start(g + 1, [&comm] { comm.go_silent(); });
-          if (g == hooks_.throw_at) throw std::runtime_error(fmt::format("test fault in generation {}", g + 1));
-          RecordsMessage message;
-          message.generation = g + 1;
-          message.records = layout->run_generation(g, comm);
-          for (const GenerationRecord& r : message.records)
-            for (const std::string& line : r.events) log::warn("{}", line);
-          if (!message.records.empty())  // the worker's own events go with its first cell's
-            message.records.front().events.insert(message.records.front().events.begin(), events.begin(),
-                                                   events.end());
-          else  // or on their own, when it reports no cell (a data_parallel replica)
-            message.events = std::move(events);
-          comm.report(message);
-          done = g + 1;
-          comm.set_progress(WorkerState::kProcessing, done);
-          const auto stop_at = comm.stop_at(done);  // the master's stop protocol
-          const bool stop_here = stop_at && done == *stop_at && done < generations;
-          if (stop_here || (every > 0 && done % every == 0 && done < generations)) {
-            const std::string folder = checkpoint_folder(config.output_dir, done);
-            const auto began = std::chrono::steady_clock::now();
-            CheckpointMessage saved{done, layout->checkpoint(folder), 0.0, {}};
-            saved.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-            saved.events = faults.corrupt_checkpoint(done, folder, saved.files);
-            for (const std::string& line : saved.events) log::warn("{}", line);
-            comm.report_checkpoint(saved);
-          }
-          if (stop_here) {
-            log::info("worker {}: stopped after generation {}, its cells saved", me + 1, done);
-            comm.wait_for_done();  // the master ends the run with kExitRestart once the checkpoint is complete
-            throw std::logic_error("the master ended a stopped run as done");
-          }
-        }
-        comm.send_result(layout->results());
-        comm.set_progress(WorkerState::kFinished, done);
-        comm.wait_for_done();  // beating, until the master has written the result
-        break;
-      } catch (const Rehomed& r) {
-        // A worker was lost: the survivors go on from the last checkpoint,
-        // with the cells split over them, on a LOCAL of their own.
-        const MembersMessage& m = r.message();
-        const std::vector<int> survivors(m.members.begin(), m.members.end());
-        log::warn("worker rank {}: a worker was lost; going on with ranks {} from generation {}", rank,
-                  fmt::join(survivors, ","), m.generation);
-        layout.reset();
-        from = m.generation > 0 ? ResumeFrom{m.generation, m.folder, read_manifest(m.folder)} : ResumeFrom{};
-        done = from.generation;
-        comm.set_progress(WorkerState::kProcessing, done);
-        member_count = static_cast<int>(survivors.size());
-        layout = make_worker_layout(config, member_count);
-        layout->set_faults(&faults);
-        comm.replace_local(
-            factory_.cartesian(survivors, layout->worker_rows(), layout->worker_cols(), m.local_tag));
-        me = comm.local_rank();
-      }
-    }
-  } catch (const JobAborted& e) {
-    if (e.exit_code() == kExitRestart)
-      log::info("worker rank {}: {}", rank, e.what());
-    else
-      log::error("worker rank {}: run ended: {}", rank, e.what());
-    exit_code = e.exit_code();
-  } catch (const std::exception& e) {
-    log::error("worker rank {}: {}", rank, e.what());
-    comm.send_failure(fmt::format("generation {}: {}", done + 1, e.what()));
-    exit_code = exit_code_of(e);
-  }
+  const int exit_code = train(factory_, hooks_, comm, setup, place, kernels);
   comm.finish();
   comm_thread.join();
   master_lost_ = comm.master_lost();
-  log::info("worker {} done: peak RSS {:.1f} MB", me + 1, static_cast<double>(peak_rss_bytes()) / 1e6);
+  log::info("worker {} done: peak RSS {:.1f} MB", place.me + 1, static_cast<double>(peak_rss_bytes()) / 1e6);
   return exit_code;
 }
 

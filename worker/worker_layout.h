@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "common/checkpoint_store.h"
+#include "worker/checkpoint_writer.h"
 #include "common/comm/communicator.h"
 #include "common/config.h"
 #include "common/generation_record.h"
@@ -67,10 +68,11 @@ class WorkerLayout {
   // The encoded ResultMessage for the master, after the last generation.
   virtual Bytes results() = 0;
 
-  // Writes this worker's share as it is now into the checkpoint folder
-  // (common/checkpoint_store.h), one file per unit of work (cell); returns
-  // what the master lists in the manifest.
-  virtual std::vector<CheckpointFile> checkpoint(const std::string& folder) = 0;
+  // This worker's share as it is now, encoded for a checkpoint, one entry
+  // per unit of work (cell); checkpoint_writer.h writes the files off the
+  // training thread. Throws std::runtime_error for a state that must
+  // never be saved (a non-finite individual).
+  virtual std::vector<CellBytes> checkpoint() = 0;
   // The faults its training is to suffer (fault_injector.h; null = none),
   // set before start(); it must outlive the layout's calls.
   void set_faults(const FaultInjector* faults) { faults_ = faults; }

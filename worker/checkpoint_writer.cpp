@@ -1,0 +1,83 @@
+// Checkpoint files written on a thread of their own (see checkpoint_writer.h).
+#include "worker/checkpoint_writer.h"
+
+#include <chrono>
+
+#include "common/checkpoint_store.h"
+#include "common/log.h"
+#include "worker/fault_injector.h"
+
+namespace cellgan {
+
+CheckpointWriter::CheckpointWriter(Written on_written, const FaultInjector* faults)
+    : on_written_(std::move(on_written)), faults_(faults), thread_([this] { run(); }) {}
+
+CheckpointWriter::~CheckpointWriter() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  thread_.join();
+}
+
+void CheckpointWriter::write(std::int64_t generation, std::string folder, std::vector<CellBytes> cells,
+                             double encode_seconds) {
+  rethrow_if_failed();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queue_.push_back(Job{generation, std::move(folder), std::move(cells), encode_seconds});
+  }
+  changed_.notify_all();
+}
+
+void CheckpointWriter::drain() {
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [this] { return (queue_.empty() && !busy_) || error_; });
+  }
+  rethrow_if_failed();
+}
+
+void CheckpointWriter::rethrow_if_failed() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (error_) std::rethrow_exception(error_);
+}
+
+void CheckpointWriter::run() {
+  log::set_thread_name("ckpt");
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [this] { return !queue_.empty() || stopping_; });
+    if (queue_.empty()) return;  // stopping, and nothing left
+    Job job = std::move(queue_.front());
+    queue_.pop_front();
+    busy_ = true;
+    lock.unlock();
+    std::exception_ptr failed;
+    try {
+      write_one(job);
+    } catch (...) {
+      failed = std::current_exception();
+    }
+    lock.lock();
+    busy_ = false;
+    if (failed && !error_) {
+      error_ = failed;
+      queue_.clear();  // nothing after a failed checkpoint is written
+    }
+    changed_.notify_all();
+  }
+}
+
+void CheckpointWriter::write_one(const Job& job) {
+  const auto began = std::chrono::steady_clock::now();
+  CheckpointMessage saved{job.generation, {}, 0.0, {}};
+  for (const CellBytes& c : job.cells) saved.files.push_back(write_cell_checkpoint(job.folder, c.cell, c.bytes));
+  saved.seconds = job.encode_seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  if (faults_ != nullptr) saved.events = faults_->corrupt_checkpoint(job.generation, job.folder, saved.files);
+  for (const std::string& line : saved.events) log::warn("{}", line);
+  on_written_(saved);
+}
+
+}  // namespace cellgan

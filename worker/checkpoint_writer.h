@@ -1,0 +1,80 @@
+// Checkpoint files written off the training thread. The training thread
+// encodes its cells (WorkerLayout::checkpoint(), the only part that must
+// see the training state) and hands the bytes over; a thread of its own
+// writes them (common/checkpoint_store.h: temporary file, fsync, rename),
+// applies the injected corruptions (fault_injector.h), and passes the
+// CheckpointMessage to `on_written`, which reports it to the master. The
+// master lists a checkpoint in a manifest only once every cell's files are
+// reported, so a checkpoint still being written is never used.
+//
+// Checkpoints are written in the order handed over. A write that fails
+// (a full disk) is kept and rethrown on the training thread by the next
+// call of write(), drain() or rethrow_if_failed(), as a write on that
+// thread would have been.
+//
+// Thread-safety: write(), drain() and rethrow_if_failed() on one thread
+// (the training thread); `on_written` is called on the writer's thread.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/comm/protocol.h"
+
+namespace cellgan {
+
+class FaultInjector;
+
+// One unit of work's encoded state.
+struct CellBytes {
+  int cell = 0;
+  Bytes bytes;
+};
+
+class CheckpointWriter {
+ public:
+  using Written = std::function<void(const CheckpointMessage&)>;
+  // `faults` (may be null) must outlive the writer.
+  CheckpointWriter(Written on_written, const FaultInjector* faults);
+  // Writes what is still queued, then joins the thread (a write that
+  // fails then is not reported: the run is ending).
+  ~CheckpointWriter();
+  CheckpointWriter(const CheckpointWriter&) = delete;
+  CheckpointWriter& operator=(const CheckpointWriter&) = delete;
+
+  // Queues the checkpoint of `generation` into `folder`; `encode_seconds`
+  // (the training thread's part) is added to the write time reported.
+  void write(std::int64_t generation, std::string folder, std::vector<CellBytes> cells, double encode_seconds);
+  // Waits until everything queued is written and reported.
+  void drain();
+  void rethrow_if_failed();
+
+ private:
+  struct Job {
+    std::int64_t generation;
+    std::string folder;
+    std::vector<CellBytes> cells;
+    double encode_seconds;
+  };
+  void run();
+  void write_one(const Job& job);
+
+  Written on_written_;
+  const FaultInjector* faults_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<Job> queue_;
+  bool busy_ = false;
+  bool stopping_ = false;
+  std::exception_ptr error_;
+  std::thread thread_;
+};
+
+}  // namespace cellgan
