@@ -51,10 +51,12 @@
 
 namespace cellgan {
 
+class CheckpointCollector;
 class RunDirectory;
 class SampleScorer;
 class StatusBoard;
 class StatusServer;
+class WorkerProcesses;
 
 class Master {
  public:
@@ -154,11 +156,7 @@ class Master {
   const std::string config_path_;
   const std::string resume_;
   ResumePlan plan_;
-  // Checkpoint files reported so far, by generation then cell; a
-  // generation's manifest is written once every cell is in.
-  std::map<std::int64_t, std::map<int, CheckpointFile>> checkpoint_files_;
-  std::int64_t last_checkpoint_ = 0;  // the newest complete checkpoint's generation
-  std::map<std::int64_t, double> checkpoint_seconds_;  // by generation: the slowest worker's write time
+  std::unique_ptr<CheckpointCollector> checkpoints_;  // from start(): manifests of complete checkpoints
   // The stop protocol: requested (any thread) -> pausing (every live
   // worker asked where it is) -> stopping at stop_at_ (the checkpoint
   // there ends the run) or carrying on (stop_at_ is the last generation).
@@ -172,6 +170,7 @@ class Master {
   const std::vector<Fault> command_line_faults_;
   const std::vector<std::string> settings_;
   const int workers_;
+  std::unique_ptr<WorkerProcesses> processes_;        // the workers' PIDs, to end a lost one
   Clock::time_point started_{};
   Config config_;
   std::unique_ptr<SampleScorer> scorer_;
@@ -195,7 +194,6 @@ class Master {
   std::vector<std::optional<ResultMessage>> results_;       // by worker
   std::vector<bool> failed_;                                // by worker: reported a failure
   std::vector<bool> lost_;                                  // by worker: declared lost
-  std::vector<IdentityMessage> identities_;                 // by worker: pid and host
   std::vector<int> members_;  // the workers of the current epoch (world ranks)
   std::vector<int> global_ranks_;  // GLOBAL rank -> world rank
   int epoch_ = 0;             // rehomings so far

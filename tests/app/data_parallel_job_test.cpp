@@ -139,7 +139,9 @@ TEST(DataParallelJob, AfterALostWorkerTheSurvivorsGoOnFromTheCheckpoint) {
   for (std::string line; std::getline(lines, line);) {
     const auto j = nlohmann::json::parse(line);
     const int workers = j.at("counts").at("workers").get<int>();
-    if (++count <= from) EXPECT_EQ(workers, 3) << line;
+    if (++count <= from) {
+      EXPECT_EQ(workers, 3) << line;
+    }
     EXPECT_TRUE(workers == 2 || workers == 3) << line;
     EXPECT_LE(workers, previous) << "three replicas again after two: " << line;
     previous = workers;

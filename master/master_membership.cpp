@@ -1,0 +1,74 @@
+// The master's view of the workers as processes and members (see
+// master.h): who they are, ending a lost one, and going on without it in
+// place (rehoming) or stopping for a restart.
+#include "master/master.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "common/checkpoint_store.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "master/checkpoint_collector.h"
+#include "master/job_status.h"
+#include "master/run_directory.h"
+#include "master/worker_processes.h"
+
+namespace cellgan {
+
+void Master::take_identity(int worker, const Bytes& payload) { processes_->set(worker, decode_identity(payload)); }
+
+void Master::kill_worker(int worker) {
+  if (const std::string line = processes_->kill(worker); !line.empty()) event(line);
+}
+
+void Master::kill_remaining_workers() const { processes_->kill_remaining(); }
+
+void Master::lose_worker(int worker, const std::string& why) {
+  const std::size_t i = static_cast<std::size_t>(worker - 1);
+  lost_[i] = true;
+  worker_lost_ = true;
+  show_worker(worker);
+  event(fmt::format("worker rank {} is lost: {}", worker, why));
+  kill_worker(worker);
+  if (results_[i]) {
+    event(fmt::format("worker rank {} had sent its result: the run goes on", worker));
+    return;
+  }
+  if (!factory_.survives_rank_loss() || stop_ != Stop::kNone) {
+    const std::string what = fmt::format(
+        "worker rank {} is lost ({}) and the job cannot go on in place (that needs mpirun --enable-recovery): the "
+        "run stops after its checkpoint of generation {}; run the same command with --resume auto to continue",
+        worker, why, checkpoints_->last());
+    event(what);
+    abort_workers(kExitRestart, what);
+    throw RestartNeeded(what);
+  }
+  std::vector<int> survivors;
+  for (int w : members_)
+    if (alive(w)) survivors.push_back(w);
+  if (survivors.empty()) {
+    const std::string what = fmt::format("worker rank {} is lost ({}) and no worker is left", worker, why);
+    abort_workers(kExitFailure, what);
+    throw std::runtime_error(what);
+  }
+  members_ = survivors;
+  ++epoch_;
+  // Go back to the newest complete checkpoint whose files pass their
+  // checks, as --resume auto does: one the survivors cannot read would end
+  // the run. Newer folders are still being written, or never will be.
+  std::vector<std::string> skipped;
+  const auto point = newest_complete_checkpoint(config_.output_dir, skipped, checkpoints_->last());
+  for (const std::string& line : skipped) event("rehoming: skipping checkpoint " + line);
+  checkpoints_->restart_from(point ? point->manifest.generation : 0);
+  for (auto& r : results_) r.reset();  // every cell goes back to the checkpoint
+  const std::string folder = checkpoints_->last() > 0 ? checkpoint_folder(config_.output_dir, checkpoints_->last()) : "";
+  const Bytes rehome = encode(MembersMessage{std::vector<std::int32_t>(members_.begin(), members_.end()),
+                                             checkpoints_->last(), folder, kLocalGroupTag + 1000 * epoch_});
+  for (int w : members_) comms_.world->send(w, kTagRehome, rehome);
+  event(fmt::format("rehoming: workers {} go on from generation {}{}", fmt::join(members_, ","), checkpoints_->last(),
+                    folder.empty() ? " (the start)" : " (" + folder + ")"));
+  for (const std::string& line : layout_->reassign(members_)) run_->event(line);
+}
+
+}  // namespace cellgan
