@@ -60,6 +60,37 @@ DatasetKind kind_of_samples(std::int64_t data_dim) { return data_dim == 2 ? Data
 
 constexpr const char* kCountWhy = "the most samples drawn at once";
 
+// Writes `samples` to `out`: .npy, or a PNG drawn as the run draws
+// samples.png (with its configuration), a scatter (2-D points) or a grid
+// of 28x28 images.
+void write_samples(const std::string& out, const torch::Tensor& samples, const std::optional<Config>& config) {
+  const std::int64_t n = samples.size(0), dim = samples.size(1);
+  if (ends_with(out, ".npy")) {
+    write_npy(out, to_vector(samples), n, dim);
+  } else if (config) {
+    write_samples_png(*config, out, to_vector(samples));
+  } else if (dim == 2) {
+    write_scatter_png(out, to_vector(samples), {}, 6.0f, 512);
+  } else {
+    write_image_grid_png(out, to_vector(samples), n, 28, 28, square_grid_width(n));
+  }
+}
+
+// --labels: "" when not given; InputError unless a .npy file that may be
+// written and is not the --out file.
+std::string labels_option(const po::variables_map& vm, const std::string& out) {
+  if (!vm.count("labels")) return "";
+  const std::string labels_out = vm["labels"].as<std::string>();
+  if (!ends_with(labels_out, ".npy"))
+    throw InputError(fmt::format("cellgan sample: --labels: '{}': expected a .npy file name", labels_out));
+  check_output_file("sample", "labels", labels_out);
+  std::error_code ec;
+  if (labels_out == out || std::filesystem::equivalent(labels_out, out, ec))
+    throw InputError(fmt::format("cellgan sample: --labels: '{}' is the --out file: expected another file name",
+                                 labels_out));
+  return labels_out;
+}
+
 }  // namespace
 
 int sample_command(const Args& args) {
@@ -89,16 +120,7 @@ int sample_command(const Args& args) {
   if (!ends_with(out, ".npy") && !ends_with(out, ".png"))
     throw InputError(fmt::format("cellgan sample: --out: '{}': expected a .npy or .png file name", out));
   check_output_file("sample", "out", out);
-  const std::string labels_out = vm.count("labels") ? vm["labels"].as<std::string>() : std::string();
-  if (vm.count("labels")) {
-    if (!ends_with(labels_out, ".npy"))
-      throw InputError(fmt::format("cellgan sample: --labels: '{}': expected a .npy file name", labels_out));
-    check_output_file("sample", "labels", labels_out);
-    std::error_code ec;
-    if (labels_out == out || std::filesystem::equivalent(labels_out, out, ec))
-      throw InputError(fmt::format("cellgan sample: --labels: '{}' is the --out file: expected another file name",
-                                   labels_out));
-  }
+  const std::string labels_out = labels_option(vm, out);
   const std::int64_t label = vm.count("class") ? int_option(vm, "sample", "class", 0, kClassCount - 1) : -1;
   torch::set_num_threads(1);
   const std::string path = vm["ensemble"].as<std::string>();
@@ -140,15 +162,7 @@ int sample_command(const Args& args) {
   }
   check_drawn_samples(samples, config ? config->data.dataset : kind_of_samples(drawn.shape.data_dim), path);
   const std::int64_t dim = samples.size(1);
-  if (ends_with(out, ".npy")) {
-    write_npy(out, to_vector(samples), n, dim);
-  } else if (config) {
-    write_samples_png(*config, out, to_vector(samples));
-  } else if (dim == 2) {
-    write_scatter_png(out, to_vector(samples), {}, 6.0f, 512);
-  } else {
-    write_image_grid_png(out, to_vector(samples), n, 28, 28, square_grid_width(n));
-  }
+  write_samples(out, samples, config);
   if (!labels_out.empty()) write_npy(labels_out, labels, n, 1);
   std::cout << fmt::format("{} samples ({} values each) -> {}{}\n", n, dim, out,
                            labels_out.empty() ? "" : ", their classes -> " + labels_out);

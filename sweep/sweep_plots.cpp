@@ -97,23 +97,61 @@ std::string score_range(const std::string& score, const std::vector<SweepRow>& r
 
 std::string quote(const std::string& s) { return "\"" + s + "\""; }
 
+// The gnuplot lines of score.png: the final score against grid size.
+std::string score_plot(const std::vector<SweepRow>& rows, const std::string& score, const std::vector<int>& workers,
+                       const std::string& xtics, const std::string& xrange) {
+  std::string s;
+  s += "set output '../score.png'\n";
+  s += fmt::format("set title {}\n", quote(fmt::format("Final {} against grid size (mean and standard deviation "
+                                                        "over seeds)",
+                                                        score_name(score))));
+  s += fmt::format("set xlabel 'grid size (rows x columns)' offset 0,-1\nset bmargin 5\nset ylabel {}\n",
+                   quote(score_label(score, rows)));
+  // The key where the curves are not: below them when higher is better.
+  const bool higher_better = score == "modes_covered" || score == "high_quality";
+  s += fmt::format("set xtics ({})\nset xrange {}\nset yrange {}\nset key {} right\n", xtics, xrange,
+                   score_range(score, rows), higher_better ? "bottom" : "top");
+  s += "plot ";
+  for (std::size_t i = 0; i < workers.size(); ++i)
+    s += fmt::format("{}'score.dat' index {} using ($1+{:.2f}):2:3 with yerrorlines lw 2 pt 7 title 'W = {}'",
+                     i ? ", \\\n     " : "", i, 0.04 * (static_cast<double>(i) - 0.5 * (workers.size() - 1)),
+                     workers[i]);
+  s += "\nset key top left\n";
+  return s;
+}
+
+// The gnuplot lines of phases.png: computation and communication by grid and W.
+std::string phases_plot() {
+  std::string s;
+  s += "set output '../phases.png'\n"
+       "set multiplot layout 1,2 title 'Computation and communication (gather + idle) per generation, by grid and W'\n"
+       "unset title\nset style data histograms\nset style histogram rowstacked\nset style fill solid 0.8 border -1\n"
+       "set boxwidth 0.7\nset xtics rotate by -45 autofreq\nset xrange [*:*]\nset bmargin\n"
+       "set xlabel 'grid, workers' offset 0,0\n"
+       "set key top left\n";
+  s += "set ylabel 'seconds per generation per worker (s)'\nset yrange [0:*]\n"
+       "plot 'phases.dat' using 2:xtic(1) title 'computation' lc rgb '#4477aa', '' using 3 title 'communication' "
+       "lc rgb '#ee6677'\n";
+  s += "set ylabel 'share of the generation (%)'\nset yrange [0:119]\nset ytics 0,20,100\n"
+       "plot 'phases.dat' using 4:xtic(1) title 'computation' lc rgb '#4477aa', '' using 5 title 'communication' "
+       "lc rgb '#ee6677'\n"
+       "unset multiplot\n";
+  return s;
+}
+
 }  // namespace
 
 std::string gnuplot_script(const std::vector<SweepRow>& rows) {
   const std::vector<std::string> grids = grids_of(rows);
   const std::vector<int> workers = workers_of(rows);
   const std::string score = main_score(rows);
+  // Each grid's label, with its cells under it.
   std::string xtics;
-  for (std::size_t i = 0; i < grids.size(); ++i)
-    xtics += fmt::format("{}\"{}\" {}", i ? ", " : "", grids[i], i);
-  // The cells of each grid under its label.
-  std::string cell_tics;
   for (std::size_t i = 0; i < grids.size(); ++i) {
     const std::size_t x = grids[i].find('x');
     const int cells = std::stoi(grids[i].substr(0, x)) * std::stoi(grids[i].substr(x + 1));
-    cell_tics += fmt::format("{}\"{}\\n({} cell{})\" {}", i ? ", " : "", grids[i], cells, cells == 1 ? "" : "s", i);
+    xtics += fmt::format("{}\"{}\\n({} cell{})\" {}", i ? ", " : "", grids[i], cells, cells == 1 ? "" : "s", i);
   }
-  xtics = cell_tics;
   const std::string xrange = fmt::format("[-0.5:{}.5]", grids.size() - 1);
   std::string s =
       "# Drawn by cellgan sweep; run again with: cd plots && gnuplot sweep.gp\n"
@@ -151,39 +189,8 @@ std::string gnuplot_script(const std::vector<SweepRow>& rows) {
   for (std::size_t i = 0; i < grids.size(); ++i)
     s += fmt::format(", \\\n     'speedup.dat' index {} using 1:3 with linespoints lw 2 pt 7 title '{}'", i, grids[i]);
   s += "\nunset multiplot\n";
-  // score.png
-  if (!score.empty()) {
-    s += "set output '../score.png'\n";
-    s += fmt::format("set title {}\n", quote(fmt::format("Final {} against grid size (mean and standard deviation "
-                                                          "over seeds)",
-                                                          score_name(score))));
-    s += fmt::format("set xlabel 'grid size (rows x columns)' offset 0,-1\nset bmargin 5\nset ylabel {}\n",
-                     quote(score_label(score, rows)));
-    // The key where the curves are not: below them when higher is better.
-    const bool higher_better = score == "modes_covered" || score == "high_quality";
-    s += fmt::format("set xtics ({})\nset xrange {}\nset yrange {}\nset key {} right\n", xtics, xrange,
-                     score_range(score, rows), higher_better ? "bottom" : "top");
-    s += "plot ";
-    for (std::size_t i = 0; i < workers.size(); ++i)
-      s += fmt::format("{}'score.dat' index {} using ($1+{:.2f}):2:3 with yerrorlines lw 2 pt 7 title 'W = {}'",
-                       i ? ", \\\n     " : "", i, 0.04 * (static_cast<double>(i) - 0.5 * (workers.size() - 1)),
-                       workers[i]);
-    s += "\nset key top left\n";
-  }
-  // phases.png
-  s += "set output '../phases.png'\n"
-       "set multiplot layout 1,2 title 'Computation and communication (gather + idle) per generation, by grid and W'\n"
-       "unset title\nset style data histograms\nset style histogram rowstacked\nset style fill solid 0.8 border -1\n"
-       "set boxwidth 0.7\nset xtics rotate by -45 autofreq\nset xrange [*:*]\nset bmargin\n"
-       "set xlabel 'grid, workers' offset 0,0\n"
-       "set key top left\n";
-  s += "set ylabel 'seconds per generation per worker (s)'\nset yrange [0:*]\n"
-       "plot 'phases.dat' using 2:xtic(1) title 'computation' lc rgb '#4477aa', '' using 3 title 'communication' "
-       "lc rgb '#ee6677'\n";
-  s += "set ylabel 'share of the generation (%)'\nset yrange [0:119]\nset ytics 0,20,100\n"
-       "plot 'phases.dat' using 4:xtic(1) title 'computation' lc rgb '#4477aa', '' using 5 title 'communication' "
-       "lc rgb '#ee6677'\n"
-       "unset multiplot\n";
+  if (!score.empty()) s += score_plot(rows, score, workers, xtics, xrange);
+  s += phases_plot();
   return s;
 }
 

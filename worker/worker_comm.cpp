@@ -234,7 +234,22 @@ bool WorkerComm::run_once(Clock::time_point now) {
       did = true;
     }
   }
-  // 3. The master: heartbeats and an abort.
+  // 3. The master: heartbeats, the stop protocol, an abort, its silence.
+  if (take_from_master(now)) did = true;
+  // 4. Heartbeat.
+  if (now - last_heartbeat_ >= heartbeat_interval_) {
+    send_heartbeat(now);
+    did = true;
+  }
+  comms_.world->pending_sends();
+  comms_.global->pending_sends();
+  if (comms_.local) comms_.local->pending_sends();
+  if (did) changed_.notify_all();
+  return did;
+}
+
+bool WorkerComm::take_from_master(Clock::time_point now) {
+  bool did = false;
   while (auto msg = comms_.world->try_receive(kMaster, kAnyTag)) {
     std::lock_guard<std::mutex> lock(mutex_);
     last_from_master_ = now;
@@ -267,15 +282,6 @@ bool WorkerComm::run_once(Clock::time_point now) {
       did = true;
     }
   }
-  // 4. Heartbeat.
-  if (now - last_heartbeat_ >= heartbeat_interval_) {
-    send_heartbeat(now);
-    did = true;
-  }
-  comms_.world->pending_sends();
-  comms_.global->pending_sends();
-  if (comms_.local) comms_.local->pending_sends();
-  if (did) changed_.notify_all();
   return did;
 }
 

@@ -137,6 +137,9 @@ class WorkerComm final : public WorkerExchange {
   void flush_at_exit();
   // A sum under way that will never be waited for (a rehoming, the end):
   // its request and buffer are left to MPI, which may still write it.
+  // run_once's step 3: the master's messages and whether it is silent too
+  // long. Returns whether anything happened.
+  bool take_from_master(Clock::time_point now);
   void abandon_pending_sum();
   // Sets abort_ (unless set) and wakes every waiter. Call with mutex_ held.
   void abort_locked(int exit_code, const std::string& reason);
