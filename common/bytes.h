@@ -17,6 +17,10 @@
 
 namespace cellgan {
 
+// A message's, an individual's or a checkpoint file's bytes: the one
+// definition every module uses.
+using Bytes = std::vector<std::uint8_t>;
+
 inline std::uint64_t fnv1a64(const std::uint8_t* data, std::size_t size) {
   std::uint64_t h = 0xcbf29ce484222325ULL;
   for (std::size_t i = 0; i < size; ++i) {

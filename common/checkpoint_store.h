@@ -1,4 +1,4 @@
-// Checkpoints on disk (SPEC §8): where they live, how a cell's file and the
+// Checkpoints on disk (docs/operations.md, "Faults: what is survived"): where they live, how a cell's file and the
 // manifest are written and read back, and which checkpoint a run resumes
 // from.
 //
@@ -31,9 +31,9 @@
 #include <string>
 #include <vector>
 
-namespace cellgan {
+#include "common/bytes.h"
 
-using Bytes = std::vector<std::uint8_t>;
+namespace cellgan {
 
 struct CheckpointFile {
   int cell = 0;

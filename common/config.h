@@ -3,7 +3,7 @@
 //
 // Every member below is the YAML key of the same name inside its section
 // (the members of Config itself are the top level). Its initializer is the
-// key's default: Lipizzaner's MNIST settings (SPEC §3) unless noted. Its
+// key's default: Lipizzaner's MNIST settings (docs/architecture.md, "One generation of one cell") unless noted. Its
 // type, allowed values and meaning are written once, in the section's table
 // in config_keys.cpp, which also drives parsing, to_yaml and comparison; the
 // tables are rendered in docs/configuration.md.

@@ -193,7 +193,7 @@ ConfigSection training() {
       .number("mutation_scale", &T::mutation_scale, span(0.0, 100.0), "the scale of the learning-rate mutation above")
       .choice("replacement", &T::replacement, kRules,
               "`always`: the trained copy replaces the worst local individual; `if_better`: only when its loss is "
-              "strictly lower (Lipizzaner's rule, which stalls). See SPEC §3 step 6")
+              "strictly lower (Lipizzaner's rule, which stalls). See docs/architecture.md, \"One generation of one cell\", step 6")
       .integer("n_replacements", &T::n_replacements, ruled_by<I>("1..population_size"),
                "local individuals replaced per generation")
       .number("mixture_sigma", &T::mixture_sigma, span(0.0, 10.0), "step of the (1+1)-ES on mixture weights")

@@ -1,5 +1,5 @@
 // Datasets as plain arrays (no Torch): the image datasets read from IDX
-// folders, and the toy 2-D mixtures generated from a seed (SPEC §5, §6).
+// folders, and the toy 2-D mixtures generated from a seed (docs/operations.md, "Data and the classifier").
 //
 // Image pixels are scaled to [-1, 1] as float32. Labels are 0..9.
 //

@@ -43,7 +43,7 @@ struct GenerationRecord {
   // "images_per_second"); empty for coevolution.
   std::map<std::string, double> counts;
   // Lines for events.log: the faults injected in this generation and what
-  // the cell did about non-finite individuals (SPEC §8), in the order they
+  // the cell did about non-finite individuals (docs/operations.md, "Faults: what is survived"), in the order they
   // happened; usually empty. The master writes them when the generation is
   // complete, in cell order. Not part of metrics.jsonl.
   std::vector<std::string> events;

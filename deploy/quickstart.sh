@@ -8,6 +8,6 @@ bash deploy/install-deps.sh
 bash deploy/build.sh
 bash deploy/prepare-data.sh
 rm -rf runs/quickstart
-export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE OMPI_MCA_mpi_yield_when_idle=1
-ROOT_FLAG=""; [ "$(id -u)" -eq 0 ] && ROOT_FLAG="--allow-run-as-root"
-mpirun $ROOT_FLAG --oversubscribe --bind-to none -np 3 build/app/cellgan train configs/quickstart.yaml
+# cellgan launch starts the 3 ranks under mpirun and restarts the run from
+# its newest checkpoint if a rank is lost (docs/operations.md, "Launching").
+build/app/cellgan launch -w 2 configs/quickstart.yaml

@@ -1,4 +1,4 @@
-// Splitting the cells over W workers ("domain decomposition", SPEC §2),
+// Splitting the cells over W workers ("domain decomposition", docs/architecture.md, "Processes and threads"),
 // and the halo exchange plan that follows from it.
 //
 // Workers are numbered 0..W-1 (their rank in the LOCAL communicator; world

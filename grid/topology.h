@@ -1,4 +1,4 @@
-// The cell grid: shape, cell ids, toroidal neighbourhoods (SPEC §2, §3).
+// The cell grid: shape, cell ids, toroidal neighbourhoods (docs/architecture.md, "Processes and threads", §3).
 //
 // Cells are numbered row-major: id = row * cols + col. Coordinates are
 // always (row, col) for both the cells and the neighbourhood; there is no

@@ -35,7 +35,7 @@ std::string ensemble_label(int cell);
 // them first), copied, with equal weights. Needs at least one ensemble.
 Ensemble grid_ensemble(const std::vector<Ensemble>& cells, std::int64_t population_size);
 
-// SPEC §8, nothing non-finite is chosen: removes from each ensemble every
+// docs/operations.md, "Faults: what is survived", nothing non-finite is chosen: removes from each ensemble every
 // generator with non-finite weights (the others' weights renormalised),
 // and removes an ensemble left with no generator or no weight. Returns a
 // line per removal, for events.log.

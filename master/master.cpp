@@ -29,6 +29,7 @@
 #include "master/job_status.h"
 #include "master/progress_line.h"
 #include "master/run_directory.h"
+#include "master/stop_protocol.h"
 #include "master/stop_signals.h"
 #include "master/beating_wait.h"
 #include "master/checkpoint_collector.h"
@@ -75,6 +76,7 @@ Master::Master(JobCommsFactory& factory, std::string config_path, std::string re
     : factory_(factory),
       config_path_(std::move(config_path)),
       resume_(std::move(resume)),
+      stop_(factory.world_size() - 1),
       command_line_faults_(std::move(command_line_faults)),
       settings_(std::move(settings)),
       workers_(factory.world_size() - 1),
@@ -101,10 +103,7 @@ void Master::record_state(const std::string& status, std::optional<int> exit_cod
                                          config_.output_dir, why));
 }
 
-void Master::request_stop(const std::string& why) {
-  std::lock_guard<std::mutex> lock(stop_mutex_);
-  if (!stop_request_) stop_request_ = why;
-}
+void Master::request_stop(const std::string& why) { stop_.request(why); }
 
 Master::~Master() = default;
 
@@ -193,7 +192,7 @@ void Master::take(const Message& message, bool from_global, Clock::time_point no
   } else if (!from_global && message.tag == kTagCheckpoint) {
     take_checkpoint(w, decode_checkpoint(message.payload));
   } else if (!from_global && message.tag == kTagPaused) {
-    paused_at_[i] = decode_generation(message.payload, "paused message").generation;
+    stop_.paused(w, decode_generation(message.payload, "paused message").generation);
   } else if (!from_global && message.tag == kTagFailure) {
     fail_worker(w, decode_failure(message.payload).reason);
   } else {
@@ -218,54 +217,37 @@ void Master::take_checkpoint(int worker, const CheckpointMessage& message) {
 }
 
 void Master::advance_stop(Clock::time_point /*now*/) {
-  if (stop_ == Stop::kNone) {
-    std::optional<std::string> why;
-    {
-      std::lock_guard<std::mutex> lock(stop_mutex_);
-      why.swap(stop_request_);
-    }
-    if (!why) return;
-    event(fmt::format("stop requested ({}): every worker checkpoints at the end of the current generation", *why));
-    paused_at_.assign(paused_at_.size(), std::nullopt);
-    for (int w = 1; w <= workers_; ++w)
-      if (alive(w)) comms_.world->send(w, kTagPause, Bytes{});
-    stop_ = Stop::kPausing;
-    return;
-  }
-  if (stop_ == Stop::kPausing) {
-    std::int64_t furthest = 0;
-    for (int w = 1; w <= workers_; ++w) {
-      const auto& at = paused_at_[static_cast<std::size_t>(w - 1)];
-      if (!alive(w)) continue;
-      if (!at) return;
-      furthest = std::max(furthest, *at);
-    }
-    // A worker may complete one more generation before it learns the stop
-    // (WorkerComm::stop_at), so the stop is one past the furthest.
-    stop_at_ = furthest + 1;
-    for (int w = 1; w <= workers_; ++w)
-      if (alive(w)) comms_.world->send(w, kTagStopAt, encode(GenerationMessage{stop_at_}));
-    if (stop_at_ >= config_.training.generations) {
-      event("the run is at its last generation: it finishes instead of stopping");
-      stop_ = Stop::kNone;
+  using Kind = StopProtocol::Step::Kind;
+  std::vector<bool> live(static_cast<std::size_t>(workers_));
+  for (int w = 1; w <= workers_; ++w) live[static_cast<std::size_t>(w - 1)] = alive(w);
+  const StopProtocol::Step step = stop_.advance(live, checkpoints_->last(), config_.training.generations);
+  switch (step.kind) {
+    case Kind::kNothing:
       return;
+    case Kind::kPause:
+      event(fmt::format("stop requested ({}): every worker checkpoints at the end of the current generation", step.why));
+      for (int w = 1; w <= workers_; ++w)
+        if (alive(w)) comms_.world->send(w, kTagPause, Bytes{});
+      return;
+    case Kind::kStopAt:
+    case Kind::kFinishInstead:
+      for (int w = 1; w <= workers_; ++w)
+        if (alive(w)) comms_.world->send(w, kTagStopAt, encode(GenerationMessage{step.generation}));
+      if (step.kind == Kind::kFinishInstead)
+        event("the run is at its last generation: it finishes instead of stopping");
+      else
+        log::info("stopping after generation {}: waiting for its checkpoint", step.generation);
+      return;
+    case Kind::kStop: {
+      const std::string what = fmt::format(
+          "stopped after generation {} with a complete checkpoint: run the same command with --resume auto to "
+          "continue",
+          step.generation);
+      event(what);
+      abort_workers(kExitRestart, what);
+      throw RestartNeeded(what);
     }
-    log::info("stopping after generation {}: waiting for its checkpoint", stop_at_);
-    stop_ = Stop::kStopping;
-    return;
   }
-  {
-    std::lock_guard<std::mutex> lock(stop_mutex_);
-    if (stop_request_) log::warn("already stopping ({}); SIGKILL ends the run at once", *stop_request_);
-    stop_request_.reset();
-  }
-  if (checkpoints_->last() < stop_at_) return;
-  const std::string what = fmt::format(
-      "stopped after generation {} with a complete checkpoint: run the same command with --resume auto to continue",
-      stop_at_);
-  event(what);
-  abort_workers(kExitRestart, what);
-  throw RestartNeeded(what);
 }
 
 void Master::check_liveness(Clock::time_point now) {

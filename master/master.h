@@ -1,4 +1,4 @@
-// The master rank of a cellgan job (SPEC §2): validates the input, hands
+// The master rank of a cellgan job (docs/architecture.md, "Processes and threads"): validates the input, hands
 // the configuration to the workers, watches their heartbeats, writes the
 // metrics as generations complete, and at the end hands the workers'
 // results to its layout (master_layout.h), which scores and writes them.
@@ -19,11 +19,23 @@
 //   kExitRestart and throws RestartNeeded.
 //   worker_lost() says whether a worker was declared dead: the process must
 //   then not wait for it in MPI_Finalize.
+// - the run folder disappears or can no longer be written: noticed at the
+//   next written generation (run.json is rewritten then), a failure like
+//   any other below.
 // - any other exception on the master: every live worker is sent an abort
-//   with the exit code of the exception's kind, then it is rethrown.
+//   with the exit code of the exception's kind (exit_code_of, error.h),
+//   then it is rethrown.
+// run.json (common/run_state.h) says which: "running" from start() on,
+// then "finished", "stopped" or "failed" with the exit code.
 // Nothing is ever sent to a worker declared dead: under Open MPI a send to
 // a dead rank can hang MPI_Finalize (docs/architecture.md, "No rank waits
 // forever").
+//
+// Parts: start-up (master_startup.cpp) checks the input on a thread of its
+// own while beating to the waiting workers (beating_wait.h); the workers'
+// processes and rehoming (master_membership.cpp, worker_processes.h);
+// checkpoint manifests (checkpoint_collector.h); the control loop and the
+// stop protocol (master.cpp).
 //
 // Live status (job_status.h): start() makes a StatusBoard, and with
 // status.port a StatusServer on a thread of its own that reads it; the
@@ -48,6 +60,7 @@
 #include "master/heartbeat_monitor.h"
 #include "master/master_layout.h"
 #include "master/resume_plan.h"
+#include "master/stop_protocol.h"
 
 namespace cellgan {
 
@@ -157,15 +170,7 @@ class Master {
   const std::string resume_;
   ResumePlan plan_;
   std::unique_ptr<CheckpointCollector> checkpoints_;  // from start(): manifests of complete checkpoints
-  // The stop protocol: requested (any thread) -> pausing (every live
-  // worker asked where it is) -> stopping at stop_at_ (the checkpoint
-  // there ends the run) or carrying on (stop_at_ is the last generation).
-  enum class Stop { kNone, kPausing, kStopping };
-  Stop stop_ = Stop::kNone;
-  std::int64_t stop_at_ = 0;
-  std::vector<std::optional<std::int64_t>> paused_at_;  // by worker
-  std::mutex stop_mutex_;
-  std::optional<std::string> stop_request_;  // guarded by stop_mutex_
+  StopProtocol stop_;  // request_stop() (any thread) -> pausing -> stopping (stop_protocol.h)
   std::int64_t test_stop_after_ = -1;
   const std::vector<Fault> command_line_faults_;
   const std::vector<std::string> settings_;

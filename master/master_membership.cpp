@@ -35,7 +35,7 @@ void Master::lose_worker(int worker, const std::string& why) {
     event(fmt::format("worker rank {} had sent its result: the run goes on", worker));
     return;
   }
-  if (!factory_.survives_rank_loss() || stop_ != Stop::kNone) {
+  if (!factory_.survives_rank_loss() || stop_.active()) {
     const std::string what = fmt::format(
         "worker rank {} is lost ({}) and the job cannot go on in place (that needs mpirun --enable-recovery): the "
         "run stops after its checkpoint of generation {}; run the same command with --resume auto to continue",

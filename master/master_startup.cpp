@@ -149,7 +149,6 @@ void Master::start(Clock::time_point now) {
   worker_devices_.assign(results_.size(), "unknown");
   failed_.assign(results_.size(), false);
   lost_.assign(results_.size(), false);
-  paused_at_.assign(results_.size(), std::nullopt);
 
   // 1. Validate, then tell the workers either way.
   try {

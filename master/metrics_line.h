@@ -1,4 +1,4 @@
-// A GenerationRecord as one line of metrics.jsonl (SPEC §9): the typed
+// A GenerationRecord as one line of metrics.jsonl (docs/operations.md, "The run folder"): the typed
 // record becomes JSON here, and only here.
 //
 // Thread-safety: a pure function.

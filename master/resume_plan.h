@@ -1,4 +1,4 @@
-// Where a run starts, from its output directory and `--resume` (SPEC §8).
+// Where a run starts, from its output directory and `--resume` (docs/operations.md, "Faults: what is survived").
 //
 //   output_dir          no --resume                 --resume auto / PATH
 //   missing or empty    fresh run                   fresh run (auto); PATH: error

@@ -1,4 +1,4 @@
-// The run directory (SPEC §9): the resolved configuration, metrics.jsonl,
+// The run directory (docs/operations.md, "The run folder"): the resolved configuration, metrics.jsonl,
 // events.log, and at the end the ensemble, sample grid, result and
 // summary. Created only after every input check has passed.
 //

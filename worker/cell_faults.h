@@ -11,7 +11,7 @@ namespace cellgan {
 
 struct CellFaults {
   // At the start of the generation, every local generator's weights become
-  // NaN (fault `nan`); the trainer then discards them (SPEC §8).
+  // NaN (fault `nan`); the trainer then discards them (docs/operations.md, "Faults: what is survived").
   bool poison_generators = false;
   // Added to every training batch (fault `delay`); changes no result.
   std::chrono::milliseconds batch_delay{0};

@@ -1,5 +1,5 @@
 // The state of one cell between generations: everything a checkpoint must
-// hold to continue a cell exactly (SPEC §8). Random draws are re-derived
+// hold to continue a cell exactly (docs/operations.md, "Faults: what is survived"). Random draws are re-derived
 // from (seed, cell, generation) at the start of every generation, so no
 // RNG state needs saving.
 //

@@ -1,4 +1,4 @@
-// One generation of cellular coevolution in one cell (SPEC §3), with no
+// One generation of cellular coevolution in one cell (docs/architecture.md, "One generation of one cell"), with no
 // communication: the caller hands in the neighbours' centre individuals
 // (encoded, or live for cells of the same worker) and gets the cell's new
 // state and a record of the generation.
@@ -7,7 +7,7 @@
 // phase whose seconds it counts in brackets):
 //  0. faults   the fault `nan` poisons the local generators; then every
 //              non-finite local individual is replaced by a whole copy of
-//              the first finite neighbour centre (SPEC §8)    [gather]
+//              the first finite neighbour centre (docs/operations.md, "Faults: what is survived")    [gather]
 //  1. gather   N_G = local generators + neighbour centres, N_D likewise.
 //              Neighbours are read without their Adam state; one that
 //              wins a tournament is read again, whole.           [gather]

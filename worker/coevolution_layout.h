@@ -1,4 +1,4 @@
-// The coevolution layout, worker half (worker_layout.h; SPEC §2-3): the
+// The coevolution layout, worker half (worker_layout.h; docs/architecture.md, "Processes and threads"-3): the
 // worker trains its block of cells of the grid. Each generation it sends
 // the centres of its cells that other workers need (kTagHalo, in cell
 // order), takes in the halos it needs, and runs one generation of every

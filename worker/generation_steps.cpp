@@ -124,7 +124,7 @@ void gather_neighbourhood(CellState& state, const std::vector<NeighbourCentre>& 
     for (const Role role : {Role::kGenerator, Role::kDiscriminator}) {
       const bool g = role == Role::kGenerator;
       Individual& n = g ? work.neighbour_generators[k] : work.neighbour_discriminators[k];
-      if (!n.is_finite()) {  // never a fitness opponent or a parent (SPEC §8)
+      if (!n.is_finite()) {  // never a fitness opponent or a parent (docs/operations.md, "Faults: what is survived")
         work.events.push_back(fmt::format("cell {}'s centre {} non-finite: left out of the neighbourhood",
                                           neighbours[k].cell, role_name(role)));
         continue;
@@ -329,7 +329,7 @@ void score_trained_copies(GenerationWorkingSet& work) {
   for (Individual* g : pool_g) saved_g.push_back(g->fitness);
   play_every_pair(pool_g, copies_d, work.fitness_real, work.fitness_latent);
   for (std::size_t i = 0; i < pool_g.size(); ++i) pool_g[i]->fitness = saved_g[i];
-  // What replace_worst() will discard, and why (SPEC §8).
+  // What replace_worst() will discard, and why (docs/operations.md, "Faults: what is survived").
   for (const Role role : {Role::kGenerator, Role::kDiscriminator}) {
     const bool g = role == Role::kGenerator;
     std::vector<Individual*>& copies = g ? copies_g : copies_d;
@@ -363,7 +363,7 @@ int replace_worst(std::vector<Individual>& local, std::vector<Individual>& copie
   for (std::int64_t k = 0; k < n_replacements && k < static_cast<std::int64_t>(worst.size()); ++k) {
     while (next_copy < best.size() &&
            (!std::isfinite(copies[best[next_copy]].fitness) || !copies[best[next_copy]].is_finite()))
-      ++next_copy;  // non-finite copies are discarded (SPEC §8)
+      ++next_copy;  // non-finite copies are discarded (docs/operations.md, "Faults: what is survived")
     if (next_copy >= best.size()) break;
     Individual& copy = copies[best[next_copy]];
     Individual& target = local[worst[k]];
@@ -387,7 +387,7 @@ MixtureOutcome evolve_mixture(const Config& config, SampleScorer& scorer, const 
   std::vector<Individual*> mixture;
   for (auto& g : state.generators) mixture.push_back(&g);
   for (auto& g : state.neighbour_generators) mixture.push_back(&g);
-  // A non-finite generator keeps its slot but never its weight (SPEC §8).
+  // A non-finite generator keeps its slot but never its weight (docs/operations.md, "Faults: what is survived").
   std::vector<bool> finite;
   MixtureOutcome outcome;
   for (std::size_t i = 0; i < mixture.size(); ++i) {

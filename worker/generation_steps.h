@@ -1,8 +1,8 @@
-// The steps of one generation of one cell (SPEC §3), one function each;
+// The steps of one generation of one cell (docs/architecture.md, "One generation of one cell"), one function each;
 // CellTrainer::run_generation() calls them in this order:
 //
 //   poison_generators     the fault `nan` only (cell_faults.h)
-//   replace_non_finite    SPEC §8: non-finite local individuals go
+//   replace_non_finite    docs/operations.md, "Faults: what is survived": non-finite local individuals go
 //   gather_neighbourhood  step 1, before the seed
 //   seed_generation       then draw_generation_losses (mustangs)
 //   evaluate_fitness      step 2
@@ -87,7 +87,7 @@ struct GenerationWorkingSet {
 // nothing.
 void poison_generators(CellState& state);
 
-// SPEC §8, before step 1: each local individual whose weights, Adam state
+// docs/operations.md, "Faults: what is survived", before step 1: each local individual whose weights, Adam state
 // or learning rate are non-finite is discarded and replaced by a whole
 // copy (Adam state and lr included) of the first neighbour centre of its
 // role, in neighbourhood order, that is finite; with no finite neighbour,

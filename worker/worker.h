@@ -1,4 +1,4 @@
-// A worker rank of a cellgan job (SPEC §2): receives the configuration
+// A worker rank of a cellgan job (docs/architecture.md, "Processes and threads"): receives the configuration
 // from the master, joins GLOBAL and LOCAL, and runs its layout
 // (worker_layout.h) on the training thread — the caller's — while a
 // communication thread (WorkerComm) owns the communicators, beats, and

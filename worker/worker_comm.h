@@ -25,9 +25,11 @@
 // kExitFailure), and the master is told when possible.
 //
 // Thread-safety: the WorkerExchange methods, report, set_progress,
-// send_result, send_failure, finish, wait_for_done, aborted, master_lost and go_silent may
-// be called from the training thread while run() runs on the
-// communication thread. run_once() belongs to one thread.
+// send_result, send_failure, finish, wait_for_done, aborted, master_lost,
+// check_rehome, stop_at and go_silent may be called from the training
+// thread while run() runs on the communication thread; report_checkpoint
+// from any thread (the checkpoint writer's, checkpoint_writer.h), since it
+// only queues under the lock. run_once() belongs to one thread.
 #pragma once
 
 #include <chrono>

@@ -29,12 +29,12 @@
 #include <string>
 #include <vector>
 
+#include "common/bytes.h"
+
 namespace cellgan {
 
 inline constexpr int kAnySource = -1;
 inline constexpr int kAnyTag = -1;
-
-using Bytes = std::vector<std::uint8_t>;
 
 struct Message {
   int source = -1;

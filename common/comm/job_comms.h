@@ -1,4 +1,4 @@
-// The communicators of a cellgan job (SPEC §2) and the factory that makes
+// The communicators of a cellgan job (docs/architecture.md, "Processes and threads") and the factory that makes
 // them, so that a Master and its Workers run the same code over MPI
 // (MpiSession, one process per rank) and over the in-process network
 // (InProcessJob, one thread per rank, for tests).

@@ -1,4 +1,4 @@
-// MPI's lifetime (RAII) and the communicators of a cellgan job (SPEC §2).
+// MPI's lifetime (RAII) and the communicators of a cellgan job (docs/architecture.md, "Processes and threads").
 //
 // MpiSession calls MPI_Init_thread (asking for MPI_THREAD_MULTIPLE; at
 // least SERIALIZED is required, since the thread that owns MPI is not

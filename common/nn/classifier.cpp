@@ -1,4 +1,4 @@
-// The score classifier (SPEC §5): the small CNN, its deterministic training
+// The score classifier (docs/operations.md, "Data and the classifier"): the small CNN, its deterministic training
 // with Adam, atomic saving, loading with clear errors, and accuracy.
 //
 // Thread-safety: free functions over caller-owned modules and data; a

@@ -1,4 +1,4 @@
-// The score classifier (SPEC §5): a small CNN trained by cellgan on a
+// The score classifier (docs/operations.md, "Data and the classifier"): a small CNN trained by cellgan on a
 // dataset's training split, whose fc2 logits and argmax labels give FID,
 // TVD and IS for 28x28 images.
 //

@@ -1,4 +1,4 @@
-// A weighted ensemble of generators (SPEC §3 step 7 and "At the end"): the
+// A weighted ensemble of generators (docs/architecture.md, "One generation of one cell" step 7 and "At the end"): the
 // result of a cell, and of a run.
 //
 // Sampling draws exactly round(w_i * n) samples from generator i (largest

@@ -1,4 +1,4 @@
-// An individual of the coevolution (SPEC §3): one network (generator or
+// An individual of the coevolution (docs/architecture.md, "One generation of one cell"): one network (generator or
 // discriminator), its Adam state and its own learning rate, plus the
 // bookkeeping the algorithm keeps on it (fitness, loss kind, origin).
 //

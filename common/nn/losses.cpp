@@ -1,4 +1,4 @@
-// GAN losses (SPEC §3) on discriminator outputs in (0, 1): bce, mse and the
+// GAN losses (docs/architecture.md, "One generation of one cell") on discriminator outputs in (0, 1): bce, mse and the
 // E-GAN heuristic; wgan_gp on a critic's raw scores; plus the per-network
 // Mustangs draw.
 //

@@ -1,4 +1,4 @@
-// GAN losses (SPEC §3). Inputs are discriminator outputs in (0, 1), except
+// GAN losses (docs/architecture.md, "One generation of one cell"). Inputs are discriminator outputs in (0, 1), except
 // for wgan_gp, whose inputs are a critic's raw scores (networks.h,
 // DiscriminatorOutput::kScore).
 //

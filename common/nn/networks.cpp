@@ -1,4 +1,4 @@
-// Generator and discriminator networks (SPEC §4): builds the layer stacks
+// Generator and discriminator networks (docs/configuration.md, "network"): builds the layer stacks
 // that networks.h describes for the mlp, dcgan, sngan and toy kinds.
 //
 // Thread-safety: a module instance belongs to one thread at a time; the

@@ -1,4 +1,4 @@
-// Generator and discriminator networks (SPEC §4), in the LibTorch idiom:
+// Generator and discriminator networks (docs/configuration.md, "network"), in the LibTorch idiom:
 // an Impl class plus TORCH_MODULE, layers registered in reset().
 //
 // Shapes (flat data, data_dim = 784 for 28x28 images, 2 for toy data):

@@ -1,4 +1,4 @@
-// Scores of generated samples (SPEC §5): Gaussian fits and the Frechet
+// Scores of generated samples (docs/operations.md, "Data and the classifier"): Gaussian fits and the Frechet
 // distance, the classifier-based image scorer (FID, TVD, IS) with its real
 // statistics cached on disk beside the classifier, and the toy scorer (FID
 // on 2-D points plus the mode metrics).

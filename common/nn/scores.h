@@ -1,4 +1,4 @@
-// Scores of generated samples (SPEC §5), computed by cellgan's own code.
+// Scores of generated samples (docs/operations.md, "Data and the classifier"), computed by cellgan's own code.
 //
 // - FID: Frechet distance between Gaussians fitted (float64) to features of
 //   real and generated samples; the matrix square root is symmetric and

@@ -1,4 +1,4 @@
-// Stopping and resuming (SPEC §8): a run stopped at any generation and
+// Stopping and resuming (docs/operations.md, "Faults: what is survived"): a run stopped at any generation and
 // resumed, with any number of workers, ends with the ensemble.bin and the
 // metrics.jsonl (every field but `seconds`) of the run that never stopped;
 // a corrupt newest checkpoint is skipped for the one before; an

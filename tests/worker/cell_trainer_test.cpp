@@ -1,4 +1,4 @@
-// One generation of one cell (SPEC §3): the mutated learning rate reaches
+// One generation of one cell (docs/architecture.md, "One generation of one cell"): the mutated learning rate reaches
 // Adam, generations are deterministic, the R1 penalty reaches the
 // discriminators, replacement rules hold, mixture weights stay a
 // distribution, non-finite individuals never enter, and the phase seconds

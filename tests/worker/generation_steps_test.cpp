@@ -234,7 +234,7 @@ TEST(EvolveMixture, KeepsAPreviewOnPreviewGenerationsOnly) {
   }
 }
 
-// ------------------------------------------------ non-finite individuals (SPEC §8)
+// ------------------------------------------------ non-finite individuals (docs/operations.md, "Faults: what is survived")
 
 void poison(Individual& individual) {
   torch::NoGradGuard no_grad;
