@@ -9,6 +9,8 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <cstdio>
 #include <memory>
 #include <cstdlib>
@@ -20,10 +22,56 @@
 
 #include "common/comm/mpi_communicator.h"
 #include "common/error.h"
+#include "common/launch_rank.h"
 #include "common/log.h"
 
 namespace cellgan {
 namespace {
+
+// Far beyond a healthy start (about 1.2 s here, STACK.md) and a healthy
+// communicator creation (about 1 ms).
+constexpr std::chrono::seconds kCallLimit{30};
+
+// A deadline for an MPI call that has none of its own (MPI_Init, and the
+// collective creation of a communicator, which waits for every member, a
+// lost one too — under mpirun --enable-recovery for ever). If the guard is
+// still alive after `limit`, the process says which call, reports exit 75
+// to the launcher (launch_rank.h) and exits with it: whatever was done is
+// in the newest complete checkpoint, and `--resume auto` (or cellgan
+// launch, by itself) goes on from there.
+class ExitUnlessDone {
+ public:
+  ExitUnlessDone(std::string what, std::chrono::seconds limit) : state_(std::make_shared<State>()) {
+    std::thread([state = state_, what = std::move(what), limit] {
+      std::unique_lock<std::mutex> lock(state->mutex);
+      if (state->changed.wait_for(lock, limit, [&] { return state->done; })) return;
+      std::fprintf(stderr, "cellgan: stopped: %s has not returned after %lld s (a rank lost?): run the same command "
+                           "again with --resume auto\n",
+                   what.c_str(), static_cast<long long>(limit.count()));
+      std::fflush(nullptr);
+      report_exit_code(kExitRestart);
+      std::_Exit(kExitRestart);
+    }).detach();
+  }
+  ~ExitUnlessDone() {
+    {
+      std::lock_guard<std::mutex> lock(state_->mutex);
+      state_->done = true;
+    }
+    state_->changed.notify_all();
+  }
+  ExitUnlessDone(const ExitUnlessDone&) = delete;
+  ExitUnlessDone& operator=(const ExitUnlessDone&) = delete;
+
+ private:
+  struct State {
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool done = false;
+  };
+  std::shared_ptr<State> state_;
+};
+
 
 const char* thread_level_name(int level) {
   switch (level) {
@@ -78,13 +126,13 @@ MPI_Comm create_group_comm(const std::vector<int>& world_ranks, int tag, int wor
                            group.out()),
             "MPI_Group_incl");
   MPI_Comm comm = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_create_group(MPI_COMM_WORLD, group.get(), tag, &comm), "MPI_Comm_create_group");
+  {
+    const ExitUnlessDone deadline(fmt::format("MPI_Comm_create_group (tag {})", tag), kCallLimit);
+    check_mpi(MPI_Comm_create_group(MPI_COMM_WORLD, group.get(), tag, &comm), "MPI_Comm_create_group");
+  }
   if (comm == MPI_COMM_NULL) throw std::runtime_error("MPI_Comm_create_group returned MPI_COMM_NULL");
   return comm;
 }
-
-// Far beyond a healthy start (about 1.2 s here, STACK.md).
-constexpr std::chrono::seconds kInitLimit{30};
 
 }  // namespace
 
@@ -93,26 +141,15 @@ MpiSession::MpiSession(int* argc, char*** argv) {
   check_mpi(MPI_Initialized(&initialized), "MPI_Initialized");
   if (initialized) throw std::logic_error("MpiSession: MPI is already initialised (one session per process)");
 
-  // MPI_Init waits for every rank of the job, a lost one too (under
-  // mpirun --enable-recovery, for ever): past the limit this rank exits
-  // with kExitRestart (75), since nothing has been done yet.
-  auto init_done = std::make_shared<std::atomic<bool>>(false);
-  std::thread([init_done] {
-    const auto until = std::chrono::steady_clock::now() + kInitLimit;
-    while (std::chrono::steady_clock::now() < until) {
-      if (*init_done) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    if (*init_done) return;
-    std::fprintf(stderr, "cellgan: stopped: MPI_Init has not returned after %lld s (a rank lost at launch?): "
-                         "run the same command again\n",
-                 static_cast<long long>(std::chrono::duration_cast<std::chrono::seconds>(kInitLimit).count()));
-    std::fflush(nullptr);
-    std::_Exit(kExitRestart);
-  }).detach();
+  // MPI_Init waits for every rank of the job, a lost one too: past the
+  // limit this rank exits with kExitRestart (75), since nothing has been
+  // done yet.
   int provided = MPI_THREAD_SINGLE;
-  const int init = MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
-  *init_done = true;
+  int init = MPI_SUCCESS;
+  {
+    const ExitUnlessDone deadline("MPI_Init", kCallLimit);
+    init = MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+  }
   check_mpi(init, "MPI_Init_thread");
   if (provided < MPI_THREAD_SERIALIZED) {
     MPI_Finalize();  // The destructor will not run: this constructor throws.
@@ -183,7 +220,11 @@ std::unique_ptr<Communicator> MpiSession::cartesian(const std::vector<int>& work
   const int dims[2] = {rows, cols};
   const int periods[2] = {1, 1};
   MPI_Comm cart = MPI_COMM_NULL;
-  const int code = MPI_Cart_create(group_comm, 2, dims, periods, /*reorder=*/0, &cart);
+  int code = MPI_SUCCESS;
+  {
+    const ExitUnlessDone deadline("MPI_Cart_create", kCallLimit);
+    code = MPI_Cart_create(group_comm, 2, dims, periods, /*reorder=*/0, &cart);
+  }
   MPI_Comm_free(&group_comm);
   check_mpi(code, "MPI_Cart_create");
   if (cart == MPI_COMM_NULL) throw std::runtime_error("MPI_Cart_create returned MPI_COMM_NULL");

@@ -3,9 +3,12 @@
 // MpiSession calls MPI_Init_thread (asking for MPI_THREAD_MULTIPLE; at
 // least SERIALIZED is required, since the thread that owns MPI is not
 // always the main thread) and MPI_Finalize in its destructor. <mpi.h> is
-// not included here. MPI_Init waits for every rank of the job, even a lost
-// one: if it has not returned after 30 s, the process exits with 75 (run
-// the same command again), so a rank lost at launch never hangs a job.
+// not included here. MPI_Init, and the collective creation of a
+// communicator (group(), cartesian()), wait for every member, even a lost
+// one: if one has not returned after 30 s, the process says which, reports
+// exit 75 (common/launch_rank.h) and exits with it (run the same command
+// again with --resume auto; cellgan launch does), so a rank lost at launch
+// or during a rehoming never hangs a job.
 //
 // It is the MPI JobCommsFactory (job_comms.h): group() uses
 // MPI_Comm_create_group, called by the members only; cartesian() adds
