@@ -13,6 +13,7 @@
 
 #include "common/error.h"
 #include "common/image_files.h"
+#include "common/run_files.h"
 
 namespace cellgan {
 namespace fs = std::filesystem;
@@ -54,7 +55,7 @@ std::vector<std::int64_t> folder_generations(const std::string& output_dir) {
 
 }  // namespace
 
-std::string checkpoints_folder(const std::string& output_dir) { return (fs::path(output_dir) / "checkpoints").string(); }
+std::string checkpoints_folder(const std::string& output_dir) { return (fs::path(output_dir) / run_files::kCheckpoints).string(); }
 
 std::string checkpoint_folder(const std::string& output_dir, std::int64_t generation) {
   return (fs::path(checkpoints_folder(output_dir)) / fmt::format("gen-{:06d}", generation)).string();

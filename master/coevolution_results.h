@@ -20,6 +20,7 @@ class CoevolutionResults final : public MasterLayout {
   std::vector<std::string> assignment() const override;
   std::vector<std::string> reassign(const std::vector<int>& members) const override;
   int records_per_generation() const override { return grid_.cell_count(); }
+  std::vector<int> cell_owners() const override { return owners_of(partition_); }
   RunResult finish(std::vector<ResultMessage> results, const FinishContext& context) override;
 
  private:

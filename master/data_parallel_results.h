@@ -25,6 +25,9 @@ class DataParallelResults final : public MasterLayout {
   std::vector<std::string> assignment() const override;
   std::vector<std::string> reassign(const std::vector<int>& members) const override;
   int records_per_generation() const override { return 1; }
+  std::vector<int> cell_owners() const override {
+    return std::vector<int>(static_cast<std::size_t>(config_.grid.rows * config_.grid.cols), 1);
+  }
   RunResult finish(std::vector<ResultMessage> results, const FinishContext& context) override;
 
  private:

@@ -15,6 +15,7 @@
 #include "common/image_files.h"
 #include "common/log.h"
 #include "common/rng.h"
+#include "common/run_files.h"
 #include "master/sample_png.h"
 
 namespace cellgan {
@@ -97,8 +98,8 @@ void write_result_files(const Config& config, const std::string& dir, Ensemble& 
   const std::vector<std::string>& worker_kernels = context.worker_kernels;
   namespace fs = std::filesystem;
   const auto at = [&](const char* name) { return (fs::path(dir) / name).string(); };
-  best.save(at("ensemble.bin"));
-  write_ensemble_png(config, at("samples.png"), best, config.evaluation.grid_images);
+  best.save(at(run_files::kEnsemble));
+  write_ensemble_png(config, at(run_files::kSamples), best, config.evaluation.grid_images);
 
   nlohmann::json cells = nlohmann::json::array();
   nlohmann::json grid = nullptr;
@@ -135,9 +136,9 @@ void write_result_files(const Config& config, const std::string& dir, Ensemble& 
   summary += fmt::format("  device       {} (workers), {} (master)\n", fmt::join(devices, " / "), context.master_device);
   summary += fmt::format("  wall time    {:.1f} s\n  files        ensemble.bin samples.png metrics.jsonl events.log{}\n",
                          seconds, config.evaluation.preview_every > 0 ? " previews/" : "");
-  write_file_atomic(at("summary.txt"), summary);
+  write_file_atomic(at(run_files::kSummary), summary);
   // result.json last: its presence marks a finished run.
-  write_file_atomic(at("result.json"), result.dump(2) + "\n");
+  write_file_atomic(at(run_files::kResult), result.dump(2) + "\n");
 }
 
 }  // namespace cellgan

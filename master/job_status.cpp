@@ -10,22 +10,11 @@
 namespace cellgan {
 
 std::unique_ptr<StatusBoard> make_job_status_board(const Config& config, const std::string& objective, int workers,
+                                                   const std::vector<int>& owners,
                                                    StatusBoard::Clock::time_point started) {
-  const GridShape grid(static_cast<int>(config.grid.rows), static_cast<int>(config.grid.cols));
-  std::vector<int> owners(static_cast<std::size_t>(grid.cell_count()), 0);
-  switch (config.layout) {
-    case LayoutKind::kCoevolution:
-    case LayoutKind::kPerClass: {  // a K x 1 grid of class cells, split the same way
-      const Partition partition = partition_cells(grid, workers);
-      for (std::size_t c = 0; c < owners.size(); ++c) owners[c] = partition.owner[c] + 1;
-      break;
-    }
-    case LayoutKind::kDataParallel:  // one replicated pair; worker 1 reports it
-      owners.assign(owners.size(), 1);
-      break;
-  }
-  return std::make_unique<StatusBoard>(grid.rows(), grid.cols(), to_string(config.layout), objective,
-                                       config.training.generations, workers, owners, started);
+  return std::make_unique<StatusBoard>(static_cast<int>(config.grid.rows), static_cast<int>(config.grid.cols),
+                                       to_string(config.layout), objective, config.training.generations, workers,
+                                       owners, started);
 }
 
 std::unique_ptr<StatusServer> start_status_server(const Config& config, const StatusBoard& board) {

@@ -20,9 +20,11 @@
 
 namespace cellgan {
 
-// The board of a job of `workers` workers: the grid of `config`, each cell
-// owned by the worker its layout gives it. `objective` names the score.
+// The board of a job of `workers` workers: the grid of `config`, cell i
+// owned by worker `owners[i]` (MasterLayout::cell_owners()). `objective`
+// names the score.
 std::unique_ptr<StatusBoard> make_job_status_board(const Config& config, const std::string& objective, int workers,
+                                                   const std::vector<int>& owners,
                                                    StatusBoard::Clock::time_point started);
 
 // The server of `config.status`, or null when status.port is 0. Throws

@@ -16,6 +16,12 @@
 
 namespace cellgan {
 
+std::vector<int> owners_of(const Partition& partition) {
+  std::vector<int> owners;
+  for (const int owner : partition.owner) owners.push_back(owner + 1);
+  return owners;
+}
+
 std::unique_ptr<MasterLayout> make_master_layout(const Config& config, int workers) {
   switch (config.layout) {
     case LayoutKind::kCoevolution: return std::make_unique<CoevolutionResults>(config, workers);

@@ -23,6 +23,7 @@
 
 #include "common/comm/protocol.h"
 #include "common/config.h"
+#include "grid/partition.h"
 
 namespace cellgan {
 
@@ -62,6 +63,9 @@ class MasterLayout {
   virtual std::vector<std::string> reassign(const std::vector<int>& members) const = 0;
   // The records a complete generation has (one per cell).
   virtual int records_per_generation() const = 0;
+  // The worker (1..W) that trains each cell of the grid, as the live
+  // status shows it (data_parallel: worker 1, which reports the pair).
+  virtual std::vector<int> cell_owners() const = 0;
   // `results[i]` is worker rank i + 1's. Scores, chooses and writes the
   // result files into the run directory.
   virtual RunResult finish(std::vector<ResultMessage> results, const FinishContext& context) = 0;
@@ -75,6 +79,9 @@ class MasterLayout {
 // Throws InputError for bytes that are not an ensemble.
 std::vector<Ensemble> gather_finite_ensembles(std::vector<ResultMessage>& results, const FinishContext& context,
                                               const std::string& what);
+
+// Each cell's worker (1..W) under `partition`.
+std::vector<int> owners_of(const Partition& partition);
 
 // The master half of `config.layout`. Throws InputError when the job's
 // `workers` do not fit the layout.

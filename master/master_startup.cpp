@@ -65,7 +65,8 @@ void Master::validate() {
         layout_ = make_master_layout(config_, workers_);
         add_faults(config_, command_line_faults_, workers_);
         plan_ = plan_resume(config_, resume_);
-        board_ = make_job_status_board(config_, objective_name(config_), workers_, Clock::now());
+        board_ = make_job_status_board(config_, objective_name(config_), workers_, layout_->cell_owners(),
+                                       Clock::now());
         status_ = start_status_server(config_, *board_);  // InputError if its port is taken
         const auto lock = lock_torch_generator();
         const torch::Device device = resolve_device(config_.runtime.device);  // InputError: no such GPU

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/run_files.h"
 #include "master/run_directory.h"
 
 namespace cellgan {
@@ -22,7 +23,7 @@ bool may_change_on_resume(const std::string& difference) {
 }
 
 void check_same_run(const Config& config, const fs::path& dir) {
-  const fs::path saved_path = dir / "config.yaml";
+  const fs::path saved_path = dir / run_files::kConfig;
   std::ifstream in(saved_path);
   std::stringstream text;
   text << in.rdbuf();
@@ -59,7 +60,7 @@ ResumePlan plan_resume(const Config& config, const std::string& resume) {
   const fs::path dir(config.output_dir);
   std::error_code ec;
   const bool exists = fs::exists(dir, ec);
-  const bool interrupted = exists && fs::exists(dir / "config.yaml", ec) && !fs::exists(dir / "result.json", ec);
+  const bool interrupted = exists && fs::exists(dir / run_files::kConfig, ec) && !fs::exists(dir / run_files::kResult, ec);
   ResumePlan plan;
   if (resume.empty()) {
     if (interrupted)
@@ -69,7 +70,7 @@ ResumePlan plan_resume(const Config& config, const std::string& resume) {
     check_run_directory(config);
     return plan;
   }
-  if (exists && fs::exists(dir / "result.json", ec))
+  if (exists && fs::exists(dir / run_files::kResult, ec))
     throw InputError(fmt::format("{}: --resume: '{}' holds a finished run (result.json): nothing to resume",
                                  config.source, config.output_dir));
   if (!interrupted) {

@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "common/image_files.h"
 #include "common/path_checks.h"
+#include "common/run_files.h"
 #include "master/metrics_line.h"
 
 namespace cellgan {
@@ -27,7 +28,7 @@ void check_run_directory(const Config& config) {
   if (!why.empty())
     throw InputError(fmt::format("{}: output_dir: '{}' {}: expected a folder that can be created or written",
                                  config.source, config.output_dir, why));
-  if (fs::exists(dir / "result.json", ec))
+  if (fs::exists(dir / run_files::kResult, ec))
     throw InputError(fmt::format("{}: output_dir: '{}' already holds a finished run (result.json): expected a "
                                  "new or empty directory",
                                  config.source, config.output_dir));
@@ -52,15 +53,15 @@ std::string metrics_up_to(const std::string& path, std::int64_t last) {
 RunDirectory::RunDirectory(const Config& config, int cell_count, std::int64_t resumed_after)
     : dir_(config.output_dir), cell_count_(cell_count) {
   fs::create_directories(dir_);
-  write_file_atomic(path("config.yaml"), to_yaml(config));
+  write_file_atomic(path(run_files::kConfig), to_yaml(config));
   if (resumed_after >= 0) {
-    write_file_atomic(path("metrics.jsonl"), metrics_up_to(path("metrics.jsonl"), resumed_after));
+    write_file_atomic(path(run_files::kMetrics), metrics_up_to(path(run_files::kMetrics), resumed_after));
     remove_checkpoints_after(dir_, resumed_after);
     generations_written_ = resumed_after;
   }
   const auto mode = resumed_after >= 0 ? std::ios::app : std::ios::trunc;
-  metrics_.open(path("metrics.jsonl"), mode);
-  events_.open(path("events.log"), mode);
+  metrics_.open(path(run_files::kMetrics), mode);
+  events_.open(path(run_files::kEvents), mode);
   if (!metrics_ || !events_) throw std::runtime_error(fmt::format("{}: cannot write the run directory", dir_));
 }
 

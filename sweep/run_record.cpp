@@ -11,6 +11,8 @@
 #include <stdexcept>
 
 #include "common/config.h"
+#include "common/run_files.h"
+#include "common/run_state.h"
 
 namespace cellgan::sweep {
 
@@ -87,12 +89,12 @@ bool is_communication_phase(const std::string& phase) { return phase == "gather"
 std::optional<RunRecord> read_run_record(const std::string& folder) {
   const fs::path dir(folder);
   std::error_code ec;
-  if (!fs::is_regular_file(dir / "config.yaml", ec)) return std::nullopt;
+  if (!fs::is_regular_file(dir / run_files::kConfig, ec)) return std::nullopt;
   RunRecord r;
   r.folder = folder;
   Config config;
   try {
-    config = load_config((dir / "config.yaml").string());
+    config = load_config((dir / run_files::kConfig).string());
   } catch (const std::exception& e) {
     throw std::runtime_error(e.what());
   }
@@ -101,20 +103,23 @@ std::optional<RunRecord> read_run_record(const std::string& folder) {
   r.seed = config.seed;
   r.generations = config.training.generations;
   r.dataset = to_string(config.data.dataset);
-  r.workers = workers_of(dir / "events.log");
-  read_metrics(dir / "metrics.jsonl", r);
-  r.finished = fs::is_regular_file(dir / "result.json", ec);
-  if (r.finished) read_result(dir / "result.json", r);
+  // The worker count from the run's own record; a run written before
+  // run.json existed says it only in events.log.
+  const std::optional<RunState> state = read_run_state(dir.string());
+  r.workers = state ? state->workers : workers_of(dir / run_files::kEvents);
+  read_metrics(dir / run_files::kMetrics, r);
+  r.finished = fs::is_regular_file(dir / run_files::kResult, ec);
+  if (r.finished) read_result(dir / run_files::kResult, r);
   return r;
 }
 
 std::vector<std::string> find_run_folders(const std::string& root, int depth) {
   std::vector<std::string> found;
   std::error_code ec;
-  if (fs::is_regular_file(fs::path(root) / "config.yaml", ec)) found.push_back(root);
+  if (fs::is_regular_file(fs::path(root) / run_files::kConfig, ec)) found.push_back(root);
   if (depth <= 0 || !fs::is_directory(root, ec)) return found;
   for (const fs::directory_entry& entry : fs::directory_iterator(root, ec)) {
-    if (!entry.is_directory(ec) || entry.path().filename() == "checkpoints") continue;
+    if (!entry.is_directory(ec) || entry.path().filename() == run_files::kCheckpoints) continue;
     for (std::string& f : find_run_folders(entry.path().string(), depth - 1)) found.push_back(std::move(f));
   }
   std::sort(found.begin(), found.end());

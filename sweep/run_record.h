@@ -2,7 +2,9 @@
 // sweep through mpirun, or a SLURM job array):
 //
 //   config.yaml    grid rows and columns, seed, generations, dataset
-//   events.log     the worker count W: the first "start: W workers" line
+//   run.json       the worker count W (common/run_state.h); in a run
+//                  written before run.json, events.log's first
+//                  "start: W workers" line
 //   metrics.jsonl  the phase seconds of every cell and generation
 //   result.json    the final scores and the run's wall seconds; its
 //                  presence marks a finished run
@@ -29,7 +31,7 @@ struct RunRecord {
   std::string folder;
   int rows = 0;
   int cols = 0;
-  int workers = 0;  // 0 when events.log does not say
+  int workers = 0;  // 0 when neither run.json nor events.log says
   std::uint64_t seed = 0;
   std::int64_t generations = 0;  // configured
   std::string dataset;

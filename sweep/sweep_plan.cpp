@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "common/error.h"
+#include "common/layout_rules.h"
 
 namespace cellgan::sweep {
 
@@ -30,11 +31,14 @@ std::vector<std::string> split_commas(const std::string& text) {
 }
 
 // Why `config`'s layout cannot run a grid with `workers` workers, if it cannot.
+// The layout's own rule (common/layout_rules.h).
 std::optional<std::string> misfit(const Config& config, const GridSize& grid, int workers) {
-  if (config.layout == LayoutKind::kCoevolution && workers > grid.cells())
-    return fmt::format("{} workers for {} cell{}: a worker needs a cell of its own", workers, grid.cells(),
-                       grid.cells() == 1 ? "" : "s");
-  return std::nullopt;
+  Config sized = config;
+  sized.grid.rows = grid.rows;
+  sized.grid.cols = grid.cols;
+  const std::string why = workers_misfit(sized, workers);
+  if (why.empty()) return std::nullopt;
+  return fmt::format("{} worker ranks {}", workers, why);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Running the plan of a sweep (see sweep_runner.h).
 #include "sweep/sweep_runner.h"
 
+#include "common/run_files.h"
 #include <fmt/core.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -94,7 +95,7 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& plan, const SweepSetup& se
   // The runs still to run, by weight, for the time left.
   double weight_left = 0.0;
   for (const PlannedRun& run : plan)
-    if (!run.skip && !fs::exists(fs::path(run_folder(setup, run)) / "result.json")) weight_left += weight(run);
+    if (!run.skip && !fs::exists(fs::path(run_folder(setup, run)) / run_files::kResult)) weight_left += weight(run);
   double weight_done = 0.0, seconds_done = 0.0;
 
   for (std::size_t i = 0; i < n; ++i) {
@@ -107,7 +108,7 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& plan, const SweepSetup& se
       say(fmt::format("{}: skipped: {}", head, *run.skip));
       continue;
     }
-    if (fs::exists(folder / "result.json")) {
+    if (fs::exists(folder / run_files::kResult)) {
       ++out.finished;
       ++out.kept;
       say(fmt::format("{}: finished before, kept ({})", head, folder.string()));
@@ -117,7 +118,7 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& plan, const SweepSetup& se
       out.unfinished.push_back(run.name);
       continue;
     }
-    const bool resuming = fs::exists(folder / "config.yaml");
+    const bool resuming = fs::exists(folder / run_files::kConfig);
     const std::string eta =
         weight_done > 0 ? fmt::format(", about {} left", duration(seconds_done / weight_done * weight_left)) : "";
     say(fmt::format("{}: {}{}", head, resuming ? "resuming" : "running", eta));
@@ -134,7 +135,7 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& plan, const SweepSetup& se
       std::ofstream(log_file(setup, run), std::ios::app) << "could not start: " << child.start_error() << "\n";
     } else {
       int sent = 0;
-      GenerationCounter counter(folder / "metrics.jsonl", run.grid.cells());
+      GenerationCounter counter(folder / run_files::kMetrics, run.grid.cells());
       std::int64_t first = -1;  // generations done when this session's first one was seen
       auto first_at = started;
       auto next_status = started;
@@ -170,7 +171,7 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& plan, const SweepSetup& se
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const std::string log = fs::relative(log_file(setup, run), setup.out).string();
-    if (code == 0 && fs::exists(folder / "result.json")) {
+    if (code == 0 && fs::exists(folder / run_files::kResult)) {
       ++out.finished;
       weight_done += weight(run);
       seconds_done += seconds;

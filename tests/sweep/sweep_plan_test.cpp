@@ -47,7 +47,7 @@ TEST(SweepPlan, OneRunPerGridWorkerAndSeedWithMisfitsSkipped) {
   EXPECT_FALSE(plan[0].skip.has_value());
   // Two workers for one cell do not fit; for four cells they do.
   ASSERT_TRUE(plan[2].skip.has_value());
-  EXPECT_NE(plan[2].skip->find("2 workers for 1 cell"), std::string::npos) << *plan[2].skip;
+  EXPECT_NE(plan[2].skip->find("2 worker ranks do not fit a 1x1 grid: expected 1..1"), std::string::npos) << *plan[2].skip;
   EXPECT_FALSE(plan[6].skip.has_value());
   EXPECT_EQ(plan[7].name, "g2x2-w2-s6");
 }

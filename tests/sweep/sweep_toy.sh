@@ -38,7 +38,7 @@ SWEEP_PID=""
 [ -f "$OUT/runs/g1x1-w1-s3/result.json" ] || fail "the first run did not finish"
 [ -f "$SECOND/result.json" ] && fail "the second run finished: it was not interrupted"
 [ -d "$OUT/runs/g2x2-w2-s3" ] && fail "a run started after the interrupt"
-grep -q "skipped: 2 workers for 1 cell" "$WORK/first.err" || fail "no line says why 1x1 with W = 2 is skipped"
+grep -q "skipped: 2 worker ranks do not fit a 1x1 grid" "$WORK/first.err" || fail "no line says why 1x1 with W = 2 is skipped"
 grep -q "interrupted" "$WORK/first.err" || fail "the progress says nothing of the interrupt"
 first_result=$(sha256sum < "$OUT/runs/g1x1-w1-s3/result.json")
 
