@@ -44,12 +44,12 @@ bool write_all(int fd, const std::string& bytes) {
 
 }  // namespace
 
-void write_file_atomic(const std::string& path, const std::string& bytes) {
+void write_file_atomic(const std::string& path, const std::string& bytes, bool durable) {
   const std::string temp = path + ".tmp." + std::to_string(::getpid()) + "." +
                            std::to_string(g_temp_counter.fetch_add(1));
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail(path, "cannot create temporary file", errno);
-  if (!write_all(fd, bytes) || ::fsync(fd) != 0) {
+  if (!write_all(fd, bytes) || (durable && ::fsync(fd) != 0)) {
     const int err = errno;
     ::close(fd);
     ::unlink(temp.c_str());
@@ -67,6 +67,7 @@ void write_file_atomic(const std::string& path, const std::string& bytes) {
   }
   // Make the rename itself durable. Failure here is not fatal: the data is
   // complete and in place; only its survival of a power cut is in doubt.
+  if (!durable) return;
   std::string folder = std::filesystem::path(path).parent_path().string();
   if (folder.empty()) folder = ".";
   const int dir_fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

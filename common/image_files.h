@@ -38,7 +38,10 @@ struct NpyArray {
 NpyArray read_npy(const std::string& path);
 
 // Atomic write of raw bytes (temp file, fsync, rename). Returns normally or
-// throws std::runtime_error naming the path.
-void write_file_atomic(const std::string& path, const std::string& bytes);
+// throws std::runtime_error naming the path. With `durable` false the
+// fsyncs are left out: readers still see the old file or the whole new
+// one, but a power cut may lose it; for a status record written often
+// (run.json), where an fsync on a loaded disk would stall the caller.
+void write_file_atomic(const std::string& path, const std::string& bytes, bool durable = true);
 
 }  // namespace cellgan

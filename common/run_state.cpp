@@ -1,7 +1,9 @@
 // run.json (see run_state.h).
 #include "common/run_state.h"
 
+#include <fcntl.h>
 #include <fmt/core.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -27,11 +29,18 @@ std::string to_json(const RunState& s) {
 
 std::string write_run_state(const std::string& dir, const RunState& state) {
   try {
-    write_file_atomic((std::filesystem::path(dir) / run_files::kRunState).string(), to_json(state));
+    // No fsync: written at every generation by the master's control loop,
+    // which must not wait for the disk.
+    write_file_atomic((std::filesystem::path(dir) / run_files::kRunState).string(), to_json(state), false);
     return "";
   } catch (const std::exception& e) {
     return e.what();
   }
+}
+
+void touch_run_state(const std::string& dir) {
+  const std::string path = (std::filesystem::path(dir) / run_files::kRunState).string();
+  ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);
 }
 
 std::optional<RunState> read_run_state(const std::string& dir) {

@@ -44,6 +44,11 @@ struct RunState {
 std::string to_json(const RunState& state);
 // Writes `dir`/run.json atomically. Returns "" or why it could not.
 std::string write_run_state(const std::string& dir, const RunState& state);
+// Sets run.json's modification time to now, leaving its content: a master
+// busy with a long step that writes nothing else (scoring the final
+// ensembles) shows it is alive to `cellgan launch`'s progress watch. No
+// effect when there is no run.json.
+void touch_run_state(const std::string& dir);
 // Reads `dir`/run.json: std::nullopt when there is none; throws
 // std::runtime_error naming the file when it is not what to_json writes.
 std::optional<RunState> read_run_state(const std::string& dir);

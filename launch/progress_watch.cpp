@@ -38,6 +38,9 @@ std::uint64_t progress_mark(const std::string& run_dir) {
     // metrics.jsonl) while the other grows is still a change.
     if (!ec) mark = mark * 1000003u + static_cast<std::uint64_t>(size) + 1;
   }
+  std::error_code ec;
+  const auto touched = std::filesystem::last_write_time(std::filesystem::path(run_dir) / run_files::kRunState, ec);
+  if (!ec) mark = mark * 1000003u + static_cast<std::uint64_t>(touched.time_since_epoch().count()) + 1;
   return mark;
 }
 

@@ -2,8 +2,9 @@
 //
 // A job shows progress by writing its run folder: a line in metrics.jsonl
 // (a generation written) or in events.log (start-up steps, faults, stops,
-// checkpoints). progress_mark() sums what those files hold; any change of
-// it is progress. The deadline is max(floor, 4 x the longest gap between
+// checkpoints), or run.json rewritten or touched (the master does every
+// 10 s while it scores the final ensembles). progress_mark() combines the
+// files' sizes and run.json's time; any change of it is progress. The deadline is max(floor, 4 x the longest gap between
 // two changes seen so far in this attempt), so a run whose generations
 // take minutes is not ended for being slow, while a job that hangs in its
 // first second (MPI_Init) is ended after `floor`.
@@ -39,8 +40,8 @@ class ProgressWatch {
   bool seen_ = false;
 };
 
-// The sizes of `run_dir`'s metrics.jsonl and events.log, combined; 0 when
-// neither exists.
+// The sizes of `run_dir`'s metrics.jsonl and events.log and the time of
+// its run.json, combined; 0 when none exists.
 std::uint64_t progress_mark(const std::string& run_dir);
 
 }  // namespace cellgan::launch

@@ -343,13 +343,16 @@ RunResult Master::run() {
     board_->set_phase("scoring", "the final ensembles");
     // Scoring can take long: it runs on a thread of its own while this one
     // goes on beating, so the workers waiting for the end do not give up.
+    // run.json's time is touched meanwhile, so the launcher sees it alive.
     RunResult result;
+    BeatTimer touch(std::chrono::seconds(10));
     run_while_beating([&] { result = finish(); }, std::chrono::milliseconds(config_.runtime.heartbeat_interval_ms),
                       [this] { beat_to_workers(Clock::now()); },
-                      [this] {
+                      [this, &touch] {
                         while (comms_.world->try_receive()) {
                         }
                         comms_.world->pending_sends();
+                        if (touch.due()) touch_run_state(config_.output_dir);
                       },
                       "score", factory_.world_rank());
     board_->set_phase("finished", fmt::format("best: {}", result.best));

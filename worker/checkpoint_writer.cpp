@@ -1,6 +1,10 @@
 // Checkpoint files written on a thread of their own (see checkpoint_writer.h).
 #include "worker/checkpoint_writer.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <chrono>
 
 #include "common/checkpoint_store.h"
@@ -8,6 +12,16 @@
 #include "worker/fault_injector.h"
 
 namespace cellgan {
+
+namespace {
+
+constexpr int kWriterNice = 10;
+// Checkpoints handed over and not yet written, at most: with
+// checkpoint.every 1 and a slow disk the encoded bytes would otherwise
+// pile up in memory; write() then waits for the oldest.
+constexpr std::size_t kMaxQueued = 2;
+
+}  // namespace
 
 CheckpointWriter::CheckpointWriter(Written on_written, const FaultInjector* faults)
     : on_written_(std::move(on_written)), faults_(faults), thread_([this] { run(); }) {}
@@ -23,6 +37,10 @@ CheckpointWriter::~CheckpointWriter() {
 
 void CheckpointWriter::write(std::int64_t generation, std::string folder, std::vector<CellBytes> cells,
                              double encode_seconds) {
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [this] { return queue_.size() + (busy_ ? 1 : 0) < kMaxQueued || error_; });
+  }
   rethrow_if_failed();
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -46,6 +64,11 @@ void CheckpointWriter::rethrow_if_failed() {
 
 void CheckpointWriter::run() {
   log::set_thread_name("ckpt");
+  // Below the training thread: on cores the ranks share, the files are
+  // written in the time training leaves (waits for neighbours, the
+  // master's idle core), not in training's. Linux applies a thread's own
+  // nice value; failing to set it changes only the speed.
+  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), kWriterNice);
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     changed_.wait(lock, [this] { return !queue_.empty() || stopping_; });

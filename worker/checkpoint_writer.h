@@ -7,7 +7,9 @@
 // master lists a checkpoint in a manifest only once every cell's files are
 // reported, so a checkpoint still being written is never used.
 //
-// Checkpoints are written in the order handed over. A write that fails
+// Checkpoints are written in the order handed over, at a lower priority
+// than training (nice 10), with at most two handed over and not yet
+// written (write() waits for the oldest). A write that fails
 // (a full disk) is kept and rethrown on the training thread by the next
 // call of write(), drain() or rethrow_if_failed(), as a write on that
 // thread would have been.

@@ -104,6 +104,7 @@ void train_generations(WorkerComm& comm, Setup& s, CheckpointWriter& writer, con
   for (std::int64_t g = place.done; g < generations; ++g) {
     if (const auto abort = comm.aborted()) throw JobAborted(abort->exit_code, abort->reason);
     comm.check_rehome();
+    if (faults.strikes_at(g + 1)) writer.drain();
     std::vector<std::string> events = faults.at_generation_start(g + 1, [&comm] { comm.go_silent(); });
     if (g == hooks.throw_at) throw std::runtime_error(fmt::format("test fault in generation {}", g + 1));
     RecordsMessage message;

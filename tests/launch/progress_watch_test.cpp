@@ -11,6 +11,7 @@
 namespace cellgan::launch {
 namespace {
 
+namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -61,6 +62,11 @@ TEST(ProgressMark, ChangesWhenEitherFileChanges) {
   std::ofstream(dir.path() / "metrics.jsonl", std::ios::trunc) << "";
   std::ofstream(dir.path() / "events.log", std::ios::app) << "x";
   EXPECT_NE(progress_mark(run), both);
+  // run.json touched, its content the same: the master scoring is alive.
+  std::ofstream(dir.path() / "run.json") << "{}\n";
+  const auto with_state = progress_mark(run);
+  fs::last_write_time(dir.path() / "run.json", fs::last_write_time(dir.path() / "run.json") + std::chrono::seconds(5));
+  EXPECT_NE(progress_mark(run), with_state);
 }
 
 }  // namespace
