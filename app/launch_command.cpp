@@ -55,12 +55,13 @@ int launch_command(const Args& args) {
       "recovery", po::bool_switch(),
       "mpirun --enable-recovery: a lost worker is survived in place, without a restart")(
       "stall-timeout", po::value<double>()->default_value(120)->value_name("SECONDS"),
-      "end and restart a job that writes nothing to metrics.jsonl or events.log for this long (or for 4x the "
-      "longest gap seen, when longer)")(
+      "end and restart a job that writes nothing to metrics.jsonl, events.log or run.json for this long (or for 4x "
+      "the longest gap seen, when longer)")(
       "starter", po::value<std::string>()->default_value("auto")->value_name("auto|mpirun|srun"),
       "what starts the ranks: srun inside a SLURM job, else mpirun")(
       "resume", po::value<std::string>()->value_name("auto|PATH"), "passed to cellgan train (restarts use auto)")(
-      "fault", po::value<std::vector<std::string>>()->composing(), "passed to cellgan train (repeatable)")(
+      "fault", po::value<std::vector<std::string>>()->composing(),
+      "passed to cellgan train in the first attempt only (repeatable)")(
       "set", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
       "passed to cellgan train (repeatable)");
   po::positional_options_description positional;

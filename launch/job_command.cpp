@@ -54,11 +54,14 @@ std::vector<std::string> job_command(const JobOptions& options, Starter starter,
   argv.insert(argv.end(), {options.cellgan, "train", options.config});
   for (std::size_t i = 0; i < options.train_args.size(); ++i) {
     const std::string& a = options.train_args[i];
-    if (resume && a == "--resume") {
+    // A restart resumes from the newest checkpoint, and the --fault options
+    // were for the first attempt: injected again, a kill would strike the
+    // restarted run at the same generation, every time.
+    if (resume && (a == "--resume" || a == "--fault")) {
       ++i;  // and its value
       continue;
     }
-    if (resume && a.rfind("--resume=", 0) == 0) continue;
+    if (resume && (a.rfind("--resume=", 0) == 0 || a.rfind("--fault=", 0) == 0)) continue;
     argv.push_back(a);
   }
   if (resume) argv.insert(argv.end(), {"--resume", "auto"});

@@ -36,8 +36,10 @@ Starter choose_starter(const std::string& choice);
 // SLURM allocation less the master), at least 1.
 int choose_workers(const Config& config, int requested, int slots);
 
-// argv of one attempt. `resume` replaces any --resume of train_args by
-// `--resume auto` (a restart goes on from the newest checkpoint).
+// argv of one attempt. `resume` (a restart) replaces any --resume of
+// train_args by `--resume auto`, to go on from the newest checkpoint, and
+// leaves out the --fault options: they are injected in the first attempt
+// only (the configuration's `faults:` apply to every attempt).
 std::vector<std::string> job_command(const JobOptions& options, Starter starter, int workers, bool resume);
 
 // The environment every rank gets: one intra-op thread, passive waits.

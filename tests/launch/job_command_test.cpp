@@ -48,12 +48,14 @@ TEST(JobCommand, MpirunWithTheRankCountAndTheTrainOptions) {
   JobOptions o;
   o.cellgan = "/bin/cellgan";
   o.config = "c.yaml";
-  o.train_args = {"--set", "seed=2", "--resume", "runs/x/checkpoints/gen-000004"};
+  o.train_args = {"--set", "seed=2", "--resume", "runs/x/checkpoints/gen-000004", "--fault", "kill:rank=1,gen=3"};
   o.recovery = true;
   EXPECT_EQ(job_command(o, Starter::kMpirun, 3, false),
             (Argv{"mpirun", "--oversubscribe", "--bind-to", "none", "--enable-recovery", "-np", "4", "/bin/cellgan",
-                  "train", "c.yaml", "--set", "seed=2", "--resume", "runs/x/checkpoints/gen-000004"}));
-  // A restart resumes from the newest checkpoint, whatever the first start said.
+                  "train", "c.yaml", "--set", "seed=2", "--resume", "runs/x/checkpoints/gen-000004", "--fault",
+                  "kill:rank=1,gen=3"}));
+  // A restart resumes from the newest checkpoint, whatever the first start
+  // said, without the faults injected in the first attempt.
   o.as_root = true;
   o.recovery = false;
   EXPECT_EQ(job_command(o, Starter::kMpirun, 1, true),
