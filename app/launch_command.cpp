@@ -45,6 +45,9 @@ int worker_slots(launch::Starter starter) {
 }  // namespace
 
 int launch_command(const Args& args) {
+  // From the first moment: an interrupt before the job starts ends it at
+  // once (the launcher's loop sees it), with nothing lost.
+  catch_interrupts();
   po::options_description options("options");
   options.add_options()("config", po::value<std::string>()->required(), "the run's YAML configuration")(
       "workers,w", po::value<int>()->default_value(0)->value_name("W"),
@@ -101,7 +104,6 @@ int launch_command(const Args& args) {
       setup.job.train_args.insert(setup.job.train_args.end(), {"--fault", f});
   if (vm.count("resume")) setup.job.train_args.insert(setup.job.train_args.end(), {"--resume", vm["resume"].as<std::string>()});
 
-  catch_interrupts();
   const auto say = [](const std::string& line) { std::cerr << "cellgan launch: " << line << std::endl; };
   return launch::run_launch(setup, g_interrupts, say);
 }

@@ -17,6 +17,7 @@
 #include "app/commands.h"
 #include "common/error.h"
 #include "common/launch_rank.h"
+#include "master/stop_signals.h"
 
 namespace {
 
@@ -77,6 +78,9 @@ int run_command(const std::string& command, int argc, char** argv, bool speaker)
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A stop asked of the job in its first moments (SIGUSR1, passed on by
+  // mpirun) must not end a rank before the master can act on it.
+  if (argc >= 2 && std::string(argv[1]) == "train") cellgan::hold_stop_signal_early();
   setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
   // Under mpirun every rank meets a bad command line alike: rank 0 says so.
   const bool speaker = cellgan::launch_rank() == 0;

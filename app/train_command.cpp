@@ -17,7 +17,6 @@
 #include "common/launch_rank.h"
 #include "common/log.h"
 #include "master/master.h"
-#include "master/stop_signals.h"
 #include "worker/worker.h"
 
 namespace cellgan::app {
@@ -50,9 +49,6 @@ int train_command(int argc, char** argv, const Args& args) {
   if (vm.count("fault"))
     for (const std::string& text : vm["fault"].as<std::vector<std::string>>()) faults.push_back(parse_fault_option(text));
   torch::set_num_threads(1);
-  // From here a SIGUSR1 (a stop asked of the launcher in the job's first
-  // seconds) no longer ends the process: the master acts on it once it runs.
-  hold_stop_signal_early();
   MpiSession session(&argc, &argv);
   if (session.world_rank() != 0) {
     // mpirun forwards SIGUSR1 to every rank: the master alone acts on it.

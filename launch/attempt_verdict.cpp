@@ -21,6 +21,9 @@ Verdict judge(const AttemptEnd& end) {
   if (code == kExitOk && end.result_written) return {false, kExitOk, "finished"};
   if (end.stop_requested) {
     if (code) return {false, *code, fmt::format("stopped on request (exit {})", *code)};
+    if (end.before_start)
+      return {false, kExitRestart, "stopped on request before the run started: nothing was lost; run the same "
+                                   "command again (with --resume auto after a restart)"};
     return {false, 130, "stopped on request before the master could checkpoint"};
   }
   if (!end.stall.empty()) return {true, kExitFailure, end.stall};

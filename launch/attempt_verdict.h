@@ -8,7 +8,8 @@
 //
 //   finished: the master said 0 and result.json is there      -> done, 0
 //   the user asked the launcher to stop                       -> done, the master's code (75 after a
-//                                                                checkpoint), or 130 without one
+//                                                                checkpoint); 75 when the run had not
+//                                                                started (nothing lost); else 130
 //   bad input (2) or a bug (70)                               -> done, that code: a restart cannot help
 //   stopped with a checkpoint (75), a runtime failure (1),    -> restart with --resume auto, while
 //   a master that ended with no code (killed, lost), a stall      restarts are left; else done with
@@ -28,6 +29,7 @@ struct AttemptEnd {
   bool result_written = false;     // result.json is in the run folder
   std::string stall;               // why the launcher ended a stalled job; "" when it did not
   bool stop_requested = false;     // the user asked the launcher to stop (Ctrl-C, SIGTERM)
+  bool before_start = false;       // ...before the run wrote anything in this attempt: it was ended at once
 };
 
 struct Verdict {

@@ -73,6 +73,7 @@ struct Watched {
   int status = 0;
   std::string stall;
   bool stop_requested = false;
+  bool before_start = false;  // the stop came before the run wrote anything in this attempt
 };
 
 // Runs one attempt to its end.
@@ -80,6 +81,7 @@ Watched watch(ChildProcess& child, const LaunchSetup& setup, const std::atomic<i
               const std::function<void(const std::string&)>& say) {
   Watched w;
   ProgressWatch progress(setup.stall_floor, ProgressWatch::Clock::now());
+  const std::uint64_t first_mark = progress_mark(setup.run_dir);
   bool stop_sent = false, ended = false;
   for (;;) {
     if (const std::optional<int> status = child.wait_for(kPoll)) {
@@ -87,6 +89,15 @@ Watched watch(ChildProcess& child, const LaunchSetup& setup, const std::atomic<i
       break;
     }
     const int asked = interrupts.load();
+    // Until the run has written something in this attempt, its ranks may
+    // still be loading (a SIGUSR1 would end them) and nothing can be lost:
+    // a stop then ends the job at once.
+    const bool started = progress_mark(setup.run_dir) != first_mark;
+    if (asked >= 1 && !stop_sent && !started && !ended) {
+      stop_sent = w.stop_requested = w.before_start = ended = true;
+      say("stopping: the run has not started yet, nothing to lose: ending it");
+      end_session(child.pid(), std::chrono::milliseconds(2000));
+    }
     if (asked >= 1 && !stop_sent) {
       stop_sent = w.stop_requested = true;
       say("stopping: the run checkpoints at its next generation and stops (interrupt again to end it at once)");
@@ -144,6 +155,7 @@ int run_launch(const LaunchSetup& setup, const std::atomic<int>& interrupts,
     end.result_written = fs::exists(fs::path(setup.run_dir) / run_files::kResult);
     end.stall = w.stall;
     end.stop_requested = w.stop_requested;
+    end.before_start = w.before_start;
     verdict = judge(end);
     if (!verdict.restart) break;
     if (attempt >= setup.max_restarts) {

@@ -70,6 +70,11 @@ TEST(AttemptVerdict, AUserStopIsNeverRestarted) {
   end.stall = "no progress";
   EXPECT_FALSE(judge(end).restart);
   EXPECT_EQ(judge(end).exit_code, 130);
+  // Before the run wrote anything: ended at once, nothing lost.
+  end.stall.clear();
+  end.before_start = true;
+  EXPECT_FALSE(judge(end).restart);
+  EXPECT_EQ(judge(end).exit_code, kExitRestart);
   // A run that finished before the stop took effect is still a success.
   EXPECT_EQ(judge(ended(kExitOk, 0, true)).exit_code, kExitOk);
 }

@@ -109,6 +109,20 @@ rc=0; launch -w 2 --recovery "$cfg" --resume auto || rc=$?
 cmp "$WORK/run/ensemble.bin" "$WORK/reference/ensemble.bin" || fail "the run resumed after Ctrl-C differs"
 rm -rf "$WORK/run"
 
+# 5b. Ctrl-C while the ranks start (before the run folder exists): a
+# SIGUSR1 could end ranks still loading, so the launcher ends the job at
+# once, with nothing lost, and says 75.
+rm -rf "$WORK/run"
+"$CELLGAN" launch -w 2 "$cfg" >"$WORK/out" 2>"$WORK/err" &
+launcher=$!
+for _ in $(seq 500); do pgrep -f -- "-np 3 $CELLGAN train $cfg" >/dev/null && break; sleep 0.01; done
+kill -INT "$launcher"
+rc=0; wait "$launcher" || rc=$?
+[ "$rc" -eq 75 ] || { cat "$WORK/err" >&2; fail "Ctrl-C at start-up: expected exit 75, got $rc"; }
+grep -Eq "stopped on request (before the run started|\(exit 75\))" "$WORK/err" || { cat "$WORK/err" >&2; fail "no stop line"; }
+no_rank_left "after Ctrl-C at start-up"
+rm -rf "$WORK/run"
+
 # 6. The run folder gone mid-run: the master notices at its next
 # generation (or a worker at its next checkpoint) and fails the run (exit 1)
 # with one line naming the folder; mpirun
