@@ -31,7 +31,8 @@ void catch_interrupts() {
   struct sigaction action {};
   action.sa_handler = on_launch_interrupt;
   sigemptyset(&action.sa_mask);
-  for (const int sig : {SIGINT, SIGTERM, SIGUSR1}) sigaction(sig, &action, nullptr);
+  // SIGHUP too: a closed terminal or ssh session stops the job cleanly.
+  for (const int sig : {SIGINT, SIGTERM, SIGUSR1, SIGHUP}) sigaction(sig, &action, nullptr);
 }
 
 // The slots a job may fill: a SLURM allocation's tasks, else the cores.
@@ -102,6 +103,8 @@ int launch_command(const Args& args) {
   if (vm.count("fault"))
     for (const std::string& f : vm["fault"].as<std::vector<std::string>>())
       setup.job.train_args.insert(setup.job.train_args.end(), {"--fault", f});
+  if (vm.count("resume") && vm["resume"].as<std::string>().empty())
+    throw InputError("--resume: '': expected auto or a checkpoint folder");
   if (vm.count("resume")) setup.job.train_args.insert(setup.job.train_args.end(), {"--resume", vm["resume"].as<std::string>()});
 
   const auto say = [](const std::string& line) { std::cerr << "cellgan launch: " << line << std::endl; };

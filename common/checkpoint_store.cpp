@@ -62,6 +62,14 @@ std::string checkpoint_folder(const std::string& output_dir, std::int64_t genera
 }
 
 CheckpointFile write_cell_checkpoint(const std::string& folder, int cell, const Bytes& bytes) {
+  // FOLDER is OUTPUT_DIR/checkpoints/gen-NNNNNN: the run folder itself is
+  // never made here, so a run folder that disappeared is not re-created
+  // half empty by a checkpoint.
+  const fs::path run_dir = fs::path(folder).parent_path().parent_path();
+  std::error_code ec;
+  if (!run_dir.empty() && !fs::is_directory(run_dir, ec))
+    throw std::runtime_error(fmt::format("{}: the run folder is gone: cannot write the checkpoint {}",
+                                         run_dir.string(), folder));
   fs::create_directories(folder);
   CheckpointFile file{cell, fmt::format("cell-{:04d}.bin", cell), bytes.size(), crc_of(bytes)};
   write_file_atomic((fs::path(folder) / file.name).string(), std::string(bytes.begin(), bytes.end()));

@@ -1,12 +1,16 @@
 // The launcher's rank of this process (see launch_rank.h).
 #include "common/launch_rank.h"
 
+#include <signal.h>
+
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <cstdio>
 #include <initializer_list>
 #include <sstream>
+
+#include "common/process_stats.h"
 
 namespace cellgan {
 
@@ -30,6 +34,18 @@ void report_exit_code(int code) {
     const bool written = std::fprintf(f, "%d\n", code) > 0;
     if (std::fclose(f) == 0 && written) std::rename(temporary.c_str(), target.c_str());
   }
+}
+
+bool launcher_gone() {
+  const char* value = std::getenv("CELLGAN_LAUNCHER_PID");
+  if (value == nullptr) return false;
+  const std::string text(value);
+  const std::size_t at = text.find('@');
+  if (at == std::string::npos || text.substr(at + 1) != host_name()) return false;
+  char* end = nullptr;
+  const long pid = std::strtol(text.c_str(), &end, 10);
+  if (end != text.c_str() + at || pid <= 0) return false;
+  return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
 }
 
 std::vector<std::string> launch_notes() {

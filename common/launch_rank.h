@@ -24,6 +24,12 @@ int launch_rank();
 // treats the attempt as failed).
 void report_exit_code(int code);
 
+// Under `cellgan launch`: true when the launcher that started this job
+// (CELLGAN_LAUNCHER_PID, "PID@HOST") ran on this host and is gone (killed),
+// so that the job stops with a checkpoint instead of running on with no
+// one to watch it. False without the variable or on another host.
+bool launcher_gone();
+
 // The lines CELLGAN_LAUNCH_NOTES holds (one per line; none when unset):
 // what the launcher asks the master to write to events.log (its restarts).
 std::vector<std::string> launch_notes();

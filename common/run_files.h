@@ -2,6 +2,7 @@
 // run's output_dir, in one place. Every reader (the master on resume, the
 // launcher, the sweep, the tests) takes the names from here.
 //
+//   run.lock       held (flock) by the master of the job writing here (run_lock.h)
 //   config.yaml    the resolved configuration (written first)
 //   run.json       what the run is and how it stands (run_state.h)
 //   events.log     timestamped events: start, assignment, faults, stops,
@@ -25,5 +26,6 @@ inline constexpr const char* kResult = "result.json";
 inline constexpr const char* kSummary = "summary.txt";
 inline constexpr const char* kEnsemble = "ensemble.bin";
 inline constexpr const char* kSamples = "samples.png";
+inline constexpr const char* kLock = "run.lock";
 
 }  // namespace cellgan::run_files

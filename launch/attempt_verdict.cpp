@@ -10,8 +10,8 @@ namespace cellgan::launch {
 namespace {
 
 std::string how_the_launcher_ended(int status) {
-  if (status > 128) return fmt::format("the launcher ended on signal {}", status - 128);
-  return fmt::format("the launcher exited {}", status);
+  if (status > 128) return fmt::format("mpirun/srun ended on signal {}", status - 128);
+  return fmt::format("mpirun/srun exited {}", status);
 }
 
 }  // namespace

@@ -22,7 +22,12 @@ int cores_seen() {
 
 Starter choose_starter(const std::string& choice) {
   if (choice == "mpirun") return Starter::kMpirun;
-  if (choice == "srun") return Starter::kSrun;
+  if (choice == "srun") {
+    if (std::getenv("SLURM_JOB_ID") == nullptr)
+      throw InputError("--starter srun: not inside a SLURM allocation (SLURM_JOB_ID is not set): expected sbatch or "
+                       "salloc around it, or --starter mpirun");
+    return Starter::kSrun;
+  }
   if (choice == "auto") return std::getenv("SLURM_JOB_ID") != nullptr ? Starter::kSrun : Starter::kMpirun;
   throw InputError(fmt::format("--starter: '{}': expected auto, mpirun or srun", choice));
 }
@@ -47,7 +52,9 @@ std::vector<std::string> job_command(const JobOptions& options, Starter starter,
   } else {
     argv = {"mpirun"};
     if (options.as_root) argv.push_back("--allow-run-as-root");
-    argv.insert(argv.end(), {"--oversubscribe", "--bind-to", "none"});
+    // -q: the launcher says how a job ended; Open MPI's banners about a
+    // rank's exit code would repeat it in many lines.
+    argv.insert(argv.end(), {"-q", "--oversubscribe", "--bind-to", "none"});
     if (options.recovery) argv.push_back("--enable-recovery");
     argv.insert(argv.end(), {"-np", ranks});
   }

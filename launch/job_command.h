@@ -27,7 +27,8 @@ struct JobOptions {
 // The cores this process may run on (its affinity mask).
 int cores_seen();
 // srun when `choice` is "srun", or "auto" inside a SLURM job (SLURM_JOB_ID
-// set); mpirun otherwise. Throws InputError for another choice.
+// set); mpirun otherwise. Throws InputError for another choice, and for
+// srun outside a SLURM job.
 Starter choose_starter(const std::string& choice);
 
 // The worker count: `requested` when > 0 (InputError, naming -w, when the

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <ctime>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -18,7 +19,9 @@
 #include "launch/child_process.h"
 #include "launch/process_session.h"
 #include "launch/progress_watch.h"
+#include "common/process_stats.h"
 #include "common/run_files.h"
+#include "common/run_state.h"
 
 namespace cellgan::launch {
 
@@ -69,6 +72,32 @@ std::vector<std::string> undelivered(const std::vector<std::string>& notes, cons
   return left;
 }
 
+// After the last attempt: events.log gets the launcher's ending, and a
+// run.json the job left "running" (its master killed, or ended by the
+// launcher) gets the launcher's verdict, so the folder tells how it ended.
+void record_ending(const std::string& run_dir, const Verdict& verdict) {
+  const fs::path events = fs::path(run_dir) / run_files::kEvents;
+  if (fs::exists(events)) {
+    const std::time_t now = std::time(nullptr);
+    std::tm local{};
+    localtime_r(&now, &local);
+    char stamp[32];
+    std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &local);
+    std::ofstream(events, std::ios::app) << stamp << " launch: ended: " << verdict.cause << " (exit "
+                                         << verdict.exit_code << ")\n";
+  }
+  try {
+    std::optional<RunState> state = read_run_state(run_dir);
+    if (!state || state->status != "running") return;
+    state->status = verdict.exit_code == 0 ? "finished" : verdict.exit_code == 75 ? "stopped" : "failed";
+    state->exit_code = verdict.exit_code;
+    state->message = "cellgan launch: " + verdict.cause;
+    write_run_state(run_dir, *state);
+  } catch (const std::exception&) {
+    // An unreadable run.json stays as it is; the launcher's line says the rest.
+  }
+}
+
 struct Watched {
   int status = 0;
   std::string stall;
@@ -111,8 +140,8 @@ Watched watch(ChildProcess& child, const LaunchSetup& setup, const std::atomic<i
     const auto now = ProgressWatch::Clock::now();
     progress.observe(progress_mark(setup.run_dir), now);
     if (!ended && progress.stalled(now)) {
-      w.stall = fmt::format("no progress for {:.0f} s (the deadline: nothing new in metrics.jsonl or events.log "
-                            "for {:.0f} s)",
+      w.stall = fmt::format("no progress for {:.0f} s (the deadline: nothing new in metrics.jsonl, events.log or "
+                            "run.json for {:.0f} s)",
                             progress.silent_for(now).count() / 1000.0, progress.deadline().count() / 1000.0);
       say(fmt::format("stalled: {}; ending the job", w.stall));
       ended = true;
@@ -139,6 +168,7 @@ int run_launch(const LaunchSetup& setup, const std::atomic<int>& interrupts,
     const std::string exit_file = fmt::format("{}/exit-{}", scratch.path(), attempt);
     std::vector<std::string> env = job_environment();
     env.push_back("CELLGAN_EXIT_FILE=" + exit_file);
+    env.push_back(fmt::format("CELLGAN_LAUNCHER_PID={}@{}", ::getpid(), host_name()));
     notes = undelivered(notes, setup.run_dir);
     env.push_back("CELLGAN_LAUNCH_NOTES=" + fmt::format("{}", fmt::join(notes, "\n")));
     const std::vector<std::string> argv = job_command(setup.job, setup.starter, setup.workers, attempt > 0);
@@ -159,17 +189,19 @@ int run_launch(const LaunchSetup& setup, const std::atomic<int>& interrupts,
     verdict = judge(end);
     if (!verdict.restart) break;
     if (attempt >= setup.max_restarts) {
-      say(fmt::format("giving up after {} restart{}: {}", setup.max_restarts, setup.max_restarts == 1 ? "" : "s",
-                      verdict.cause));
-      return verdict.exit_code;
+      verdict.cause = fmt::format("giving up after {} restart{}: {}", setup.max_restarts,
+                                  setup.max_restarts == 1 ? "" : "s", verdict.cause);
+      break;
     }
     if (interrupts.load() > 0) break;
-    const std::string note =
-        fmt::format("launch: restart {}/{} with --resume auto: {}", attempt + 1, setup.max_restarts, verdict.cause);
-    say(note);
-    notes.push_back(note);
+    const std::string what =
+        fmt::format("restart {}/{} with --resume auto: {}", attempt + 1, setup.max_restarts, verdict.cause);
+    say(what);
+    notes.push_back("launch: " + what);
   }
-  say(fmt::format("{} (exit {})", verdict.cause, verdict.exit_code));
+  record_ending(setup.run_dir, verdict);
+  const bool says_code = verdict.cause.find("(exit ") != std::string::npos;
+  say(says_code ? verdict.cause : fmt::format("{} (exit {})", verdict.cause, verdict.exit_code));
   return verdict.exit_code;
 }
 

@@ -4,9 +4,11 @@
 //
 // Each attempt:
 // - starts in a session of its own (child_process.h), with
-//   CELLGAN_EXIT_FILE (where the master writes its exit code) and
+//   CELLGAN_EXIT_FILE (where the master writes its exit code),
 //   CELLGAN_LAUNCH_NOTES (the restart lines events.log has not got yet;
-//   the master writes them there) in its environment;
+//   the master writes them there) and CELLGAN_LAUNCHER_PID (the master
+//   stops the run with a checkpoint if the launcher dies) in its
+//   environment;
 // - is watched every 200 ms: its progress against the deadline
 //   (progress_watch.h), and the user's interrupts;
 // - ends with every process of its session ended (process_session.h), so

@@ -20,6 +20,7 @@
 #include "common/checkpoint_store.h"
 #include "common/error.h"
 #include "common/idle_backoff.h"
+#include "common/launch_rank.h"
 #include "common/log.h"
 #include "common/math_kernels.h"
 #include "common/nn/device.h"
@@ -97,7 +98,9 @@ void Master::record_state(const std::string& status, std::optional<int> exit_cod
   run_state_.exit_code = exit_code;
   run_state_.message = message;
   run_state_.generation = run_->generations_written();
-  if (const std::string why = write_run_state(config_.output_dir, run_state_); !why.empty())
+  std::string why = run_->why_gone();
+  if (why.empty()) why = write_run_state(config_.output_dir, run_state_);
+  if (!why.empty())
     throw std::runtime_error(fmt::format("{}: the run folder can no longer be written ({}): ending the run; its "
                                          "newest complete checkpoint, if the folder still holds it, resumes it",
                                          config_.output_dir, why));
@@ -334,8 +337,13 @@ RunResult Master::run() {
     // Idle back-off (1 ms doubling to 20 ms): the master shares the cores
     // with the workers, and nothing it waits for needs a faster answer.
     IdleBackoff backoff(std::chrono::milliseconds(1), std::chrono::milliseconds(20));
+    BeatTimer launcher_check(std::chrono::seconds(1)), touch(std::chrono::seconds(10));
     for (;;) {
       signals.poll();
+      if (launcher_check.due() && launcher_gone()) request_stop("cellgan launch, which started the job, is gone");
+      // The master's sign of life for the launcher's stall deadline, however
+      // long a generation takes (its workers' liveness is the master's job).
+      if (touch.due()) touch_run_state(config_.output_dir);
       if (!run_once(Clock::now())) break;
       backoff.after_round(busy_);
     }
@@ -345,7 +353,6 @@ RunResult Master::run() {
     // goes on beating, so the workers waiting for the end do not give up.
     // run.json's time is touched meanwhile, so the launcher sees it alive.
     RunResult result;
-    BeatTimer touch(std::chrono::seconds(10));
     run_while_beating([&] { result = finish(); }, std::chrono::milliseconds(config_.runtime.heartbeat_interval_ms),
                       [this] { beat_to_workers(Clock::now()); },
                       [this, &touch] {

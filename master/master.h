@@ -66,6 +66,7 @@ namespace cellgan {
 
 class CheckpointCollector;
 class RunDirectory;
+class RunLock;
 class SampleScorer;
 class StatusBoard;
 class StatusServer;
@@ -181,6 +182,7 @@ class Master {
   std::unique_ptr<SampleScorer> scorer_;
   std::unique_ptr<MasterLayout> layout_;
   JobComms comms_;
+  std::unique_ptr<RunLock> lock_;  // the run folder's, from start() to the end of the process
   std::unique_ptr<RunDirectory> run_;
   std::unique_ptr<HeartbeatMonitor> monitor_;
   std::unique_ptr<StatusBoard> board_;     // the live status (job_status.h)

@@ -36,10 +36,12 @@ void Master::lose_worker(int worker, const std::string& why) {
     return;
   }
   if (!factory_.survives_rank_loss() || stop_.active()) {
+    const std::string cannot = stop_.active() ? "a stop is under way, so the run does not rehome"
+                                              : "the job cannot go on in place (that needs mpirun --enable-recovery)";
     const std::string what = fmt::format(
-        "worker rank {} is lost ({}) and the job cannot go on in place (that needs mpirun --enable-recovery): the "
-        "run stops after its checkpoint of generation {}; run the same command with --resume auto to continue",
-        worker, why, checkpoints_->last());
+        "worker rank {} is lost ({}) and {}: the run stops after its checkpoint of generation {}; run the same "
+        "command with --resume auto to continue",
+        worker, why, cannot, checkpoints_->last());
     event(what);
     abort_workers(kExitRestart, what);
     throw RestartNeeded(what);

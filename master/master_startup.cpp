@@ -170,6 +170,7 @@ void Master::start(Clock::time_point now) {
   global_ranks_ = members_;
   global_ranks_.insert(global_ranks_.begin(), kMasterRank);
   comms_.global = factory_.group(global_ranks_, kGlobalGroupTag);
+  lock_ = lock_run_directory(config_);  // InputError: another job writes here
   run_ = std::make_unique<RunDirectory>(config_, layout_->records_per_generation(),
                                         plan_.resuming ? plan_.generation : -1);
   run_->on_event([board = board_.get()](const std::string& line) { board->event(line, Clock::now()); });

@@ -62,11 +62,12 @@ ResumePlan plan_resume(const Config& config, const std::string& resume) {
   const bool exists = fs::exists(dir, ec);
   const bool interrupted = exists && fs::exists(dir / run_files::kConfig, ec) && !fs::exists(dir / run_files::kResult, ec);
   ResumePlan plan;
+  check_folder_free(config);
   if (resume.empty()) {
     if (interrupted)
-      throw InputError(fmt::format("{}: output_dir: '{}' holds an interrupted run: continue it with `cellgan train "
-                                   "{} --resume auto`, or choose another output_dir",
-                                   config.source, config.output_dir, config.source));
+      throw InputError(fmt::format("{}: output_dir: '{}' holds an interrupted run: continue it with the same "
+                                   "command and --resume auto, or choose another output_dir",
+                                   config.source, config.output_dir));
     check_run_directory(config);
     return plan;
   }

@@ -1,6 +1,8 @@
 // The run directory (see run_directory.h).
 #include "master/run_directory.h"
 
+#include <sys/stat.h>
+
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
@@ -15,11 +17,36 @@
 #include "common/image_files.h"
 #include "common/path_checks.h"
 #include "common/run_files.h"
+#include "common/run_lock.h"
 #include "master/metrics_line.h"
 
 namespace cellgan {
 
 namespace fs = std::filesystem;
+
+void check_folder_free(const Config& config) {
+  if (const auto holder = run_folder_holder(config.output_dir))
+    throw InputError(fmt::format("{}: output_dir: '{}' is in use by a running job (pid {}, {}): expected a folder "
+                                 "no other job writes to",
+                                 config.source, config.output_dir, *holder, run_files::kLock));
+}
+
+std::unique_ptr<RunLock> lock_run_directory(const Config& config) {
+  std::string holder;
+  std::unique_ptr<RunLock> lock;
+  try {
+    lock = RunLock::take(config.output_dir, &holder);
+  } catch (const std::exception& e) {
+    throw InputError(fmt::format("{}: output_dir: '{}' cannot be created or written ({}): expected a folder that "
+                                 "can be created or written",
+                                 config.source, config.output_dir, e.what()));
+  }
+  if (!lock)
+    throw InputError(fmt::format("{}: output_dir: '{}' is in use by a running job (pid {}, {}): expected a folder "
+                                 "no other job writes to",
+                                 config.source, config.output_dir, holder, run_files::kLock));
+  return lock;
+}
 
 void check_run_directory(const Config& config) {
   const fs::path dir(config.output_dir);
@@ -63,6 +90,11 @@ RunDirectory::RunDirectory(const Config& config, int cell_count, std::int64_t re
   metrics_.open(path(run_files::kMetrics), mode);
   events_.open(path(run_files::kEvents), mode);
   if (!metrics_ || !events_) throw std::runtime_error(fmt::format("{}: cannot write the run directory", dir_));
+  struct stat st {};
+  if (::stat(dir_.c_str(), &st) == 0) {
+    device_ = static_cast<std::uint64_t>(st.st_dev);
+    inode_ = static_cast<std::uint64_t>(st.st_ino);
+  }
 }
 
 std::string RunDirectory::path(const std::string& name) const { return (fs::path(dir_) / name).string(); }
@@ -100,6 +132,14 @@ std::map<int, std::vector<float>> RunDirectory::take_previews(std::int64_t gener
 
 const std::map<int, GenerationRecord>& RunDirectory::generation_records(std::int64_t generation) const {
   return written_.at(generation);
+}
+
+std::string RunDirectory::why_gone() const {
+  struct stat st {};
+  if (::stat(dir_.c_str(), &st) != 0) return "it is gone";
+  if (static_cast<std::uint64_t>(st.st_dev) != device_ || static_cast<std::uint64_t>(st.st_ino) != inode_)
+    return "it was moved or deleted, and another folder took its path";
+  return "";
 }
 
 void RunDirectory::event(const std::string& line) {

@@ -19,6 +19,7 @@
 
 #include "common/config.h"
 #include "common/generation_record.h"
+#include "common/run_lock.h"
 
 namespace cellgan {
 
@@ -26,6 +27,13 @@ namespace cellgan {
 // (a result.json), or cannot be created or written (a file in its way, a
 // folder this process may not write into). Writes nothing.
 void check_run_directory(const Config& config);
+
+// Throws InputError when another job holds `config.output_dir`
+// (common/run_lock.h). Creates nothing.
+void check_folder_free(const Config& config);
+// Creates `config.output_dir` if needed and takes its lock for the job;
+// InputError when another job holds it or the folder cannot be created.
+std::unique_ptr<RunLock> lock_run_directory(const Config& config);
 
 class RunDirectory {
  public:
@@ -38,6 +46,9 @@ class RunDirectory {
   RunDirectory(const Config& config, int cell_count, std::int64_t resumed_after = -1);
 
   std::string path(const std::string& name) const;
+  // "" while the folder the run was started in is still at its path, else
+  // why not (deleted, or moved and another made in its place).
+  std::string why_gone() const;
 
   // `cell_count` records make a complete generation.
   // Adds a worker's records of one generation (their previews included);
@@ -63,6 +74,7 @@ class RunDirectory {
 
  private:
   std::string dir_;
+  std::uint64_t device_ = 0, inode_ = 0;  // the folder's identity at the start
   int cell_count_;
   std::ofstream metrics_;
   std::ofstream events_;

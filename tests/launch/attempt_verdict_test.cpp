@@ -27,7 +27,7 @@ TEST(AttemptVerdict, MpirunsZeroWithoutTheMastersCodeIsNoSuccess) {
   const Verdict v = judge(ended(std::nullopt, 0, false));
   EXPECT_TRUE(v.restart);
   EXPECT_NE(v.exit_code, kExitOk);
-  EXPECT_NE(v.cause.find("without an exit code (the launcher exited 0)"), std::string::npos) << v.cause;
+  EXPECT_NE(v.cause.find("without an exit code (mpirun/srun exited 0)"), std::string::npos) << v.cause;
 }
 
 TEST(AttemptVerdict, TheMastersZeroWithoutResultIsRestarted) {

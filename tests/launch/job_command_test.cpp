@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <vector>
 
 #include "common/error.h"
@@ -51,7 +52,7 @@ TEST(JobCommand, MpirunWithTheRankCountAndTheTrainOptions) {
   o.train_args = {"--set", "seed=2", "--resume", "runs/x/checkpoints/gen-000004", "--fault", "kill:rank=1,gen=3"};
   o.recovery = true;
   EXPECT_EQ(job_command(o, Starter::kMpirun, 3, false),
-            (Argv{"mpirun", "--oversubscribe", "--bind-to", "none", "--enable-recovery", "-np", "4", "/bin/cellgan",
+            (Argv{"mpirun", "-q", "--oversubscribe", "--bind-to", "none", "--enable-recovery", "-np", "4", "/bin/cellgan",
                   "train", "c.yaml", "--set", "seed=2", "--resume", "runs/x/checkpoints/gen-000004", "--fault",
                   "kill:rank=1,gen=3"}));
   // A restart resumes from the newest checkpoint, whatever the first start
@@ -59,7 +60,7 @@ TEST(JobCommand, MpirunWithTheRankCountAndTheTrainOptions) {
   o.as_root = true;
   o.recovery = false;
   EXPECT_EQ(job_command(o, Starter::kMpirun, 1, true),
-            (Argv{"mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", "2", "/bin/cellgan",
+            (Argv{"mpirun", "--allow-run-as-root", "-q", "--oversubscribe", "--bind-to", "none", "-np", "2", "/bin/cellgan",
                   "train", "c.yaml", "--set", "seed=2", "--resume", "auto"}));
 }
 
@@ -74,7 +75,12 @@ TEST(JobCommand, SrunInsideAnAllocation) {
 
 TEST(ChooseStarter, NamesTheOption) {
   EXPECT_EQ(choose_starter("mpirun"), Starter::kMpirun);
+  ::setenv("SLURM_JOB_ID", "42", 1);
   EXPECT_EQ(choose_starter("srun"), Starter::kSrun);
+  EXPECT_EQ(choose_starter("auto"), Starter::kSrun);
+  ::unsetenv("SLURM_JOB_ID");
+  EXPECT_THROW(choose_starter("srun"), InputError);
+  EXPECT_EQ(choose_starter("auto"), Starter::kMpirun);
   EXPECT_THROW(choose_starter("ssh"), InputError);
 }
 

@@ -4,7 +4,8 @@
 # stalls (every rank stopped) both restarted from the newest checkpoint to
 # the ensemble.bin of a run never interrupted, Ctrl-C as a clean stop, and
 # its exit code read from the run, not from mpirun --enable-recovery (a run
-# folder deleted mid-run fails the run, and the launcher says so).
+# folder deleted mid-run fails the run, and the launcher says so), and a
+# killed launcher stops its job with a checkpoint.
 source "$(dirname "$0")/mpi_test_lib.sh"
 cfg=$(make_config "$(dirname "$0")/toy-2x2.yaml" "$WORK/run" 's/generations: 4/generations: 150/')
 printf 'checkpoint: {every: 10}\n' >> "$cfg"
@@ -137,4 +138,20 @@ rc=0; wait "$launcher" || rc=$?
 grep -Eq "cellgan: failed: (.* )?$WORK/run[/:]" "$WORK/err" || { cat "$WORK/err" >&2; fail "no line naming the run folder"; }
 grep -q "giving up after 0 restarts: the run failed (exit 1)" "$WORK/err" || { cat "$WORK/err" >&2; fail "no ending line"; }
 no_rank_left "after the run folder was deleted"
+# 7. The launcher killed (kill -9): the job does not run on unwatched; the
+# master stops it with a checkpoint, and a new launch finishes it.
+rm -rf "$WORK/run" "$WORK/gone"
+"$CELLGAN" launch -w 2 "$cfg" >"$WORK/out" 2>"$WORK/err" &
+launcher=$!
+wait_for_generation 5
+kill -9 "$launcher"
+wait "$launcher" || true
+for _ in $(seq 200); do [ -z "$(ranks)" ] && break; sleep 0.1; done
+no_rank_left "after the launcher was killed"
+grep -q '"status":"stopped"' "$WORK/run/run.json" || { cat "$WORK/run/run.json" "$WORK/err" >&2; fail "run.json: not stopped"; }
+grep -q "stop requested (cellgan launch, which started the job, is gone)" "$WORK/run/events.log" \
+  || { cat "$WORK/run/events.log" >&2; fail "events.log does not say why the run stopped"; }
+rc=0; launch -w 2 "$cfg" --resume auto || rc=$?
+[ "$rc" -eq 0 ] || { cat "$WORK/err" >&2; fail "resuming after the launcher was killed: exit $rc"; }
+cmp "$WORK/run/ensemble.bin" "$WORK/reference/ensemble.bin" || fail "the run resumed after the launcher was killed differs"
 echo "launch_restarts: ok"
