@@ -28,9 +28,11 @@
 namespace cellgan {
 namespace {
 
-// Far beyond a healthy start (about 1.2 s here, STACK.md) and a healthy
-// communicator creation (about 1 ms).
-constexpr std::chrono::seconds kCallLimit{30};
+// Far beyond a healthy start (about 1.2 s here, STACK.md), and a healthy
+// communicator creation (about 1 ms; it follows a handshake that has just
+// shown every member alive).
+constexpr std::chrono::seconds kInitLimit{30};
+constexpr std::chrono::seconds kCreateLimit{10};
 
 // A deadline for an MPI call that has none of its own (MPI_Init, and the
 // collective creation of a communicator, which waits for every member, a
@@ -127,7 +129,7 @@ MPI_Comm create_group_comm(const std::vector<int>& world_ranks, int tag, int wor
             "MPI_Group_incl");
   MPI_Comm comm = MPI_COMM_NULL;
   {
-    const ExitUnlessDone deadline(fmt::format("MPI_Comm_create_group (tag {})", tag), kCallLimit);
+    const ExitUnlessDone deadline(fmt::format("MPI_Comm_create_group (tag {})", tag), kCreateLimit);
     check_mpi(MPI_Comm_create_group(MPI_COMM_WORLD, group.get(), tag, &comm), "MPI_Comm_create_group");
   }
   if (comm == MPI_COMM_NULL) throw std::runtime_error("MPI_Comm_create_group returned MPI_COMM_NULL");
@@ -147,7 +149,7 @@ MpiSession::MpiSession(int* argc, char*** argv) {
   int provided = MPI_THREAD_SINGLE;
   int init = MPI_SUCCESS;
   {
-    const ExitUnlessDone deadline("MPI_Init", kCallLimit);
+    const ExitUnlessDone deadline("MPI_Init", kInitLimit);
     init = MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
   }
   check_mpi(init, "MPI_Init_thread");
@@ -222,7 +224,7 @@ std::unique_ptr<Communicator> MpiSession::cartesian(const std::vector<int>& work
   MPI_Comm cart = MPI_COMM_NULL;
   int code = MPI_SUCCESS;
   {
-    const ExitUnlessDone deadline("MPI_Cart_create", kCallLimit);
+    const ExitUnlessDone deadline("MPI_Cart_create", kCreateLimit);
     code = MPI_Cart_create(group_comm, 2, dims, periods, /*reorder=*/0, &cart);
   }
   MPI_Comm_free(&group_comm);

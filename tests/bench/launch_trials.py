@@ -180,8 +180,8 @@ def run_trial(args, i, rng, ref_dir, ref_wall):
             events = [line.rstrip("\n") for line in f]
     except OSError:
         pass
-    restarts = job.all(r"cellgan launch: launch: restart \d+/")
-    restart_line = job.first(r"cellgan launch: launch: restart \d+/", first or 0.0)
+    restarts = job.all(r"cellgan launch: (launch: )?restart \d+/")
+    restart_line = job.first(r"cellgan launch: (launch: )?restart \d+/", first or 0.0)
     dead_line = job.first(r"worker rank \d+ (is lost|dead)|did not get ready|stalled:", first or 0.0)
     detections = [x[0] for x in (restart_line, dead_line) if x]
     end = time.monotonic()
@@ -190,7 +190,7 @@ def run_trial(args, i, rng, ref_dir, ref_wall):
         "sent_at_s": [round(t - job.start, 3) if t else None for t in sent],
         "exit_code": rc, "hung": hung, "result": os.path.exists(os.path.join(run_dir, "result.json")),
         "ensemble_equal": same_file(os.path.join(run_dir, "ensemble.bin"), os.path.join(ref_dir, "ensemble.bin")),
-        "restarts": [re.sub(r"^cellgan launch: ", "", r) for r in restarts],
+        "restarts": [re.sub(r"^cellgan launch: (launch: )?", "launch: ", r) for r in restarts],
         "rehomed": any("rehoming" in e for e in events),
         "detected_s": round(min(detections) - first, 3) if detections and first else None,
         "restart_s": round(restart_line[0] - first, 3) if restart_line and first else None,

@@ -3,7 +3,7 @@
 // comm_creation_deadline.sh: ranks 0 and 1 create a group of {0, 1, 2};
 // rank 2 never joins it (as a rank stopped or lost at that moment). The
 // creation has no deadline in MPI; cellgan's (mpi_session.h) must end ranks
-// 0 and 1 with exit 75 and a line naming the call, about 30 s later.
+// 0 and 1 with exit 75 and a line naming the call, about 10 s later.
 //
 // Thread-safety: single-threaded; the main thread owns MPI.
 #include <chrono>

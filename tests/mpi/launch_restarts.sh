@@ -43,6 +43,12 @@ rc=0; launch -w 5 "$cfg" || rc=$?
 [ "$(cat "$WORK/err")" = "cellgan: error: -w 5: 5 worker ranks do not fit a 2x2 grid: expected 1..4 (mpirun -np 2..5)" ] \
   || { cat "$WORK/err" >&2; fail "expected one line naming -w"; }
 [ ! -e "$WORK/run" ] || fail "the run folder was created for bad input"
+# ... and a folder that holds a finished run, before any rank starts.
+mkdir -p "$WORK/finished" && echo '{}' > "$WORK/finished/result.json"
+rc=0; launch "$cfg" --set output_dir="$WORK/finished" || rc=$?
+[ "$rc" -eq 2 ] && grep -q "already holds a finished run (result.json)" "$WORK/err" \
+  || { cat "$WORK/err" >&2; fail "a finished output_dir: expected exit 2 and one line, got $rc"; }
+! grep -q "mpirun" "$WORK/err" || fail "mpirun was started for a finished output_dir"
 
 # 2. The reference: W from the layout and the cores (a 2x2 grid: 4 cells).
 rc=0; launch --max-restarts 0 "$cfg" || rc=$?
@@ -99,6 +105,10 @@ rm -rf "$WORK/run"
 "$CELLGAN" launch -w 2 --recovery "$cfg" >"$WORK/out" 2>"$WORK/err" &
 launcher=$!
 wait_for_generation 5
+# A second job for the same run folder is refused at once: the first holds run.lock.
+rc=0; "$CELLGAN" launch -w 2 "$cfg" --resume auto >"$WORK/out2" 2>"$WORK/err2" || rc=$?
+[ "$rc" -eq 2 ] || { cat "$WORK/err2" >&2; fail "a second job in a run folder in use: expected exit 2, got $rc"; }
+grep -q "output_dir: '$WORK/run' is in use by a running job" "$WORK/err2" || { cat "$WORK/err2" >&2; fail "no line saying the folder is in use"; }
 kill -INT "$launcher"
 rc=0; wait "$launcher" || rc=$?
 [ "$rc" -eq 75 ] || { cat "$WORK/err" >&2; fail "Ctrl-C: expected exit 75, got $rc"; }
