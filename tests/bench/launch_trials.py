@@ -162,8 +162,9 @@ def run_trial(args, i, rng, ref_dir, ref_wall):
     time.sleep(max(0.0, job.start + moment - time.monotonic()))
     sent = []
     for n, rank in enumerate(targets):
-        if n > 0:
-            time.sleep(max(0.0, sent[0] + gap - time.monotonic()) if sent else 0.0)
+        if n > 0:  # `gap` after the first signal (or now, when the run ended before it)
+            base = sent[0] if sent[0] is not None else time.monotonic()
+            time.sleep(max(0.0, base + gap - time.monotonic()))
         t = hit(cfg, rank, sig, time.monotonic() + 60) if job.proc.poll() is None else None
         sent.append(t)
     first = next((t for t in sent if t is not None), None)
