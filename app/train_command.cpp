@@ -70,9 +70,8 @@ int train_command(int argc, char** argv, const Args& args) {
     result = master.run();
   } catch (const std::exception& e) {
     if (master.worker_lost()) {
-      const bool restart = dynamic_cast<const RestartNeeded*>(&e) != nullptr;
-      const int code = restart ? kExitRestart : kExitFailure;
-      std::cerr << (restart ? "cellgan: stopped: " : "cellgan: failed: ") << e.what() << "\n";
+      const int code = exit_code_of(e);  // common/error.h: the one mapping
+      std::cerr << (code == kExitRestart ? "cellgan: stopped: " : "cellgan: failed: ") << e.what() << "\n";
       report_exit_code(code);
       // Under --enable-recovery MPI_Abort makes mpirun exit 0: end like a
       // finished rank instead, with the code. Otherwise a lost worker never

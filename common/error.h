@@ -21,7 +21,10 @@
 //   a rank's ending travels as a message with its exit code.
 // - One function maps an ending to its exit code: exit_code_of() below.
 //   main() uses it for whatever reaches it, the master for what it tells
-//   the workers, the worker for what it tells the master.
+//   the workers, the worker for what it tells the master. The one
+//   exception is a worker's communication thread: a message between ranks
+//   that cannot be decoded (ByteReader's InputError) is a failure of the
+//   run (1), not bad input (worker_comm.cpp).
 // - Under `cellgan launch`, rank 0 also writes its exit code to the file
 //   CELLGAN_EXIT_FILE names (launch_rank.h): the launcher's exit code is
 //   that code, not mpirun's.

@@ -335,9 +335,11 @@ void WorkerComm::run() {
       wake_requested_ = false;
     }
   } catch (const std::exception& e) {
-    const bool bug = dynamic_cast<const std::logic_error*>(&e) != nullptr;
     log::error("communication thread: {}", e.what());
     {
+      // Not exit_code_of(): what fails here is a message between ranks (a
+      // truncated payload throws InputError), never the user's input.
+      const bool bug = dynamic_cast<const std::logic_error*>(&e) != nullptr;
       std::lock_guard<std::mutex> lock(mutex_);
       abort_locked(bug ? kExitInternal : kExitFailure, fmt::format("communication thread: {}", e.what()));
     }
