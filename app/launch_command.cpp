@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app/commands.h"
+#include "app/interrupts.h"
 #include "app/parse_options.h"
 #include "common/config.h"
 #include "common/error.h"
@@ -25,18 +26,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::atomic<int> g_interrupts{0};
-
-extern "C" void on_launch_interrupt(int) { g_interrupts.fetch_add(1); }
-
-void catch_interrupts() {
-  struct sigaction action {};
-  action.sa_handler = on_launch_interrupt;
-  sigemptyset(&action.sa_mask);
-  // SIGHUP too: a closed terminal or ssh session stops the job cleanly.
-  for (const int sig : {SIGINT, SIGTERM, SIGUSR1, SIGHUP}) sigaction(sig, &action, nullptr);
-}
-
 // The slots a job may fill: a SLURM allocation's tasks, else the cores.
 int worker_slots(launch::Starter starter) {
   if (starter == launch::Starter::kSrun)
@@ -50,7 +39,8 @@ int worker_slots(launch::Starter starter) {
 int launch_command(const Args& args) {
   // From the first moment: an interrupt before the job starts ends it at
   // once (the launcher's loop sees it), with nothing lost.
-  catch_interrupts();
+  // SIGHUP too: a closed terminal or ssh session stops the job cleanly.
+  const std::atomic<int>& interrupts = catch_interrupts({SIGINT, SIGTERM, SIGUSR1, SIGHUP});
   po::options_description options("options");
   options.add_options()("config", po::value<std::string>()->required(), "the run's YAML configuration")(
       "workers,w", po::value<int>()->default_value(0)->value_name("W"),
@@ -120,7 +110,7 @@ int launch_command(const Args& args) {
   if (vm.count("resume")) setup.job.train_args.insert(setup.job.train_args.end(), {"--resume", vm["resume"].as<std::string>()});
 
   const auto say = [](const std::string& line) { std::cerr << "cellgan launch: " << line << std::endl; };
-  return launch::run_launch(setup, g_interrupts, say);
+  return launch::run_launch(setup, interrupts, say);
 }
 
 }  // namespace cellgan::app

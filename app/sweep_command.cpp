@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "app/commands.h"
+#include "app/interrupts.h"
 #include "app/option_checks.h"
 #include "app/parse_options.h"
 #include "common/config.h"
@@ -30,17 +31,6 @@ namespace po = boost::program_options;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::atomic<int> g_interrupts{0};
-
-extern "C" void on_interrupt(int) { g_interrupts.fetch_add(1); }
-
-void catch_interrupts() {
-  struct sigaction action {};
-  action.sa_handler = on_interrupt;
-  sigemptyset(&action.sa_mask);
-  for (const int sig : {SIGINT, SIGTERM, SIGUSR1}) sigaction(sig, &action, nullptr);
-}
 
 // $CELLGAN_MPIRUN split at spaces (each run then `$CELLGAN_MPIRUN -np W+1
 // cellgan train ...`), or none: each run is `cellgan launch -w W ...`.
@@ -158,7 +148,7 @@ int sweep_command(const Args& args) {
 
   setenv("OMP_NUM_THREADS", "1", 0);
   setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
-  catch_interrupts();
+  const std::atomic<int>& interrupts = catch_interrupts({SIGINT, SIGTERM, SIGUSR1});
   setup.generations = config.training.generations;
   // On a terminal, a status line redrawn in place while a run trains; the
   // lines of each run's start and end scroll above it.
@@ -166,7 +156,7 @@ int sweep_command(const Args& args) {
   const auto say = [terminal](const std::string& line) { std::cerr << (terminal ? "\r\033[K" : "") << line << std::endl; };
   std::function<void(const std::string&)> status;
   if (terminal) status = [](const std::string& line) { std::cerr << "\r\033[K" << line << std::flush; };
-  const sweep::SweepOutcome outcome = sweep::run_sweep(plan, setup, g_interrupts, say, status);
+  const sweep::SweepOutcome outcome = sweep::run_sweep(plan, setup, interrupts, say, status);
   if (terminal) std::cerr << "\r\033[K" << std::flush;
 
   sweep::SweepNotes notes;
