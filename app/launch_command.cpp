@@ -15,9 +15,8 @@
 #include "app/parse_options.h"
 #include "common/config.h"
 #include "common/error.h"
-#include "common/run_files.h"
-#include "common/run_lock.h"
 #include "launch/launcher.h"
+#include "master/run_directory.h"
 
 namespace cellgan::app {
 
@@ -81,14 +80,8 @@ int launch_command(const Args& args) {
   const Config config = load_config(config_path, settings);
 
   // What the master would refuse after the ranks started, said at once.
-  if (const auto holder = run_folder_holder(config.output_dir))
-    throw InputError(fmt::format("{}: output_dir: '{}' is in use by a running job (pid {}, {}): expected a folder "
-                                 "no other job writes to",
-                                 config.source, config.output_dir, *holder, run_files::kLock));
-  if (fs::exists(fs::path(config.output_dir) / run_files::kResult))
-    throw InputError(fmt::format("{}: output_dir: '{}' already holds a finished run (result.json): expected a new "
-                                 "or empty directory",
-                                 config.source, config.output_dir));
+  check_folder_free(config);
+  check_run_directory(config);
 
   launch::LaunchSetup setup;
   setup.starter = launch::choose_starter(vm["starter"].as<std::string>());

@@ -24,11 +24,18 @@ namespace cellgan {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+InputError in_use(const Config& config, const std::string& holder) {
+  return InputError(fmt::format("{}: output_dir: '{}' is in use by a running job (pid {}, {}): expected a folder no "
+                                "other job writes to",
+                                config.source, config.output_dir, holder, run_files::kLock));
+}
+
+}  // namespace
+
 void check_folder_free(const Config& config) {
-  if (const auto holder = run_folder_holder(config.output_dir))
-    throw InputError(fmt::format("{}: output_dir: '{}' is in use by a running job (pid {}, {}): expected a folder "
-                                 "no other job writes to",
-                                 config.source, config.output_dir, *holder, run_files::kLock));
+  if (const auto holder = run_folder_holder(config.output_dir)) throw in_use(config, *holder);
 }
 
 std::unique_ptr<RunLock> lock_run_directory(const Config& config) {
@@ -41,10 +48,7 @@ std::unique_ptr<RunLock> lock_run_directory(const Config& config) {
                                  "can be created or written",
                                  config.source, config.output_dir, e.what()));
   }
-  if (!lock)
-    throw InputError(fmt::format("{}: output_dir: '{}' is in use by a running job (pid {}, {}): expected a folder "
-                                 "no other job writes to",
-                                 config.source, config.output_dir, holder, run_files::kLock));
+  if (!lock) throw in_use(config, holder);
   return lock;
 }
 
