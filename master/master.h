@@ -156,6 +156,8 @@ class Master {
   void check_liveness(Clock::time_point now);
   void write_progress(std::int64_t generation, Clock::time_point now);
   void beat_to_workers(Clock::time_point now);
+  // report.html (run_report.h), from what the run folder holds now; a failure is only a warning.
+  void write_report() const;
   // run.json (common/run_state.h) with `status`; throws std::runtime_error
   // when it cannot be written, which is how a run folder that disappeared
   // or stopped being writable is noticed, at each written generation.
@@ -206,6 +208,7 @@ class Master {
   int epoch_ = 0;             // rehomings so far
   std::vector<std::string> pending_events_;  // for events.log once it exists
   RunState run_state_;                       // run.json, once the run folder exists
+  double earlier_seconds_ = 0.0;             // the wall time of the run's earlier stretches
 };
 
 }  // namespace cellgan

@@ -194,13 +194,21 @@ void Master::start(Clock::time_point now) {
   run_state_.device = master_device_;
   run_state_.seed = config_.seed;
   run_state_.generations = config_.training.generations;
+  run_state_.objective = objective_name(config_);
   if (plan_.resuming) {
     try {
-      if (const auto before = read_run_state(config_.output_dir)) run_state_.stretches = before->stretches + 1;
+      if (const auto before = read_run_state(config_.output_dir)) {
+        run_state_.stretches = before->stretches + 1;
+        run_state_.seconds = before->seconds;
+        run_state_.spans = before->spans;
+      }
     } catch (const std::runtime_error& e) {
       log::warn("{}; counting this start as the run's first", e.what());
     }
   }
+  earlier_seconds_ = run_state_.seconds;
+  const double unix_now = unix_seconds();
+  run_state_.spans.emplace_back(unix_now, unix_now);
   record_state("running");
   master_kernels_ = blas_kernels();
   log::info("run {}: {}x{} grid, {} worker{}, {} generations, writing {}; master on {} kernels", config_.source,

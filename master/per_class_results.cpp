@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 
 #include "common/dataset.h"
+#include "common/run_files.h"
 #include "common/error.h"
 #include "common/image_files.h"
 #include "common/layout_rules.h"
@@ -119,7 +120,7 @@ RunResult PerClassResults::finish(std::vector<ResultMessage> results, const Fini
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - context.started).count();
   const auto at = [&](const char* name) { return (std::filesystem::path(config_.output_dir) / name).string(); };
-  write_image_grid_png(at("classes.png"), rows, kRowImages * generator.classes(), kImageSide, kImageSide, kRowImages);
+  write_image_grid_png(at(run_files::kClasses), rows, kRowImages * generator.classes(), kImageSide, kImageSide, kRowImages);
   write_file_atomic(at("classes.json"), generator.index_json());
   write_result_files(config_, config_.output_dir, generator.mixture(), scored, scored.size() - 1, seconds, context);
   context.run.event(fmt::format("finished: conditional generator of {} classes, mean class accuracy {:.3f}",

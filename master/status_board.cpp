@@ -102,10 +102,11 @@ void StatusBoard::event(const std::string& line, Clock::time_point now) {
   ++s_.events_total;
 }
 
-void StatusBoard::preview(std::int64_t generation, const std::string& path) {
+void StatusBoard::preview(std::int64_t generation, const std::string& path, std::optional<int> cell) {
   std::lock_guard<std::mutex> lock(mutex_);
   s_.preview_generation = generation;
   s_.preview_path = path;
+  s_.preview_cell = cell;
 }
 
 StatusSnapshot StatusBoard::snapshot(Clock::time_point now) const {

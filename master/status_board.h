@@ -68,6 +68,7 @@ struct StatusSnapshot {
   std::int64_t events_total = 0;
   std::optional<std::int64_t> preview_generation;
   std::string preview_path;  // previews/gen-NNNNNN.png; empty: none yet
+  std::optional<int> preview_cell;  // the cell whose samples it shows
 };
 
 class StatusBoard {
@@ -96,7 +97,7 @@ class StatusBoard {
   // A state change without a message (late, dead, failed...).
   void set_worker_state(int worker, const std::string& state);
   void event(const std::string& line, Clock::time_point now);
-  void preview(std::int64_t generation, const std::string& path);
+  void preview(std::int64_t generation, const std::string& path, std::optional<int> cell = std::nullopt);
 
   StatusSnapshot snapshot(Clock::time_point now) const;
 

@@ -84,7 +84,9 @@ std::string status_json(const StatusSnapshot& s) {
   for (const StatusEvent& e : s.events) j["events"].push_back({{"seconds", e.seconds}, {"line", e.line}});
   j["events_total"] = s.events_total;
   j["preview"] = s.preview_generation && !s.preview_path.empty()
-                     ? json{{"generation", *s.preview_generation}, {"url", "/preview.png"}}
+                     ? json{{"generation", *s.preview_generation},
+                            {"cell", s.preview_cell ? json(*s.preview_cell) : json(nullptr)},
+                            {"url", "/preview.png"}}
                      : json(nullptr);
   // Lines from workers may hold any bytes: replace what is not UTF-8 rather than throw.
   return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";

@@ -10,7 +10,7 @@
 //    "cells": [{"cell", "row", "col", "generation", "score", "worker", "state"}],
 //    "workers": [{"rank", "state", "generation", "heartbeat_age_seconds"}],
 //    "events": [{"seconds", "line"}], "events_total",
-//    "preview": {"generation", "url": "/preview.png"} or null}
+//    "preview": {"generation", "cell" (or null), "url": "/preview.png"} or null}
 //
 // Prometheus: gauges and counters named cellgan_*, with the labels cell,
 // worker, objective, state and phase (see status_render.cpp for the list).

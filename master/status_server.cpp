@@ -17,6 +17,8 @@
 #include <thread>
 
 #include "common/log.h"
+#include "master/page_assets.h"
+#include "master/run_history.h"
 #include "master/status_page.h"
 #include "master/status_render.h"
 
@@ -62,19 +64,36 @@ std::optional<std::string> read_file(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-Response answer(const http::request<http::string_body>& request, const StatusBoard& board) {
+constexpr const char* kPaths = "the paths are /, /status, /metrics, /history, /chart.js, /preview.png";
+
+// The GET answers that do not need the board's snapshot; none for the others.
+std::optional<Response> answer_constant(const std::string& path, const StatusServerOptions& options, bool keep_alive) {
+  if (path == "/") return make_response(http::status::ok, "text/html; charset=utf-8", status_page_html(), keep_alive);
+  if (path == "/chart.js")
+    return make_response(http::status::ok, "text/javascript; charset=utf-8", std::string(chart_js()), keep_alive);
+  if (path != "/history") return std::nullopt;
+  try {
+    return make_response(http::status::ok, "application/json",
+                         run_history_json(options.metrics_path, options.objective), keep_alive);
+  } catch (const std::exception& e) {
+    return error_response(http::status::internal_server_error, e.what(), keep_alive);
+  }
+}
+
+Response answer(const http::request<http::string_body>& request, const Shared& shared) {
   const bool keep_alive = request.keep_alive();
   const beast::string_view target = request.target();
   const std::string path(target.substr(0, target.find('?')));
-  const bool known = path == "/" || path == "/status" || path == "/metrics" || path == "/preview.png";
-  if (!known) return error_response(http::status::not_found, "the paths are /, /status, /metrics, /preview.png", keep_alive);
+  const bool known = path == "/" || path == "/status" || path == "/metrics" || path == "/preview.png" ||
+                     path == "/history" || path == "/chart.js";
+  if (!known) return error_response(http::status::not_found, kPaths, keep_alive);
   if (request.method() != http::verb::get) {
     Response r = error_response(http::status::method_not_allowed, "only GET", keep_alive);
     r.set(http::field::allow, "GET");
     return r;
   }
-  if (path == "/") return make_response(http::status::ok, "text/html; charset=utf-8", status_page_html(), keep_alive);
-  const StatusSnapshot s = board.snapshot(StatusBoard::Clock::now());
+  if (auto constant = answer_constant(path, shared.options, keep_alive)) return std::move(*constant);
+  const StatusSnapshot s = shared.board.snapshot(StatusBoard::Clock::now());
   if (path == "/status") return make_response(http::status::ok, "application/json", status_json(s), keep_alive);
   if (path == "/metrics")
     return make_response(http::status::ok, "text/plain; version=0.0.4; charset=utf-8", status_metrics(s), keep_alive);
@@ -139,7 +158,7 @@ class Session : public std::enable_shared_from_this<Session> {
       return close();
     }
     try {
-      write(answer(parser_->get(), shared_->board));
+      write(answer(parser_->get(), *shared_));
     } catch (const std::exception& e) {
       log::warn("status server: {}", e.what());
       write(error_response(http::status::internal_server_error, e.what(), false));

@@ -5,6 +5,9 @@
 //   GET /status       JSON (status_render.h)
 //   GET /metrics      the same figures in the Prometheus text format
 //   GET /preview.png  the latest preview (404 before the first)
+//   GET /history      the run's curves so far (run_history.h), read from
+//                     options.metrics_path at each request
+//   GET /chart.js     Chart.js, for the page (page_assets.h)
 //
 // Any other path is 404, any other method 405. A request is read within
 // `read_timeout` (else the connection is dropped), and its header and body
@@ -39,6 +42,8 @@ struct StatusServerOptions {
   std::size_t header_limit = 8 * 1024;  // bytes of request line and headers
   std::size_t body_limit = 1024;        // bytes of request body
   int max_connections = 32;
+  std::string metrics_path;  // the run's metrics.jsonl, for /history ("": no generation yet)
+  std::string objective;     // its objective's name ("": as run_history.h finds it)
 };
 
 // The server could not listen (address not of this host, port in use or

@@ -300,7 +300,7 @@ class ToyScorer final : public SampleScorer {
   std::map<std::string, double> report(const torch::Tensor& samples) override {
     const auto points = checked_samples(samples, 2, "ToyScorer", torch::kCPU);
     const ModeReport modes = this->modes(points);
-    return {{"fid", frechet_distance(fit_gaussian(points), real_)},
+    return {{"frechet_2d", frechet_distance(fit_gaussian(points), real_)},
             {"mode_tvd", modes.mode_tvd},
             {"modes_covered", static_cast<double>(modes.modes_covered)},
             {"mode_count", static_cast<double>(modes.mode_count)},

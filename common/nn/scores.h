@@ -9,8 +9,9 @@
 // - TVD: 1/2 sum_c |p_real(c) - p_gen(c)| over the classifier's argmax labels.
 // - IS:  exp(E_x KL(p(y|x) || p(y))) over the classifier's softmax.
 // - Toy data: the mode metrics of common/dataset.h, and the Frechet
-//   distance of the raw points as "fid" (a 2-D Gaussian fit, so it cannot
-//   see modes: blobs score well).
+//   distance of the raw points as "frechet_2d" (a 2-D Gaussian fit, so it
+//   cannot see modes: blobs score well; not an FID, which needs a
+//   classifier's features).
 //
 // The objective is the one score that the mixture-weight ES and the
 // master's choice of the best ensemble minimise: "fid" for images, and
@@ -47,7 +48,7 @@ class SampleScorer {
   // objective_name(). samples: [N, data_dim] with N >= 2, else both throw
   // std::invalid_argument.
   virtual double objective(const torch::Tensor& samples) = 0;
-  // Every metric, by name: images {"fid","tvd","is"}; toy {"fid",
+  // Every metric, by name: images {"fid","tvd","is"}; toy {"frechet_2d",
   // "mode_tvd","modes_covered","mode_count","high_quality","reverse_kl"}.
   virtual std::map<std::string, double> report(const torch::Tensor& samples) = 0;
 };

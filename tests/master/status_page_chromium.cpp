@@ -3,7 +3,10 @@
 // square per cell, with its worker and state, coloured by score. Checked
 // twice: on a board in a known state, from the DOM and from the pixels of a
 // screenshot; and during a real toy run (one process, the status server
-// on), from the DOM.
+// on), from the DOM, with its curves (Chart.js from /chart.js, the points
+// from /history). And report.html, opened from a copy after its run folder
+// is deleted: the curves hold every generation's points, with nothing
+// fetched.
 //
 // CTest label "chromium" (ctest -LE chromium leaves it out); without
 // chromium the tests fail, saying how to install it.
@@ -48,6 +51,37 @@ std::string chromium(const TempDir& tmp, const std::string& url, const std::stri
       program, tmp.file("profile"), what, url, out, err);
   EXPECT_EQ(std::system(command.c_str()), 0) << read_bytes(err);
   return read_bytes(out);
+}
+
+// The curves a page drew (pages/curves.js): each holder's data-points by
+// its id ("objective", ...), and #curves's data-state and data-generations.
+struct DrawnCurves {
+  std::string state;
+  int generations = -1;
+  std::map<std::string, int> points;
+};
+
+DrawnCurves drawn_curves(const std::string& dom) {
+  DrawnCurves out;
+  std::smatch m;
+  if (std::regex_search(dom, m, std::regex(R"re(<div id="curves" data-state="([a-z-]+)"(?: data-generations="(\d+)")?)re"))) {
+    out.state = m[1];
+    if (m[2].matched) out.generations = std::stoi(m[2]);
+  }
+  const std::regex holder(R"re(<div class="curve" id="curve-([a-z_]+)" data-points="(\d+)")re");
+  for (auto it = std::sregex_iterator(dom.begin(), dom.end(), holder); it != std::sregex_iterator(); ++it)
+    out.points[(*it)[1]] = std::stoi((*it)[2]);
+  return out;
+}
+
+// A 2x2 run's curves at `generations`: one line per cell, plus the best of
+// all on the objective; G and D learning rates per cell.
+void expect_curves_of_2x2(const DrawnCurves& curves, int generations) {
+  EXPECT_EQ(curves.state, "drawn");
+  EXPECT_EQ(curves.points.count("objective") ? curves.points.at("objective") : -1, 5 * generations);
+  EXPECT_EQ(curves.points.count("generator_loss") ? curves.points.at("generator_loss") : -1, 4 * generations);
+  EXPECT_EQ(curves.points.count("discriminator_loss") ? curves.points.at("discriminator_loss") : -1, 4 * generations);
+  EXPECT_EQ(curves.points.count("learning_rate") ? curves.points.at("learning_rate") : -1, 8 * generations);
 }
 
 struct DrawnCell {
@@ -155,6 +189,31 @@ TEST(StatusPageInChromium, DrawsTheGridOfARealRunWhileItTrains) {
     EXPECT_NE(cells.at(c).background, "rgb(160, 160, 160)") << "cell " << c << " has no score";
   }
   EXPECT_NE(dom.find("rank 2"), std::string::npos) << "the workers' table";
+  const DrawnCurves curves = drawn_curves(dom);
+  ASSERT_GE(curves.generations, 1) << "no curves drawn from /history";
+  expect_curves_of_2x2(curves, curves.generations);
+}
+
+TEST(RunReportInChromium, OpensWithEveryGenerationsCurvesAfterTheRunIsGone) {
+  TempDir tmp;
+  const std::string run = tmp.file("run");
+  const auto out = test::run_one_process_job(test::toy_config(tmp, "toy", run, {{"generations: 4,", "generations: 6,"}}), 2);
+  ASSERT_TRUE(out.result.has_value()) << out.master_error;
+  const std::string report = read_bytes(run + "/report.html");
+  ASSERT_FALSE(report.empty()) << "the run wrote no report.html";
+  // Nothing to fetch: no address, no script or image from elsewhere.
+  EXPECT_EQ(report.find("src=\"http"), std::string::npos);
+  EXPECT_EQ(report.find("href=\"http"), std::string::npos);
+  EXPECT_NE(report.find("data:image/png;base64,"), std::string::npos) << "samples.png inlined";
+  const std::string copy = tmp.file("copy.html");
+  test::write_bytes(copy, report);
+  std::filesystem::remove_all(run);
+  const std::string dom = chromium(tmp, "file://" + copy, "--dump-dom");
+  const DrawnCurves curves = drawn_curves(dom);
+  EXPECT_EQ(curves.generations, 6);
+  expect_curves_of_2x2(curves, 6);
+  EXPECT_NE(dom.find("data-title=\"mode TVD of the mixture (lower is better)\""), std::string::npos)
+      << "a toy run's objective, named as what it is";
 }
 
 }  // namespace

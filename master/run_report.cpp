@@ -1,0 +1,179 @@
+// report.html (see run_report.h).
+#include "master/run_report.h"
+
+#include <fmt/format.h>
+
+#include <boost/archive/iterators/base64_from_binary.hpp>
+#include <boost/archive/iterators/transform_width.hpp>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+
+#include "common/error.h"
+#include "common/image_files.h"
+#include "common/run_files.h"
+#include "common/run_state.h"
+#include "master/page_assets.h"
+#include "master/run_history.h"
+
+namespace cellgan {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr std::size_t kEventsShown = 200;
+
+std::optional<std::string> read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string html_escape(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// JSON inside <script>: "</" would end the element.
+std::string script_safe(std::string json_text) {
+  for (std::size_t at = 0; (at = json_text.find("</", at)) != std::string::npos; at += 3) json_text.replace(at, 2, "<\\/");
+  return json_text;
+}
+
+std::string base64(const std::string& bytes) {
+  using namespace boost::archive::iterators;
+  using Encoder = base64_from_binary<transform_width<std::string::const_iterator, 6, 8>>;
+  std::string out(Encoder(bytes.begin()), Encoder(bytes.end()));
+  out.append((3 - bytes.size() % 3) % 3, '=');
+  return out;
+}
+
+std::string figure(const fs::path& png, const std::string& caption) {
+  const auto bytes = read_text(png);
+  if (!bytes) return "";
+  return fmt::format("<figure><img alt=\"{0}\" src=\"data:image/png;base64,{1}\"><figcaption>{0}</figcaption></figure>",
+                     html_escape(caption), base64(*bytes));
+}
+
+std::string images(const fs::path& dir, const std::string& layout) {
+  std::string out = figure(dir / run_files::kSamples, layout == "per_class" ? "samples.png: the generators of every class"
+                                                                            : "samples.png: the best ensemble");
+  out += figure(dir / run_files::kClasses, "classes.png: one row per class, class 0 at the top");
+  std::optional<fs::path> newest;
+  if (fs::is_directory(dir / "previews"))
+    for (const auto& entry : fs::directory_iterator(dir / "previews"))
+      if (entry.path().extension() == ".png" && (!newest || entry.path().filename() > newest->filename()))
+        newest = entry.path();
+  if (newest) {
+    const std::string name = newest->stem().string();  // gen-NNNNNN
+    const std::string generation = name.size() > 4 ? std::to_string(std::stoll(name.substr(4))) : name;
+    out += figure(*newest, "the newest preview: generation " + generation);
+  }
+  return out.empty() ? "<p>no samples yet</p>" : out;
+}
+
+std::string row(const std::string& key, const std::string& value) {
+  return fmt::format("<tr><th>{}</th><td>{}</td></tr>", key, html_escape(value));
+}
+
+std::string scores_text(const json& scores) {
+  std::string out;
+  for (const auto& [name, value] : scores.items())
+    if (value.is_number()) out += fmt::format("{}{} {:.4f}", out.empty() ? "" : ", ", name, value.get<double>());
+  return out;
+}
+
+std::string summary(const std::optional<RunState>& state, const std::optional<json>& result) {
+  std::string out = "<table>";
+  if (state) {
+    out += row("layout", state->layout);
+    out += row("grid", fmt::format("{}x{}", state->rows, state->cols));
+    out += row("workers", std::to_string(state->workers));
+    out += row("status", state->status + (state->message.empty() ? "" : ": " + state->message));
+    out += row("generations", fmt::format("{} of {}", state->generation, state->generations));
+    out += row("wall time", fmt::format("{:.1f} s in {} stretch{}", state->seconds, state->stretches,
+                                        state->stretches == 1 ? "" : "es"));
+    out += row("seed", std::to_string(state->seed));
+  }
+  if (result) {
+    out += row("best", result->value("best", std::string("?")));
+    const int best = result->value("best_cell", -1);
+    for (const json& c : result->value("cells", json::array()))
+      if (c.value("cell", -2) == best && c.contains("scores")) out += row("its scores", scores_text(c.at("scores")));
+  }
+  return out + "</table>";
+}
+
+// The last kEventsShown lines of events.log, escaped, and how many it has.
+std::pair<std::string, std::size_t> events_tail(const fs::path& path) {
+  std::ifstream in(path);
+  std::deque<std::string> kept;
+  std::size_t total = 0;
+  for (std::string line; std::getline(in, line); ++total) {
+    kept.push_back(std::move(line));
+    if (kept.size() > kEventsShown) kept.pop_front();
+  }
+  std::string out;
+  for (const std::string& line : kept) out += html_escape(line) + "\n";
+  return {out, total};
+}
+
+}  // namespace
+
+std::string run_report_html(const std::string& run_dir) {
+  const fs::path dir(run_dir);
+  const fs::path metrics = dir / run_files::kMetrics;
+  if (!fs::exists(dir / run_files::kRunState) && !fs::exists(metrics))
+    throw InputError(fmt::format("{}: not a run folder: expected {} or {} in it", run_dir, run_files::kRunState,
+                                 run_files::kMetrics));
+  std::optional<RunState> state;
+  try {
+    state = read_run_state(run_dir);
+  } catch (const std::runtime_error& e) {
+    throw InputError(e.what());
+  }
+  std::optional<json> result;
+  if (const auto text = read_text(dir / run_files::kResult)) {
+    try {
+      result = json::parse(*text);
+    } catch (const json::exception& e) {
+      throw InputError(fmt::format("{}: not a cellgan result.json: {}", (dir / run_files::kResult).string(), e.what()));
+    }
+  }
+  const std::string layout = state ? state->layout : "coevolution";
+  const std::string unit = layout == "per_class" ? "class" : layout == "data_parallel" ? "replicas" : "cell";
+  const std::string title = html_escape(fs::absolute(dir).lexically_normal().filename().string());
+  const std::string history = script_safe(run_history_json(metrics.string(), state ? state->objective : ""));
+  const auto [events, total] = events_tail(dir / run_files::kEvents);
+  const std::string shown = std::to_string(std::min(total, kEventsShown)), all = std::to_string(total);
+  const std::string table = summary(state, result), pictures = images(dir, layout);
+  return fill_template(report_page_template(),
+                       {{"TITLE", title}, {"PAGE_CSS", page_css()}, {"SUMMARY", table}, {"CURVES_HTML", curves_html()},
+                        {"IMAGES", pictures}, {"EVENTS_SHOWN", shown}, {"EVENTS_TOTAL", all}, {"EVENTS", events},
+                        {"CHART_JS", chart_js()}, {"CURVES_JS", curves_js()}, {"HISTORY_JSON", history},
+                        {"UNIT", unit}});
+}
+
+std::string write_run_report(const std::string& run_dir) {
+  const std::string path = (fs::path(run_dir) / run_files::kReport).string();
+  write_file_atomic(path, run_report_html(run_dir), false);
+  return path;
+}
+
+}  // namespace cellgan

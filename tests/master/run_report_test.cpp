@@ -1,0 +1,91 @@
+// report.html from a run folder (master/run_report.h).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "common/error.h"
+#include "common/image_files.h"
+#include "common/run_state.h"
+#include "master/run_report.h"
+#include "tests/common/test_files.h"
+
+namespace cellgan {
+namespace {
+
+using test::read_bytes;
+using test::TempDir;
+using test::write_bytes;
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// A stopped per_class run of 2 classes, 2 generations, with a preview.
+std::string stopped_run(const TempDir& tmp) {
+  const std::string dir = tmp.file("my-run");
+  std::filesystem::create_directories(dir + "/previews");
+  RunState s;
+  s.layout = "per_class";
+  s.rows = 1;
+  s.cols = 2;
+  s.workers = 2;
+  s.generations = 10;
+  s.generation = 2;
+  s.status = "stopped";
+  s.exit_code = 75;
+  s.message = "stopped after generation 2";
+  s.stretches = 2;
+  s.seconds = 12.5;
+  s.objective = "fid";
+  EXPECT_EQ(write_run_state(dir, s), "");
+  std::string metrics;
+  for (int g = 1; g <= 2; ++g)
+    for (int c = 0; c < 2; ++c)
+      metrics += "{\"cell\":" + std::to_string(c) + ",\"generation\":" + std::to_string(g) +
+                 ",\"scores\":{\"fid\":" + std::to_string(100 - g) +
+                 "},\"generator_loss\":1,\"discriminator_loss\":1,\"generator_lrs\":[0.001],\"discriminator_lrs\":[0.001]}\n";
+  write_bytes(dir + "/metrics.jsonl", metrics);
+  write_bytes(dir + "/events.log", "2026-01-01T00:00:00 start\n2026-01-01T00:00:01 a <script>alert(1)</script> line\n");
+  const std::vector<float> image(2 * 784, 0.5f);
+  write_image_grid_png(dir + "/previews/gen-000001.png", image, 2, 28, 28, 2);
+  write_image_grid_png(dir + "/previews/gen-000002.png", image, 2, 28, 28, 2);
+  return dir;
+}
+
+TEST(RunReport, SaysWhatTheRunFolderHoldsInOneFile) {
+  TempDir tmp;
+  const std::string dir = stopped_run(tmp);
+  const std::string path = write_run_report(dir);
+  EXPECT_EQ(path, dir + "/report.html");
+  const std::string html = read_bytes(path);
+  EXPECT_NE(html.find("<title>cellgan report: my-run</title>"), std::string::npos);
+  EXPECT_NE(html.find("<td>per_class</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>stopped: stopped after generation 2</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>2 of 10</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>12.5 s in 2 stretches</td>"), std::string::npos);
+  EXPECT_EQ(count(html, "data:image/png;base64,"), 1u) << "only the newest preview";
+  EXPECT_NE(html.find("the newest preview: generation 2"), std::string::npos);
+  EXPECT_NE(html.find("a &lt;script&gt;alert(1)&lt;/script&gt; line"), std::string::npos) << "events escaped";
+  EXPECT_NE(html.find("Events (the last 2 of 2)"), std::string::npos);
+  EXPECT_NE(html.find(R"("generation":[1,2])"), std::string::npos) << "the curves' data";
+  EXPECT_NE(html.find("drawCurves(JSON.parse(document.getElementById(\"history\").textContent), \"class\")"),
+            std::string::npos)
+      << "per_class draws one line per class";
+  EXPECT_EQ(html.find("{{"), std::string::npos) << "a placeholder left unfilled";
+}
+
+TEST(RunReport, AFolderThatIsNoRunIsOneLineNamingIt) {
+  TempDir tmp;
+  try {
+    run_report_html(tmp.file(""));
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a run folder"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(tmp.file("report.html"))) << "no partial output";
+}
+
+}  // namespace
+}  // namespace cellgan
