@@ -84,7 +84,8 @@ int train_command(int argc, char** argv, const Args& args) {
     }
     throw;
   }
-  std::string line = fmt::format("best ensemble: {} ({} generators)", result.best, result.best_generators);
+  std::string line = fmt::format("best ensemble: {} ({} generator{})", result.best, result.best_generators,
+                                 result.best_generators == 1 ? "" : "s");
   for (const auto& [name, value] : result.scores) line += fmt::format("  {} {:.4f}", name, value);
   std::cout << line << "\n"
             << "samples: " << result.output_dir << "/samples.png  ensemble: " << result.output_dir

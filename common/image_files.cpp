@@ -24,6 +24,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/label_font.h"
 #include "common/path_checks.h"
 
 namespace cellgan {
@@ -52,6 +53,32 @@ void write_png(const std::string& path, const std::vector<std::uint8_t>& pixels,
   }
   bytes.resize(size);
   write_file_atomic(path, bytes);
+}
+
+// `pixels` (width x height, `channels` bytes a pixel) with the labels'
+// margins added: white, with the text in black.
+std::vector<std::uint8_t> with_labels(const std::vector<std::uint8_t>& pixels, std::int64_t& width,
+                                      std::int64_t& height, int channels, const ImageLabels& labels,
+                                      std::int64_t tile_top, std::int64_t tile_pitch, std::int64_t tile_height) {
+  constexpr int kScale = 2, kPad = 4;
+  std::int64_t left = 0;
+  for (const std::string& row : labels.rows) left = std::max(left, text_width(row, kScale) + 2 * kPad);
+  const std::int64_t top = labels.title.empty() ? 0 : kGlyphHeight * kScale + 2 * kPad;
+  const std::int64_t out_width = std::max(left + width, text_width(labels.title, kScale) + 2 * kPad);
+  const std::int64_t out_height = top + height;
+  std::vector<std::uint8_t> out(static_cast<std::size_t>(out_width * out_height * channels), 255);
+  for (std::int64_t r = 0; r < height; ++r)
+    std::copy_n(pixels.data() + r * width * channels, width * channels,
+                out.data() + ((top + r) * out_width + left) * channels);
+  if (!labels.title.empty()) draw_text(out, out_width, channels, kPad, kPad, labels.title, kScale, 0);
+  for (std::size_t i = 0; i < labels.rows.size(); ++i) {
+    const std::int64_t y = top + tile_top + static_cast<std::int64_t>(i) * tile_pitch +
+                           (tile_height - kGlyphHeight * kScale) / 2;
+    draw_text(out, out_width, channels, kPad, y, labels.rows[i], kScale, 0);
+  }
+  width = out_width;
+  height = out_height;
+  return out;
 }
 
 std::uint8_t to_gray(float v) {
@@ -88,7 +115,7 @@ std::int64_t square_grid_width(std::int64_t count) {
 }
 
 void write_image_grid_png(const std::string& path, const std::vector<float>& images, std::int64_t count,
-                          std::int64_t rows, std::int64_t cols, std::int64_t per_row) {
+                          std::int64_t rows, std::int64_t cols, std::int64_t per_row, const ImageLabels& labels) {
   constexpr std::int64_t kBorder = 2;
   if (count < 1 || rows < 1 || cols < 1 || per_row < 1) {
     throw std::invalid_argument(path + ": write_image_grid_png: count, rows, cols and per_row must be >= 1");
@@ -98,8 +125,8 @@ void write_image_grid_png(const std::string& path, const std::vector<float>& ima
   }
   const std::int64_t grid_cols = std::min(per_row, count);
   const std::int64_t grid_rows = (count + grid_cols - 1) / grid_cols;
-  const std::int64_t width = grid_cols * (cols + kBorder) + kBorder;
-  const std::int64_t height = grid_rows * (rows + kBorder) + kBorder;
+  std::int64_t width = grid_cols * (cols + kBorder) + kBorder;
+  std::int64_t height = grid_rows * (rows + kBorder) + kBorder;
   std::vector<std::uint8_t> pixels(static_cast<std::size_t>(width * height), 0);
   for (std::int64_t k = 0; k < count; ++k) {
     const std::int64_t top = (k / grid_cols) * (rows + kBorder) + kBorder;
@@ -110,11 +137,15 @@ void write_image_grid_png(const std::string& path, const std::vector<float>& ima
       for (std::int64_t c = 0; c < cols; ++c) dst[c] = to_gray(src[r * cols + c]);
     }
   }
+  if (static_cast<std::int64_t>(labels.rows.size()) > grid_rows)
+    throw std::invalid_argument(path + ": write_image_grid_png: more row labels than rows of images");
+  if (!labels.title.empty() || !labels.rows.empty())
+    pixels = with_labels(pixels, width, height, 1, labels, kBorder, rows + kBorder, rows);
   write_png(path, pixels, width, height, false);
 }
 
 void write_scatter_png(const std::string& path, const std::vector<float>& points, const std::vector<float>& modes,
-                       float extent, std::int64_t size) {
+                       float extent, std::int64_t size, const ImageLabels& labels) {
   if (!(extent > 0.0f) || size < 1) {
     throw std::invalid_argument(path + ": write_scatter_png: extent must be > 0 and size >= 1");
   }
@@ -157,7 +188,9 @@ void write_scatter_png(const std::string& path, const std::vector<float>& points
       }
     }
   }
-  write_png(path, rgb, size, size, true);
+  std::int64_t width = size, height = size;
+  if (!labels.title.empty()) rgb = with_labels(rgb, width, height, 3, ImageLabels{labels.title, {}}, 0, 0, 0);
+  write_png(path, rgb, width, height, true);
 }
 
 void write_npy(const std::string& path, const std::vector<float>& data, std::int64_t rows, std::int64_t cols) {

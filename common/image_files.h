@@ -13,10 +13,19 @@
 
 namespace cellgan {
 
+// Text around a picture (common/label_font.h, 2 pixels a font pixel, dark
+// on white): a title strip above it, widened to fit the title, and for a
+// grid one label per row of tiles to its left. Empty: none; the image is
+// then as without labels, to the byte.
+struct ImageLabels {
+  std::string title;
+  std::vector<std::string> rows;
+};
+
 // Tiles `count` grayscale images (rows x cols each, values in [-1, 1],
 // clamped) into a grid `per_row` images wide, with a 2-pixel border.
 void write_image_grid_png(const std::string& path, const std::vector<float>& images, std::int64_t count,
-                          std::int64_t rows, std::int64_t cols, std::int64_t per_row);
+                          std::int64_t rows, std::int64_t cols, std::int64_t per_row, const ImageLabels& labels = {});
 
 // The width of the squarest grid that holds `count` images: the smallest k
 // with k * k >= count (1 for count <= 1). Pass it as per_row above.
@@ -24,8 +33,9 @@ std::int64_t square_grid_width(std::int64_t count);
 
 // Draws 2-D points (n * 2 floats) as dots on a `size` x `size` image
 // covering [-extent, extent]^2, with the `modes` (m * 2) marked.
+// `labels.rows` is not used.
 void write_scatter_png(const std::string& path, const std::vector<float>& points, const std::vector<float>& modes,
-                       float extent, std::int64_t size);
+                       float extent, std::int64_t size, const ImageLabels& labels = {});
 
 // .npy version 1.0, little-endian float32, C order, shape (rows, cols).
 void write_npy(const std::string& path, const std::vector<float>& data, std::int64_t rows, std::int64_t cols);

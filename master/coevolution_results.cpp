@@ -69,7 +69,7 @@ RunResult CoevolutionResults::finish(std::vector<ResultMessage> results, const F
 
   RunResult out;
   out.output_dir = config_.output_dir;
-  out.best = ensemble_label(scored[best].cell);
+  out.best = best_label(config_, scored[best].cell);
   out.best_generators = ensembles[best].generators.size();
   out.scores = scored[best].scores;
   out.seconds = seconds;

@@ -83,7 +83,7 @@ RunResult DataParallelResults::finish(std::vector<ResultMessage> results, const 
 
   RunResult out;
   out.output_dir = config_.output_dir;
-  out.best = ensemble_label(scored.front().cell);
+  out.best = best_label(config_, scored.front().cell);
   out.best_generators = 1;
   out.scores = scored.front().scores;
   out.seconds = seconds;

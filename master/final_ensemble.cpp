@@ -62,6 +62,18 @@ std::vector<std::string> drop_non_finite_generators(std::vector<Ensemble>& ensem
 
 std::string ensemble_label(int cell) { return cell == kGridEnsemble ? "grid" : fmt::format("cell {}", cell); }
 
+std::string best_label(const Config& config, int cell) {
+  switch (config.layout) {
+    case LayoutKind::kDataParallel:
+      return "the replicas' generator";
+    case LayoutKind::kPerClass:
+      return cell == kGridEnsemble ? "every class (the conditional mixture)" : fmt::format("class {}", cell);
+    case LayoutKind::kCoevolution:
+      break;
+  }
+  return ensemble_label(cell);
+}
+
 Ensemble grid_ensemble(const std::vector<Ensemble>& cells, std::int64_t population_size) {
   if (cells.empty()) throw std::invalid_argument("grid_ensemble: no cell ensembles");
   Ensemble grid;
@@ -124,7 +136,7 @@ void write_result_files(const Config& config, const std::string& dir, Ensemble& 
   std::string summary = fmt::format(
       "cellgan run summary\n  dataset      {}\n  grid         {}x{} ({}), {} generations\n  best         {}\n",
       to_string(config.data.dataset), config.grid.rows, config.grid.cols, to_string(config.grid.neighbourhood),
-      config.training.generations, ensemble_label(results[best_index].cell));
+      config.training.generations, best_label(config, results[best_index].cell));
   for (const auto& [name, value] : results[best_index].scores) summary += fmt::format("  {:<12} {:.4f}\n", name, value);
   std::vector<std::string> kernels = worker_kernels;
   std::sort(kernels.begin(), kernels.end());
@@ -134,8 +146,14 @@ void write_result_files(const Config& config, const std::string& dir, Ensemble& 
   std::sort(devices.begin(), devices.end());
   devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
   summary += fmt::format("  device       {} (workers), {} (master)\n", fmt::join(devices, " / "), context.master_device);
-  summary += fmt::format("  wall time    {:.1f} s\n  files        ensemble.bin samples.png metrics.jsonl events.log{}\n",
-                         seconds, config.evaluation.preview_every > 0 ? " previews/" : "");
+  // What the folder holds, as it is: result.json and summary.txt now, report.html right after.
+  std::string files;
+  for (const char* name : {run_files::kEnsemble, run_files::kSamples, run_files::kClasses, "classes.json",
+                           run_files::kMetrics, run_files::kEvents, run_files::kRunState, "previews", "checkpoints"})
+    if (std::filesystem::exists(std::filesystem::path(dir) / name))
+      files += fmt::format(" {}{}", name, std::filesystem::is_directory(std::filesystem::path(dir) / name) ? "/" : "");
+  summary += fmt::format("  wall time    {:.1f} s\n  files       {} {} {} {}\n", seconds, files, run_files::kResult,
+                         run_files::kSummary, run_files::kReport);
   write_file_atomic(at(run_files::kSummary), summary);
   // result.json last: its presence marks a finished run.
   write_file_atomic(at(run_files::kResult), result.dump(2) + "\n");

@@ -29,6 +29,10 @@ struct CellResult {
 
 // "cell 3", or "grid" for the grid-wide ensemble.
 std::string ensemble_label(int cell);
+// The best result as the run's layout names it: coevolution "cell 3" or
+// "grid"; data_parallel "the replicas' generator"; per_class "class 3", or
+// "every class (the conditional mixture)" for the whole.
+std::string best_label(const Config& config, int cell);
 
 // The grid-wide ensemble: the first `population_size` generators of every
 // cell ensemble (a cell's own, latest ones; CellTrainer::ensemble puts

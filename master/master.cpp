@@ -160,9 +160,12 @@ void Master::write_progress(std::int64_t generation, Clock::time_point now) {
   if (it == previews.end()) return;
   const std::string path = run_->path(fmt::format("previews/gen-{:06d}.png", generation));
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  write_samples_png(config_, path, it->second);
-  board_->preview(generation, path,
-                  config_.layout == LayoutKind::kDataParallel ? std::nullopt : std::optional<int>(best.cell));
+  const bool one_record = config_.layout == LayoutKind::kDataParallel;
+  const std::string unit = config_.layout == LayoutKind::kPerClass ? "class" : "cell";
+  write_samples_png(config_, path, it->second,
+                    one_record ? fmt::format("generation {}", generation)
+                               : fmt::format("generation {}, {} {}", generation, unit, best.cell));
+  board_->preview(generation, path, one_record ? std::nullopt : std::optional<int>(best.cell));
   log::debug("preview of generation {} (cell {}): {}", generation, best.cell, path);
 }
 

@@ -120,7 +120,10 @@ RunResult PerClassResults::finish(std::vector<ResultMessage> results, const Fini
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - context.started).count();
   const auto at = [&](const char* name) { return (std::filesystem::path(config_.output_dir) / name).string(); };
-  write_image_grid_png(at(run_files::kClasses), rows, kRowImages * generator.classes(), kImageSide, kImageSide, kRowImages);
+  ImageLabels labels{"one row per class", {}};
+  for (int c = 0; c < generator.classes(); ++c) labels.rows.push_back(fmt::format("class {}", c));
+  write_image_grid_png(at(run_files::kClasses), rows, kRowImages * generator.classes(), kImageSide, kImageSide,
+                       kRowImages, labels);
   write_file_atomic(at("classes.json"), generator.index_json());
   write_result_files(config_, config_.output_dir, generator.mixture(), scored, scored.size() - 1, seconds, context);
   context.run.event(fmt::format("finished: conditional generator of {} classes, mean class accuracy {:.3f}",
@@ -128,7 +131,7 @@ RunResult PerClassResults::finish(std::vector<ResultMessage> results, const Fini
 
   RunResult out;
   out.output_dir = config_.output_dir;
-  out.best = ensemble_label(kGridEnsemble);
+  out.best = best_label(config_, kGridEnsemble);
   out.best_generators = generator.mixture().generators.size();
   out.scores = all.scores;
   out.seconds = seconds;

@@ -15,6 +15,8 @@ namespace cellgan {
 // `samples` is row-major: n x 784 (images, in [-1, 1]) or n x 2 (toy data).
 // Images are tiled ceil(sqrt(n)) to a row. Throws std::invalid_argument if
 // the size is not a whole number of samples.
-void write_samples_png(const Config& config, const std::string& path, const std::vector<float>& samples);
+// `title` (label_font.h's characters), when not empty, is drawn above.
+void write_samples_png(const Config& config, const std::string& path, const std::vector<float>& samples,
+                       const std::string& title = "");
 
 }  // namespace cellgan

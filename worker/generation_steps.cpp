@@ -48,10 +48,12 @@ std::vector<double> normalised(std::vector<double> w) {
 }
 
 // Rows of the mixture's score sample a generation's record keeps: all of
-// them for toy data, grid_images for images, on preview generations only.
+// them for toy data, grid_images for images, on preview generations only
+// (evaluation.preview_every, and the last generation).
 std::int64_t preview_rows(const Config& config, std::int64_t generation) {
   const std::int64_t every = config.evaluation.preview_every;
-  if (every <= 0 || generation % every != 0) return 0;
+  // Every `every` generations, and the last (so a run's previews end with it).
+  if (every <= 0 || (generation % every != 0 && generation != config.training.generations)) return 0;
   const std::int64_t n = config.training.score_samples;
   return is_toy(config.data.dataset) ? n : std::min(n, config.evaluation.grid_images);
 }

@@ -1,6 +1,7 @@
 // Tests of common/image_files.h: PNG grids and scatter plots read back with
 // libpng, .npy round trips and rejections, and the atomic writer.
 #include "common/image_files.h"
+#include "common/label_font.h"
 
 #include <gtest/gtest.h>
 #include <png.h>
@@ -51,6 +52,51 @@ Png read_png(const std::string& path) {
 std::size_t files_in(const TempDir& dir) {
   return static_cast<std::size_t>(
       std::distance(std::filesystem::directory_iterator(dir.path()), std::filesystem::directory_iterator()));
+}
+
+// Dark pixels (< 128) in rows [y0, y1) and columns [x0, x1).
+int dark_in(const Png& png, std::int64_t y0, std::int64_t y1, std::int64_t x0, std::int64_t x1) {
+  int n = 0;
+  for (std::int64_t y = y0; y < y1; ++y)
+    for (std::int64_t x = x0; x < x1; ++x) n += png.pixels[static_cast<std::size_t>(y * png.width + x)] < 128;
+  return n;
+}
+
+TEST(ImageGrid, LabelsATitleAboveAndEachRowOfTilesToItsLeft) {
+  TempDir dir;
+  const std::vector<float> images(4 * 28 * 28, 1.0f);  // white tiles, 2 per row: 2 rows
+  write_image_grid_png(dir.file("plain.png"), images, 4, 28, 28, 2);
+  write_image_grid_png(dir.file("labelled.png"), images, 4, 28, 28, 2, ImageLabels{"generation 12, cell 3", {"class 0", "class 1"}});
+  const Png plain = read_png(dir.file("plain.png")), labelled = read_png(dir.file("labelled.png"));
+  const std::int64_t title = kGlyphHeight * 2 + 8, left = text_width("class 0", 2) + 8;
+  EXPECT_EQ(labelled.height, plain.height + title);
+  EXPECT_EQ(labelled.width, std::max(plain.width + left, text_width("generation 12, cell 3", 2) + 8))
+      << "widened to hold the title";
+  EXPECT_GT(dark_in(labelled, 0, title, 0, labelled.width), 100) << "the title's text";
+  const std::int64_t row0 = title + 2, row1 = title + 2 + 30;
+  EXPECT_GT(dark_in(labelled, row0, row0 + 28, 0, left), 50) << "row 0's label";
+  EXPECT_GT(dark_in(labelled, row1, row1 + 28, 0, left), 50) << "row 1's label";
+  EXPECT_EQ(dark_in(labelled, row0 + 2, row0 + 26, left + 2, left + 30), 0) << "the white tile is left as it was";
+  EXPECT_THROW(write_image_grid_png(dir.file("bad.png"), images, 4, 28, 28, 2, ImageLabels{"", {"a", "b", "c"}}),
+               std::invalid_argument)
+      << "more labels than rows";
+  EXPECT_THROW(write_image_grid_png(dir.file("bad.png"), images, 4, 28, 28, 2, ImageLabels{"GEN", {}}),
+               std::invalid_argument)
+      << "a character the font lacks";
+}
+
+TEST(LabelFont, DrawsTheGlyphsPixelsAtTheirPlaceAndScale) {
+  EXPECT_EQ(text_width("", 2), 0);
+  EXPECT_EQ(text_width("ab", 1), 11);
+  std::vector<std::uint8_t> pixels(20 * 10, 255);
+  draw_text(pixels, 20, 1, 1, 1, "-", 1, 0);  // '-' is row 3, all 5 columns
+  for (int x = 0; x < 20; ++x)
+    for (int y = 0; y < 10; ++y)
+      EXPECT_EQ(pixels[static_cast<std::size_t>(y * 20 + x)], (y == 4 && x >= 1 && x <= 5) ? 0 : 255) << x << "," << y;
+  std::vector<std::uint8_t> rgb(8 * 8 * 3, 255);
+  draw_text(rgb, 8, 3, -2, 0, "1", 2, 7);  // clipped at the left edge, every channel set
+  EXPECT_EQ(rgb[(0 * 8 + 2) * 3 + 0], 7);
+  EXPECT_EQ(rgb[(0 * 8 + 2) * 3 + 2], 7);
 }
 
 TEST(ImageGrid, TilesImagesWithTwoPixelBorder) {
