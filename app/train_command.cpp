@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <utility>
@@ -53,6 +54,10 @@ int train_command(int argc, char** argv, const Args& args) {
   if (session.world_rank() != 0) {
     // mpirun forwards SIGUSR1 to every rank: the master alone acts on it.
     std::signal(SIGUSR1, SIG_IGN);
+    // In a SLURM job, SIGTERM to every process is the scheduler's notice
+    // (requeue, preemption, scancel, time limit): the master checkpoints,
+    // and a worker that died of it first would be logged as a lost worker.
+    if (std::getenv("SLURM_JOB_ID")) std::signal(SIGTERM, SIG_IGN);
     Worker worker(session);
     const int code = worker.run();
     // A master presumed dead never reaches MPI_Finalize: end every rank.

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "common/checkpoint_store.h"
 #include "common/error.h"
@@ -26,6 +27,25 @@
 #include "master/worker_processes.h"
 
 namespace cellgan {
+
+namespace {
+
+// How the run's previous start ended, as its run.json says, and that SLURM
+// requeued the job when it did (SLURM_RESTART_COUNT), for events.log.
+std::string previous_ending(const RunState& before) {
+  std::string line =
+      before.status == "running"
+          ? std::string("the previous start ended without its master recording why (the master was killed, or "
+                        "SLURM requeued or preempted the job, or a node failed)")
+          : fmt::format("the previous start ended {}{}", before.status, before.message.empty() ? "" : ": " + before.message);
+  const char* restarts = std::getenv("SLURM_RESTART_COUNT");
+  const char* job = std::getenv("SLURM_JOB_ID");
+  if (restarts && job && std::atoi(restarts) > 0)
+    line += fmt::format("; SLURM requeued job {} (restart {}): resuming", job, restarts);
+  return line;
+}
+
+}  // namespace
 namespace {
 
 // Checks the configuration's faults against the worker count and the
@@ -198,6 +218,7 @@ void Master::start(Clock::time_point now) {
   if (plan_.resuming) {
     try {
       if (const auto before = read_run_state(config_.output_dir)) {
+        event(previous_ending(*before));
         run_state_.stretches = before->stretches + 1;
         run_state_.seconds = before->seconds;
         run_state_.spans = before->spans;

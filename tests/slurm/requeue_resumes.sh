@@ -21,7 +21,10 @@ wait_state "$id" 240 COMPLETED FAILED CANCELLED TIMEOUT
 [ "$(job_field "$id" Restarts)" -ge 1 ] || fail "job $id was not restarted"
 grep -q "cellgan.sbatch: job $id, start 2," "$WORK/$id.out" || { cat "$WORK/$id.out" >&2; fail "job $id: no second start in its log"; }
 grep -Eq "resuming after generation [1-9][0-9]* from " "$WORK/run/events.log" || { cat "$WORK/run/events.log" >&2; fail "events.log does not show a resume from a checkpoint"; }
+# Logged as a requeue, not as a fault: the workers leave SIGTERM to the master.
+grep -q "SLURM requeued job $id (restart 1): resuming" "$WORK/run/events.log" || { cat "$WORK/run/events.log" >&2; fail "events.log does not say SLURM requeued the job"; }
+! grep -Eq "worker rank [0-9]+ (dead|lost)" "$WORK/run/events.log" || { cat "$WORK/run/events.log" >&2; fail "a requeue logged as a lost worker"; }
 [ -s "$WORK/run/result.json" ] || fail "job $id: no result.json"
 cmp -s "$WORK/run/ensemble.bin" "$WORK/reference/ensemble.bin" \
   || fail "job $id: ensemble.bin differs from the uninterrupted run's"
-echo "PASS: requeued after generation 4, resumed from its checkpoint, the uninterrupted run's ensemble.bin"
+echo "PASS: requeued after generation 4, logged as a requeue, resumed from its checkpoint, the uninterrupted run's ensemble.bin"
