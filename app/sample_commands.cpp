@@ -175,8 +175,10 @@ int score_command(const Args& args) {
                         "configuration naming the dataset and classifier (a run's config.yaml)")(
       "samples", po::value<std::string>(), "a .npy file of samples (N x D float32)")(
       "ensemble", po::value<std::string>(), "an ensemble.bin to sample and score")(
-      "count,n", po::value<std::int64_t>()->default_value(10000), "samples to draw from --ensemble")(
-      "seed", po::value<std::string>()->default_value("1"), "seed of the latent vectors of --ensemble")(
+      "count,n", po::value<std::int64_t>(),
+      "samples to draw from --ensemble (default: the configuration's evaluation.final_samples, as the run scored it)")(
+      "seed", po::value<std::string>(),
+      "seed of the latent vectors of --ensemble (default: the configuration's seed, as the run scored it)")(
       "device", po::value<std::string>()->default_value("auto"), kDeviceHelp)(
       "class", po::value<std::int64_t>(),
       "image datasets: also report class_accuracy, the share of the samples the classifier labels C (samples "
@@ -191,12 +193,16 @@ int score_command(const Args& args) {
     reject_unused(vm, "score", "count", "ensemble");
     reject_unused(vm, "score", "seed", "ensemble");
   }
-  // The scores need two samples at least (SampleScorer::report).
-  const std::int64_t count = int_option(vm, "score", "count", 2, kMaxSamples, kCountWhy);
-  const std::uint64_t seed = seed_option(vm, "score", "seed");
   const torch::Device device = resolve_device(vm["device"].as<std::string>(), "cellgan score: --device");
   torch::set_num_threads(1);
   const Config config = load_config(vm["config"].as<std::string>());
+  // By default an ensemble is scored as its run scored it: the same count
+  // and latent vectors, so the same scores. The scores need two samples at
+  // least (SampleScorer::report).
+  const std::int64_t count = vm.count("count") ? int_option(vm, "score", "count", 2, kMaxSamples, kCountWhy)
+                                               : std::max<std::int64_t>(2, config.evaluation.final_samples);
+  const std::uint64_t seed = vm.count("seed") ? seed_option(vm, "score", "seed") : config.seed;
+  std::string drawn;  // how the samples were drawn, for the output line
   const int label = vm.count("class") ? static_cast<int>(int_option(vm, "score", "class", 0, kClassCount - 1)) : -1;
   if (label >= 0 && is_toy(config.data.dataset))
     throw InputError(fmt::format("cellgan score: --class: dataset {} has no classes: expected an image dataset",
@@ -222,9 +228,11 @@ int score_command(const Args& args) {
     check_sample_width(config, ensemble, path);
     samples = ensemble.sample(count, derive_seed(seed, Stream::kEvaluation, 0));
     check_drawn_samples(samples, config.data.dataset, path);
+    drawn = fmt::format(" (--count {}{}, --seed {}{})", count, vm.count("count") ? "" : ": evaluation.final_samples",
+                        seed, vm.count("seed") ? "" : ": the configuration's");
   }
   std::unique_ptr<SampleScorer> scorer = make_scorer(config, device);
-  std::string line = fmt::format("{} samples:", samples.size(0));
+  std::string line = fmt::format("{} samples{}:", samples.size(0), drawn);
   for (const auto& [name, value] : scorer->report(samples)) line += fmt::format("  {} {:.4f}", name, value);
   if (label >= 0) {
     ScoreClassifier classifier = load_classifier(classifier_file(config), device);

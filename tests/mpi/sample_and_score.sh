@@ -33,7 +33,15 @@ b=$("$CELLGAN" score --config "$WORK/run/config.yaml" --samples "$WORK/s9.npy" 2
 echo "$a" | grep -q "modes_covered" || fail "score printed no mode metrics: $a"
 [ "$a" != "$b" ] || fail "different seeds gave identical scores"
 c=$("$CELLGAN" score --config "$WORK/run/config.yaml" --ensemble "$E" -n 1000 2>/dev/null)
-echo "$c" | grep -q "^1000 samples:" || fail "score --ensemble: $c"
+echo "$c" | grep -q "^1000 samples (--count 1000, --seed 7: the configuration.s):" || fail "score --ensemble: $c"
+# By default an ensemble is scored as its run scored it (its final_samples,
+# its seed): the same scores as result.json's for the best ensemble.
+d=$("$CELLGAN" score --config "$WORK/run/config.yaml" --ensemble "$E" 2>/dev/null)
+want=$(python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+print("%.4f" % next(c for c in r["cells"] if c["cell"] == r["best_cell"])["scores"]["mode_tvd"])' "$WORK/run/result.json")
+echo "$d" | grep -q "^1000 samples (--count 1000: evaluation.final_samples, --seed 7: the configuration's):.* mode_tvd $want" \
+  || fail "score with the run's defaults: '$d', expected mode_tvd $want as in result.json"
 # Fewer than 2 samples cannot be scored: the user's input (exit 2), not an internal error.
 "$CELLGAN" sample --ensemble "$E" -n 1 --out "$WORK/one.npy" > /dev/null 2>&1 || fail "sample -n 1 failed"
 rc=0; "$CELLGAN" score --config "$WORK/run/config.yaml" --samples "$WORK/one.npy" > /dev/null 2> "$WORK/err" || rc=$?
