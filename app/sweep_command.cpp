@@ -1,5 +1,6 @@
-// cellgan sweep: grid-size sweeps run locally through mpirun, or collected
-// from finished run folders (a SLURM job array); the work is in sweep/.
+// cellgan sweep: sweeps of grid sizes, worker counts and any configuration
+// key, run locally through cellgan launch, or collected from finished run
+// folders (a SLURM job array); the work is in sweep/.
 #include <fmt/core.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -46,8 +47,8 @@ std::vector<std::string> launcher() {
 void print_report(const sweep::OutputsReport& report, const std::string& out) {
   for (const std::string& line : report.unreadable) std::cerr << "cellgan sweep: skipped a run folder: " << line << "\n";
   if (!report.plot_error.empty()) std::cerr << "cellgan sweep: no plots: " << report.plot_error << "\n";
-  std::cout << fmt::format("sweep: {} finished run{} in {}/sweep.csv; summary {}/sweep.md{}\n", report.rows,
-                           report.rows == 1 ? "" : "s", out, out, report.plot_error.empty() && report.rows ? " with plots" : "");
+  std::cout << fmt::format("sweep: {}: table {}/sweep.csv, summary {}/sweep.md{}\n", report.counts, out, out,
+                           report.plot_error.empty() && report.rows ? " with plots" : "");
 }
 
 int collect(const po::variables_map& vm) {
@@ -76,8 +77,13 @@ int collect(const po::variables_map& vm) {
 int sweep_command(const Args& args) {
   po::options_description options("options");
   options.add_options()("config", po::value<std::string>()->value_name("FILE"), "the base configuration")(
-      "grids", po::value<std::string>()->value_name("RxC,..."), "grid sizes, e.g. 1x1,2x2,3x3")(
-      "workers", po::value<std::string>()->value_name("W,..."), "worker counts, e.g. 1,2")(
+      "grids", po::value<std::string>()->value_name("RxC,..."),
+      "grid sizes, e.g. 1x1,2x2,3x3 (default: the configuration's grid)")(
+      "workers", po::value<std::string>()->value_name("W,..."),
+      "worker counts, e.g. 1,2 (default: one per cell, or per class; data_parallel needs it)")(
+      "vary", po::value<std::vector<std::string>>()->composing()->value_name("KEY=V1,V2,..."),
+      "values of any key, crossed with the rest, e.g. --vary training.batch_size=32,64,128 (repeatable); "
+      "vary.png plots time and score against the first")(
       "seeds", po::value<std::int64_t>()->default_value(1)->value_name("N"),
       "seeds per grid and W: the configuration's seed and the N-1 after it")(
       "set", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
@@ -92,15 +98,17 @@ int sweep_command(const Args& args) {
       "(output_dir excepted), separated by tabs (deploy/slurm/sweep.sh reads it)");
   po::variables_map vm;
   if (!parse_options("sweep",
-                     "--config FILE --grids 1x1,2x2 --workers 1,2 [--seeds N] [--out DIR]\n"
+                     "--config FILE [--grids 1x1,2x2] [--workers 1,2] [--vary KEY=V1,V2 ...] [--seeds N] [--out DIR]\n"
                      "       cellgan sweep --collect DIR [--out DIR]\n\n"
                      "Runs the experiments one after another, each through `cellgan launch -w W` (or\n"
                      "`$CELLGAN_MPIRUN -np W+1 cellgan train` when set). Ctrl-C checkpoints and stops the current run;\n"
-                     "run the same command again to keep the finished runs and resume the others.",
+                     "run the same command again to keep the finished runs and resume the others. A combination the\n"
+                     "layout refuses (a grid data_parallel cannot train, more workers than cells) is skipped with\n"
+                     "the reason.",
                      options, nullptr, args, vm))
     return kExitOk;
   if (vm.count("collect")) {
-    for (const char* flag : {"config", "grids", "workers", "set", "list"})
+    for (const char* flag : {"config", "grids", "workers", "vary", "set", "list"})
       if (vm.count(flag) && !vm[flag].defaulted())
         throw InputError(fmt::format("cellgan sweep: --{}: has no effect with --collect: expected only --collect and "
                                      "--out",
@@ -109,19 +117,32 @@ int sweep_command(const Args& args) {
       throw InputError("cellgan sweep: --seeds: has no effect with --collect: expected only --collect and --out");
     return collect(vm);
   }
-  for (const char* flag : {"config", "grids", "workers"})
-    if (!vm.count(flag))
-      throw InputError(fmt::format("cellgan sweep: --{} is required (or --collect DIR; see cellgan sweep --help)", flag));
-  const std::vector<sweep::GridSize> grids = sweep::parse_grids(vm["grids"].as<std::string>());
-  const std::vector<int> workers = sweep::parse_workers(vm["workers"].as<std::string>());
+  if (!vm.count("config"))
+    throw InputError("cellgan sweep: --config is required (or --collect DIR; see cellgan sweep --help)");
+  if (!vm.count("grids") && !vm.count("workers") && !vm.count("vary") && vm["seeds"].defaulted())
+    throw InputError("cellgan sweep: nothing to sweep: expected --grids, --workers, --vary or --seeds");
+  const std::vector<sweep::GridSize> grids =
+      vm.count("grids") ? sweep::parse_grids(vm["grids"].as<std::string>()) : std::vector<sweep::GridSize>{};
+  const std::vector<int> workers =
+      vm.count("workers") ? sweep::parse_workers(vm["workers"].as<std::string>()) : std::vector<int>{};
   const int seeds = static_cast<int>(int_option(vm, "sweep", "seeds", 1, 1000));
   std::vector<std::string> settings;
   if (vm.count("set")) settings = vm["set"].as<std::vector<std::string>>();
-  sweep::check_sweep_settings(settings);
+  std::vector<sweep::Variation> varies;
+  if (vm.count("vary"))
+    for (const std::string& text : vm["vary"].as<std::vector<std::string>>()) varies.push_back(sweep::parse_vary(text));
+  sweep::check_sweep_settings(settings, varies);
   const std::string config_path = vm["config"].as<std::string>();
-  // Checked once here, so a bad configuration fails before any run starts.
+  // Checked once here, so a bad configuration fails before any run starts;
+  // each run's own settings are checked by the plan, which skips what the
+  // configuration refuses.
   const Config config = load_config(config_path, settings);
-  const std::vector<sweep::PlannedRun> plan = sweep::plan_sweep(config, grids, workers, seeds);
+  const sweep::ConfigLoader load = [&](const std::vector<std::string>& own) {
+    std::vector<std::string> all = settings;
+    all.insert(all.end(), own.begin(), own.end());
+    return load_config(config_path, all);
+  };
+  const std::vector<sweep::PlannedRun> plan = sweep::plan_sweep(config, grids, workers, seeds, varies, load);
   if (vm["list"].as<bool>()) {
     if (vm.count("out")) throw InputError("cellgan sweep: --out: has no effect with --list: it writes nothing");
     for (const sweep::PlannedRun& run : plan) {
@@ -160,18 +181,21 @@ int sweep_command(const Args& args) {
   if (terminal) std::cerr << "\r\033[K" << std::flush;
 
   sweep::SweepNotes notes;
-  notes.title = fmt::format("`cellgan sweep --config {} --grids {} --workers {} --seeds {}{}`", config_path,
-                            vm["grids"].as<std::string>(), vm["workers"].as<std::string>(), seeds,
-                            settings.empty() ? "" : fmt::format(" --set {}", fmt::join(settings, " --set ")));
+  std::string command = fmt::format("cellgan sweep --config {}", config_path);
+  if (vm.count("grids")) command += " --grids " + vm["grids"].as<std::string>();
+  if (vm.count("workers")) command += " --workers " + vm["workers"].as<std::string>();
+  for (const sweep::Variation& v : varies) command += fmt::format(" --vary {}={}", v.key, fmt::join(v.values, ","));
+  command += fmt::format(" --seeds {}", seeds);
+  for (const std::string& s : settings) command += " --set " + s;
+  notes.title = "`" + command + "`";
   notes.skipped = outcome.skipped;
   notes.failed = outcome.failed;
   notes.unfinished = outcome.unfinished;
   const sweep::OutputsReport report = sweep::write_sweep_outputs((fs::path(setup.out) / "runs").string(), setup.out, notes);
   print_report(report, out);
-  std::cout << fmt::format("sweep: {} of {} runs finished ({} kept from before), {} failed, {} skipped, {} unfinished\n",
-                           outcome.finished, plan.size(), outcome.kept, outcome.failed.size(), outcome.skipped.size(),
-                           outcome.unfinished.size());
+  if (outcome.kept) std::cout << fmt::format("sweep: {} of the finished runs were kept from before\n", outcome.kept);
   for (const std::string& line : outcome.failed) std::cout << "  failed: " << line << "\n";
+  for (const std::string& line : outcome.skipped) std::cout << "  skipped: " << line << "\n";
   if (outcome.interrupted) {
     std::cout << "sweep: interrupted: run the same command again to resume\n";
     return kExitRestart;

@@ -8,7 +8,10 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <stdexcept>
+
+#include <yaml-cpp/yaml.h>
 
 #include "common/config.h"
 #include "common/run_files.h"
@@ -59,7 +62,9 @@ void read_metrics(const fs::path& path, RunRecord& r) {
     ++r.generations_timed;
     for (const auto& [phase, seconds] : phases) sums[phase] += seconds;
   }
-  const double per = 1.0 / (static_cast<double>(r.generations_timed) * r.workers);
+  // data_parallel's one record a generation is the replicas' wall time already.
+  const int sharing = r.layout == "data_parallel" ? 1 : r.workers;
+  const double per = 1.0 / (static_cast<double>(r.generations_timed) * sharing);
   for (const auto& [phase, seconds] : sums) {
     const double s = seconds * per;
     r.phase_per_generation[phase] = s;
@@ -72,7 +77,7 @@ void read_result(const fs::path& path, RunRecord& r) {
   std::ifstream in(path);
   try {
     const nlohmann::json result = nlohmann::json::parse(in);
-    r.total_seconds = result.at("seconds").get<double>();
+    if (r.total_seconds <= 0) r.total_seconds = result.at("seconds").get<double>();  // before run.json held it
     for (const auto& [name, value] : result.at("scores").items())
       if (value.is_number()) r.scores[name] = value.get<double>();
   } catch (const nlohmann::json::exception& e) {
@@ -80,11 +85,39 @@ void read_result(const fs::path& path, RunRecord& r) {
   }
 }
 
+// Every scalar (or sequence, as flow YAML) under `node`, by dotted key.
+void leaves(const YAML::Node& node, const std::string& prefix, std::map<std::string, std::string>& out) {
+  if (node.IsMap()) {
+    for (const auto& item : node)
+      leaves(item.second, prefix.empty() ? item.first.Scalar() : prefix + "." + item.first.Scalar(), out);
+    return;
+  }
+  if (node.IsScalar()) {
+    out[prefix] = node.Scalar();
+    return;
+  }
+  YAML::Emitter flow;
+  flow << YAML::Flow << node;
+  out[prefix] = flow.c_str();
+}
+
+std::map<std::string, std::string> settings_of(const fs::path& path) {
+  std::map<std::string, std::string> out;
+  try {
+    leaves(YAML::LoadFile(path.string()), "", out);
+  } catch (const YAML::Exception& e) {
+    throw std::runtime_error(fmt::format("{}: not YAML: {}", path.string(), e.what()));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string RunRecord::grid_label() const { return fmt::format("{}x{}", rows, cols); }
 
-bool is_communication_phase(const std::string& phase) { return phase == "gather" || phase == "idle"; }
+bool is_communication_phase(const std::string& phase) {
+  return phase == "gather" || phase == "idle" || phase == "communicate";
+}
 
 std::optional<RunRecord> read_run_record(const std::string& folder) {
   const fs::path dir(folder);
@@ -103,14 +136,39 @@ std::optional<RunRecord> read_run_record(const std::string& folder) {
   r.seed = config.seed;
   r.generations = config.training.generations;
   r.dataset = to_string(config.data.dataset);
+  r.layout = to_string(config.layout);
+  r.settings = settings_of(dir / run_files::kConfig);
   // The worker count from the run's own record; a run written before
   // run.json existed says it only in events.log.
   const std::optional<RunState> state = read_run_state(dir.string());
   r.workers = state ? state->workers : workers_of(dir / run_files::kEvents);
+  if (state) {
+    r.layout = state->layout;
+    r.total_seconds = state->seconds;
+    r.spans = state->spans;
+  }
   read_metrics(dir / run_files::kMetrics, r);
   r.finished = fs::is_regular_file(dir / run_files::kResult, ec);
   if (r.finished) read_result(dir / run_files::kResult, r);
   return r;
+}
+
+std::vector<std::string> keep_varied_keys(std::vector<RunRecord>& records) {
+  std::set<std::string> all;
+  for (const RunRecord& r : records)
+    for (const auto& [key, value] : r.settings) all.insert(key);
+  std::vector<std::string> varied;
+  for (const std::string& key : all) {
+    if (key == "grid.rows" || key == "grid.cols" || key == "seed" || key == "output_dir") continue;
+    std::set<std::string> seen;
+    for (const RunRecord& r : records) seen.insert(r.settings.count(key) ? r.settings.at(key) : "");
+    if (seen.size() > 1) varied.push_back(key);
+  }
+  for (RunRecord& r : records) {
+    r.values.clear();
+    for (const std::string& key : varied) r.values[key] = r.settings.count(key) ? r.settings.at(key) : "";
+  }
+  return varied;
 }
 
 std::vector<std::string> find_run_folders(const std::string& root, int depth) {

@@ -1,20 +1,26 @@
 // What a sweep reads back from one run folder, whoever ran it (cellgan
 // sweep through mpirun, or a SLURM job array):
 //
-//   config.yaml    grid rows and columns, seed, generations, dataset
-//   run.json       the worker count W (common/run_state.h); in a run
-//                  written before run.json, events.log's first
-//                  "start: W workers" line
+//   config.yaml    grid rows and columns, seed, generations, dataset,
+//                  layout, and every key's value (to find the keys a
+//                  sweep varied)
+//   run.json       the worker count W, the layout, the wall seconds of
+//                  every stretch summed and their spans (common/
+//                  run_state.h); in a run written before run.json,
+//                  events.log's first "start: W workers" line
 //   metrics.jsonl  the phase seconds of every cell and generation
-//   result.json    the final scores and the run's wall seconds; its
-//                  presence marks a finished run
+//   result.json    the final scores (and the wall seconds of a run
+//                  written before run.json held them); its presence marks
+//                  a finished run
 //
 // Timing rule (the same as tests/bench/b_report.py): generation 1 is
-// warm-up and left out when the run has more than one. The phases gather
-// and idle are communication, the others computation. A worker trains its
-// cells one after the other and its idle time is shared among them, so
-// the phase seconds of one generation, summed over all cells and divided
-// by W, are the wall time of that generation on a worker.
+// warm-up and left out when the run has more than one. The phases gather,
+// idle and communicate (data_parallel's all-reduce) are communication, the
+// others computation. A worker trains its cells one after the other and
+// its idle time is shared among them, so the phase seconds of one
+// generation, summed over all cells and divided by W, are the wall time
+// of that generation on a worker; data_parallel writes one record a
+// generation, the replicas' wall time, which is not divided.
 //
 // Thread-safety: pure functions of the files.
 #pragma once
@@ -23,6 +29,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cellgan::sweep {
@@ -35,6 +42,10 @@ struct RunRecord {
   std::uint64_t seed = 0;
   std::int64_t generations = 0;  // configured
   std::string dataset;
+  std::string layout;     // coevolution, data_parallel, per_class
+  std::map<std::string, std::string> settings;  // every key of config.yaml, dotted ("training.batch_size"), as written
+  std::map<std::string, std::string> values;    // of them, the keys the sweep varied (keep_varied_keys)
+  std::vector<std::pair<double, double>> spans;  // run.json's: each stretch's start and end, Unix seconds
   bool finished = false;  // result.json is present
   // From metrics.jsonl, over the generations counted (see above):
   std::int64_t generations_timed = 0;
@@ -43,7 +54,7 @@ struct RunRecord {
   double comm_per_generation = 0.0;      // of it, communication: gather + idle (per worker)
   std::map<std::string, double> phase_per_generation;  // every phase, per worker
   // From result.json:
-  double total_seconds = 0.0;              // wall seconds of the session that finished the run
+  double total_seconds = 0.0;              // wall seconds of the run, every stretch summed
   std::map<std::string, double> scores;    // the best ensemble's (fid, tvd, ... or the toy scores)
 
   std::string grid_label() const;  // "2x2"
@@ -57,6 +68,11 @@ bool is_communication_phase(const std::string& phase);
 // std::runtime_error, naming the file, when a file is present but cannot
 // be read as cellgan writes it.
 std::optional<RunRecord> read_run_record(const std::string& folder);
+
+// Sets each record's `values` to the keys whose values differ between the
+// records (a key one lacks counts as ""), leaving out those every sweep
+// sets itself: grid.rows, grid.cols, seed, output_dir. Returns those keys.
+std::vector<std::string> keep_varied_keys(std::vector<RunRecord>& records);
 
 // Every run folder at most `depth` levels under `root` (root itself
 // included), sorted by path.

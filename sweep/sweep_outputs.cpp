@@ -21,8 +21,8 @@ OutputsReport write_sweep_outputs(const std::string& runs_root, const std::strin
     try {
       if (auto r = read_run_record(folder)) {
         if (r->finished && r->workers <= 0) {
-          report.unreadable.push_back(fmt::format("{}: events.log names no worker count (a 'start: W workers' line)",
-                                                  folder));
+          report.unreadable.push_back(
+              fmt::format("{}: neither run.json nor events.log names its worker count", folder));
           continue;
         }
         if (!r->finished) {
@@ -38,8 +38,10 @@ OutputsReport write_sweep_outputs(const std::string& runs_root, const std::strin
     }
   }
   for (const std::string& line : report.unreadable) notes.failed.push_back("unreadable: " + line);
+  keep_varied_keys(records);
   const std::vector<SweepRow> rows = sweep_rows(records);
   report.rows = static_cast<int>(rows.size());
+  report.counts = counts_text(rows, notes);
   fs::create_directories(out);
   write_file_atomic((fs::path(out) / "sweep.csv").string(), csv_text(rows));
   if (!rows.empty()) {

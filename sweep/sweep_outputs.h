@@ -18,6 +18,7 @@ struct OutputsReport {
   std::vector<std::string> unfinished;   // run folders without result.json
   std::vector<std::string> unreadable;   // "FOLDER: why"
   std::string plot_error;                // empty when the plots were drawn
+  std::string counts;                    // sweep.md's "N finished runs, F failed, ..." (sweep_table.h)
 };
 
 // Reads every run folder under `runs_root` (run_record.h), writes the

@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cctype>
 #include <regex>
 
 #include "common/error.h"
@@ -30,15 +31,78 @@ std::vector<std::string> split_commas(const std::string& text) {
   return items;
 }
 
-// Why `config`'s layout cannot run a grid with `workers` workers, if it cannot.
-// The layout's own rule (common/layout_rules.h).
-std::optional<std::string> misfit(const Config& config, const GridSize& grid, int workers) {
+constexpr int kMaxValues = 100;
+
+std::string trimmed(std::string text) {
+  text.erase(0, text.find_first_not_of(" \t"));
+  text.erase(text.find_last_not_of(" \t") + 1);
+  return text;
+}
+
+bool set_by_sweep(const std::string& key) {
+  return key == "grid" || key == "grid.rows" || key == "grid.cols" || key == "seed" || key == "output_dir";
+}
+
+// "-batch_size64": a varied key's last part and its value, for a folder name.
+std::string name_part(const std::string& key, const std::string& value) {
+  std::string part = "-" + key.substr(key.rfind('.') + 1) + value;
+  for (std::size_t i = 1; i < part.size(); ++i)
+    if (!std::isalnum(static_cast<unsigned char>(part[i])) && part[i] != '.' && part[i] != '_') part[i] = '_';
+  return part;
+}
+
+// Every combination of the varied values, the last key changing fastest.
+std::vector<std::vector<std::pair<std::string, std::string>>> combinations(const std::vector<Variation>& varies) {
+  std::vector<std::vector<std::pair<std::string, std::string>>> out{{}};
+  for (const Variation& v : varies) {
+    std::vector<std::vector<std::pair<std::string, std::string>>> next;
+    for (const auto& before : out)
+      for (const std::string& value : v.values) {
+        next.push_back(before);
+        next.back().emplace_back(v.key, value);
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+// The settings of a run without its output_dir.
+std::vector<std::string> own_settings(const PlannedRun& run) {
+  std::vector<std::string> s = run_settings(run, "");
+  s.pop_back();
+  return s;
+}
+
+// Why the run cannot be run, if it cannot: the configuration's checks of
+// its settings, then the layout's worker rule (common/layout_rules.h).
+std::optional<std::string> misfit(const Config& base, const PlannedRun& run, const ConfigLoader& load) {
+  Config config = base;
+  if (load) {
+    try {
+      config = load(own_settings(run));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+  } else {
+    config.grid.rows = run.grid.rows;
+    config.grid.cols = run.grid.cols;
+  }
+  const std::string why = workers_misfit(config, run.workers);
+  if (why.empty()) return std::nullopt;
+  return fmt::format("{} worker ranks {}", run.workers, why);
+}
+
+// The natural worker count of `grid` for the base configuration's layout.
+int natural_workers(const Config& config, const GridSize& grid) {
   Config sized = config;
   sized.grid.rows = grid.rows;
   sized.grid.cols = grid.cols;
-  const std::string why = workers_misfit(sized, workers);
-  if (why.empty()) return std::nullopt;
-  return fmt::format("{} worker ranks {}", workers, why);
+  const int natural = worker_range(sized).natural;
+  if (natural <= 0)
+    throw InputError(fmt::format("cellgan sweep: --workers is required for layout {}: it has no natural worker "
+                                 "count (e.g. --workers 1,2)",
+                                 to_string(config.layout)));
+  return natural;
 }
 
 }  // namespace
@@ -81,32 +145,81 @@ std::vector<int> parse_workers(const std::string& text) {
   return counts;
 }
 
-void check_sweep_settings(const std::vector<std::string>& settings) {
+Variation parse_vary(const std::string& text) {
+  const std::size_t eq = text.find('=');
+  Variation v;
+  v.key = trimmed(text.substr(0, eq));
+  if (eq == std::string::npos || v.key.empty())
+    throw InputError(fmt::format("cellgan sweep: --vary '{}': expected KEY=V1,V2,..., e.g. --vary "
+                                 "training.batch_size=32,64,128",
+                                 text));
+  for (const std::string& item : split_commas(text.substr(eq + 1))) {
+    const std::string value = trimmed(item);
+    if (value.empty())
+      throw InputError(fmt::format("cellgan sweep: --vary {}: an empty value: expected values separated by commas",
+                                   text));
+    if (std::find(v.values.begin(), v.values.end(), value) != v.values.end())
+      throw InputError(fmt::format("cellgan sweep: --vary {}: '{}' is given twice", text, value));
+    v.values.push_back(value);
+  }
+  if (v.values.size() > static_cast<std::size_t>(kMaxValues))
+    throw InputError(fmt::format("cellgan sweep: --vary {}: {} values: expected at most {}", v.key, v.values.size(),
+                                 kMaxValues));
+  return v;
+}
+
+void check_sweep_settings(const std::vector<std::string>& settings, const std::vector<Variation>& varies) {
+  std::vector<std::string> set_keys;
   for (const std::string& setting : settings) {
-    std::string key = setting.substr(0, setting.find('='));
-    key.erase(0, key.find_first_not_of(" \t"));
-    key.erase(key.find_last_not_of(" \t") + 1);
-    if (key == "grid" || key == "grid.rows" || key == "grid.cols" || key == "seed" || key == "output_dir")
+    const std::string key = trimmed(setting.substr(0, setting.find('=')));
+    if (set_by_sweep(key))
       throw InputError(fmt::format("cellgan sweep: --set {}: the sweep sets {} for each run itself: expected "
                                    "--grids, --seeds (from the configuration's seed) or --out instead",
                                    setting, key));
+    set_keys.push_back(key);
+  }
+  std::vector<std::string> varied;
+  for (const Variation& v : varies) {
+    if (set_by_sweep(v.key))
+      throw InputError(fmt::format("cellgan sweep: --vary {}: the sweep sets {} for each run itself: expected "
+                                   "--grids, --seeds or --out instead",
+                                   v.key, v.key));
+    if (std::find(set_keys.begin(), set_keys.end(), v.key) != set_keys.end())
+      throw InputError(fmt::format("cellgan sweep: --vary {}: also given with --set: expected one of the two", v.key));
+    if (std::find(varied.begin(), varied.end(), v.key) != varied.end())
+      throw InputError(fmt::format("cellgan sweep: --vary {}: given twice: expected one --vary per key", v.key));
+    varied.push_back(v.key);
   }
 }
 
-std::vector<PlannedRun> plan_sweep(const Config& config, const std::vector<GridSize>& grids,
-                                   const std::vector<int>& workers, int seeds) {
+std::vector<PlannedRun> plan_sweep(const Config& config, const std::vector<GridSize>& grids_given,
+                                   const std::vector<int>& workers, int seeds, const std::vector<Variation>& varies,
+                                   const ConfigLoader& load) {
+  const std::vector<GridSize> grids =
+      grids_given.empty() ? std::vector<GridSize>{{static_cast<int>(config.grid.rows), static_cast<int>(config.grid.cols)}}
+                          : grids_given;
   std::vector<PlannedRun> runs;
-  for (const GridSize& g : grids)
-    for (const int w : workers)
-      for (int s = 0; s < seeds; ++s) {
-        PlannedRun run;
-        run.grid = g;
-        run.workers = w;
-        run.seed = config.seed + static_cast<std::uint64_t>(s);
-        run.name = fmt::format("g{}-w{}-s{}", g.label(), w, run.seed);
-        run.skip = misfit(config, g, w);
-        runs.push_back(run);
-      }
+  for (const GridSize& g : grids) {
+    const std::vector<int> counts = workers.empty() ? std::vector<int>{natural_workers(config, g)} : workers;
+    for (const int w : counts)
+      for (int s = 0; s < seeds; ++s)
+        for (const auto& varied : combinations(varies)) {
+          PlannedRun run;
+          run.grid = g;
+          run.workers = w;
+          run.seed = config.seed + static_cast<std::uint64_t>(s);
+          run.varied = varied;
+          run.name = fmt::format("g{}-w{}-s{}", g.label(), w, run.seed);
+          for (const auto& [key, value] : varied) run.name += name_part(key, value);
+          for (const PlannedRun& other : runs)
+            if (other.name == run.name)
+              throw InputError(fmt::format("cellgan sweep: --vary: two runs would share the folder name {}: expected "
+                                           "values that differ in letters, digits, '.' or '_'",
+                                           run.name));
+          run.skip = misfit(config, run, load);
+          runs.push_back(run);
+        }
+  }
   return runs;
 }
 
@@ -114,8 +227,11 @@ std::vector<std::string> run_settings(const PlannedRun& run, const std::string& 
   // A YAML single-quoted scalar: any path, its quotes doubled.
   std::string quoted;
   for (const char c : folder) quoted += c == '\'' ? std::string("''") : std::string(1, c);
-  return {fmt::format("grid.rows={}", run.grid.rows), fmt::format("grid.cols={}", run.grid.cols),
-          fmt::format("seed={}", run.seed), fmt::format("output_dir='{}'", quoted)};
+  std::vector<std::string> out = {fmt::format("grid.rows={}", run.grid.rows), fmt::format("grid.cols={}", run.grid.cols),
+                                  fmt::format("seed={}", run.seed)};
+  for (const auto& [key, value] : run.varied) out.push_back(key + "=" + value);
+  out.push_back(fmt::format("output_dir='{}'", quoted));
+  return out;
 }
 
 }  // namespace cellgan::sweep

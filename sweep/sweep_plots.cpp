@@ -16,6 +16,7 @@
 
 #include "common/image_files.h"
 #include "launch/child_process.h"
+#include "sweep/vary_plot.h"
 
 namespace cellgan::sweep {
 
@@ -191,6 +192,7 @@ std::string gnuplot_script(const std::vector<SweepRow>& rows) {
   s += "\nunset multiplot\n";
   if (!score.empty()) s += score_plot(rows, score, workers, xtics, xrange);
   s += phases_plot();
+  s += vary_plot_script(rows);
   return s;
 }
 
@@ -255,6 +257,8 @@ std::vector<std::pair<std::string, std::string>> write_plot_files(const std::vec
       {"speedup.png", "Speed-up and efficiency against W"}};
   if (!score.empty()) out.push_back({"score.png", fmt::format("Final {} against grid size", score_name(score))});
   out.push_back({"phases.png", "Computation and communication per generation"});
+  if (write_vary_data(rows, plots.string()))
+    out.push_back({"vary.png", fmt::format("Time per generation and final score against {}", varied_keys(rows).front())});
   return out;
 }
 

@@ -10,6 +10,8 @@
 //                a line per W, the seeds' mean and standard deviation
 //   phases.png   computation and communication per generation, stacked,
 //                a bar per grid and W: in seconds and in percent
+//   vary.png     with a varied key (--vary): time and score against it
+//                (vary_plot.h)
 //
 // Thread-safety: one caller at a time per DIR; it runs gnuplot as a child.
 #pragma once

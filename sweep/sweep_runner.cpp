@@ -100,8 +100,9 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& plan, const SweepSetup& se
 
   for (std::size_t i = 0; i < n; ++i) {
     const PlannedRun& run = plan[i];
-    const std::string head = fmt::format("sweep [{}/{}] grid {}, W {}, seed {}", i + 1, n, run.grid.label(),
-                                         run.workers, run.seed);
+    std::string head = fmt::format("sweep [{}/{}] grid {}, W {}, seed {}", i + 1, n, run.grid.label(), run.workers,
+                                   run.seed);
+    for (const auto& [key, value] : run.varied) head += fmt::format(", {} {}", key, value);
     const fs::path folder = run_folder(setup, run);
     if (run.skip) {
       out.skipped.push_back(fmt::format("{}: {}", run.name, *run.skip));

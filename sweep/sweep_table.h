@@ -1,17 +1,22 @@
 // The table of a sweep: one row per finished run, with the speed-up and
-// efficiency against W = 1 of the same grid and seed, written as sweep.csv
-// and summarised with the plots in sweep.md.
+// efficiency against W = 1 of the same layout, grid, seed and varied
+// values, written as sweep.csv and summarised with the plots in sweep.md.
 //
 // sweep.csv columns, in order:
 //   grid, rows, cols, cells, workers, seed, generations,
 //   s_per_generation   wall seconds per generation (generation 1 left out)
-//   total_s            wall seconds of the session that finished the run
+//   total_s            wall seconds of the run, every stretch summed
 //   speedup            s_per_generation at W = 1 / s_per_generation (empty
 //                      without a W = 1 run of the same grid and seed)
 //   efficiency         speedup / W
 //   compute_s, comm_s  seconds per generation per worker of computation
 //                      and of communication (gather + idle)
 //   comm_share         comm_s / (compute_s + comm_s)
+//   layout             coevolution, data_parallel or per_class
+//   then each varied key (--vary), its value in the run's config.yaml
+//   overlaps           how many other runs of the table ran at the same
+//                      time as this one (run.json's spans): its timings
+//                      are not to be trusted unless 0
 //   then the final scores, one column each, in name order (fid, is, tvd
 //   for images; the toy scores for toy data), empty where a run has none.
 //
@@ -31,10 +36,14 @@ struct SweepRow {
   std::optional<double> speedup;
   std::optional<double> efficiency;
   double comm_share = 0.0;
+  std::vector<std::string> overlapped;  // the folder names of the runs that ran at the same time
 };
 
-// The finished runs, sorted by cells, grid, W and seed, with their speed-ups.
+// The finished runs, sorted by cells, grid, W, seed and varied values, with
+// their speed-ups and overlaps.
 std::vector<SweepRow> sweep_rows(const std::vector<RunRecord>& runs);
+// The varied keys of the rows (RunRecord::values), in name order.
+std::vector<std::string> varied_keys(const std::vector<SweepRow>& rows);
 // The score names of the rows, in name order.
 std::vector<std::string> score_names(const std::vector<SweepRow>& rows);
 // The score the plots and the summary show: fid for images, modes_covered
@@ -52,6 +61,9 @@ struct SweepNotes {
   std::vector<std::string> unfinished;    // interrupted, to be resumed
   std::vector<std::pair<std::string, std::string>> plots;  // file, caption
 };
+// "3 finished runs, 1 failed, 2 skipped": what sweep.md says and the
+// terminal prints, from the same numbers.
+std::string counts_text(const std::vector<SweepRow>& rows, const SweepNotes& notes);
 std::string markdown_text(const std::vector<SweepRow>& rows, const SweepNotes& notes);
 
 }  // namespace cellgan::sweep

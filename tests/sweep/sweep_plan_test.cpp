@@ -84,5 +84,43 @@ TEST(SweepPlan, RunSettingsAreReadBackByTheConfiguration) {
   EXPECT_EQ(c.output_dir, "/tmp/it's: here");
 }
 
+TEST(SweepPlan, VaryCrossesEveryValueWithTheRestAndNamesTheFolders) {
+  Config config;
+  config.grid.rows = config.grid.cols = 2;
+  const auto plan = plan_sweep(config, {}, {}, 1,
+                               {parse_vary("training.batch_size=32, 64"), parse_vary("training.learning_rate=1e-3,2e-4")});
+  ASSERT_EQ(plan.size(), 4u);
+  EXPECT_EQ(plan[0].name, "g2x2-w4-s1-batch_size32-learning_rate1e_3") << "W: one per cell by default";
+  EXPECT_EQ(plan[3].name, "g2x2-w4-s1-batch_size64-learning_rate2e_4");
+  const auto settings = run_settings(plan[1], "/out");
+  EXPECT_EQ(settings, (std::vector<std::string>{"grid.rows=2", "grid.cols=2", "seed=1", "training.batch_size=32",
+                                                "training.learning_rate=2e-4", "output_dir='/out'"}));
+  EXPECT_THROW(parse_vary("training.batch_size"), InputError);
+  EXPECT_THROW(parse_vary("training.batch_size=32,32"), InputError);
+  EXPECT_THROW(parse_vary("=1,2"), InputError);
+  EXPECT_THROW(check_sweep_settings({}, {parse_vary("seed=1,2")}), InputError);
+  EXPECT_THROW(check_sweep_settings({"training.batch_size=8"}, {parse_vary("training.batch_size=1,2")}), InputError);
+  EXPECT_THROW(plan_sweep(config, {}, {}, 1, {parse_vary("data.x=a b,a_b")}), InputError) << "one folder name for two runs";
+}
+
+TEST(SweepPlan, WhatTheConfigurationRefusesIsSkippedWithItsWords) {
+  Config config;
+  config.layout = LayoutKind::kDataParallel;
+  EXPECT_THROW(plan_sweep(config, {}, {}, 1), InputError) << "data_parallel has no natural W";
+  const ConfigLoader load = [](const std::vector<std::string>& settings) {
+    for (const std::string& s : settings)
+      if (s == "grid.rows=2") throw InputError("base.yaml: grid: 2x2 is out of range for layout data_parallel");
+    Config c;
+    c.layout = LayoutKind::kDataParallel;
+    return c;
+  };
+  const auto plan = plan_sweep(config, parse_grids("1x1,2x2"), parse_workers("1,2"), 1, {}, load);
+  ASSERT_EQ(plan.size(), 4u);
+  EXPECT_FALSE(plan[0].skip);
+  EXPECT_FALSE(plan[1].skip) << "data_parallel sweeps W";
+  ASSERT_TRUE(plan[2].skip);
+  EXPECT_EQ(*plan[2].skip, "base.yaml: grid: 2x2 is out of range for layout data_parallel");
+}
+
 }  // namespace
 }  // namespace cellgan::sweep

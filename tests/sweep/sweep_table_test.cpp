@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
+
+#include <fmt/core.h>
 
 #include "common/config.h"
 #include "sweep/run_record.h"
@@ -109,10 +112,76 @@ TEST_F(RunFolders, SpeedUpIsAgainstWOneOfTheSameGridAndSeed) {
   std::getline(lines, first);
   EXPECT_EQ(header,
             "grid,rows,cols,cells,workers,seed,generations,s_per_generation,total_s,speedup,efficiency,compute_s,"
-            "comm_s,comm_share,modes_covered,tvd");
-  EXPECT_EQ(first, "2x2,2,2,4,1,1,3,4.0000,12.50,1.000,1.000,4.0000,0.0000,0.0000,7.0000,0.2500");
+            "comm_s,comm_share,layout,overlaps,modes_covered,tvd");
+  EXPECT_EQ(first, "2x2,2,2,4,1,1,3,4.0000,12.50,1.000,1.000,4.0000,0.0000,0.0000,coevolution,0,7.0000,0.2500");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);
   EXPECT_EQ(main_score(rows), "modes_covered");
+}
+
+TEST_F(RunFolders, RunJsonGivesWLayoutTheSummedTimeAndSpans) {
+  const std::string dir = make_run("resumed", 1, 1, 3, 1, 3, 1.0, 0.0);
+  std::ofstream(dir + "/run.json")
+      << R"({"layout":"data_parallel","grid":[1,1],"workers":4,"device":"cpu","seed":1,"generations":3,)"
+      << R"("generation":3,"status":"finished","exit_code":0,"message":"","stretches":2,"objective":"fid",)"
+      << R"("seconds":30.25,"spans":[[100.0,110.0],[200.0,220.25]]})";
+  const auto r = read_run_record(dir);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->workers, 4) << "run.json's W, not events.log's line";
+  EXPECT_EQ(r->layout, "data_parallel");
+  EXPECT_DOUBLE_EQ(r->total_seconds, 30.25) << "every stretch, not result.json's last one";
+  ASSERT_EQ(r->spans.size(), 2u);
+  EXPECT_DOUBLE_EQ(r->spans[1].second, 220.25);
+}
+
+TEST_F(RunFolders, VariedKeysAreTheConfigurationKeysThatDifferAndSpeedUpComparesLikeWithLike) {
+  std::vector<RunRecord> runs;
+  for (int batch : {32, 64})
+    for (int w : {1, 2}) {
+      const std::string dir = make_run(fmt::format("b{}-w{}", batch, w), 2, 2, w, 1, 3, batch / 32.0, 0.0);
+      std::string text;
+      { std::ifstream in(dir + "/config.yaml"); std::stringstream ss; ss << in.rdbuf(); text = ss.str(); }
+      const auto at = text.find("batch_size:");
+      ASSERT_NE(at, std::string::npos);
+      text.replace(at, text.find('\n', at) - at, fmt::format("batch_size: {}", batch));
+      std::ofstream(dir + "/config.yaml") << text;
+      runs.push_back(*read_run_record(dir));
+    }
+  EXPECT_EQ(keep_varied_keys(runs), std::vector<std::string>{"training.batch_size"});
+  EXPECT_EQ(runs[2].values.at("training.batch_size"), "64");
+  const auto rows = sweep_rows(runs);
+  ASSERT_EQ(rows.size(), 4u);
+  for (const SweepRow& row : rows) {
+    ASSERT_TRUE(row.speedup) << row.run.folder;
+    // W = 2 takes half the time of W = 1 of the same batch size (the
+    // phase seconds are divided by W); batch 64's W = 1 is twice batch 32's.
+    EXPECT_DOUBLE_EQ(*row.speedup, row.run.workers == 1 ? 1.0 : 2.0) << row.run.folder;
+  }
+  const std::string csv = csv_text(rows);
+  EXPECT_NE(csv.find("comm_share,layout,training.batch_size,overlaps,"), std::string::npos) << csv;
+}
+
+TEST(SweepRows, RunsThatRanAtTheSameTimeAreFlagged) {
+  RunRecord a, b, c;
+  for (RunRecord* r : {&a, &b, &c}) {
+    r->rows = r->cols = 1;
+    r->workers = 1;
+    r->finished = true;
+    r->seconds_per_generation = 1.0;
+    r->layout = "coevolution";
+  }
+  a.folder = "runs/a", b.folder = "runs/b", c.folder = "runs/c";
+  a.spans = {{0, 10}};
+  b.spans = {{5, 20}};
+  c.spans = {{20, 30}};  // starts as b ends: no overlap
+  const auto rows = sweep_rows({a, b, c});
+  std::map<std::string, std::vector<std::string>> overlapped;
+  for (const SweepRow& r : rows) overlapped[r.run.folder] = r.overlapped;
+  EXPECT_EQ(overlapped["runs/a"], std::vector<std::string>{"b"});
+  EXPECT_EQ(overlapped["runs/b"], std::vector<std::string>{"a"});
+  EXPECT_TRUE(overlapped["runs/c"].empty());
+  const std::string md = markdown_text(rows, SweepNotes{});
+  EXPECT_NE(md.find("- a ran at the same time as b"), std::string::npos) << md;
+  EXPECT_NE(md.find("1.000 (overlapped)"), std::string::npos) << md;
 }
 
 }  // namespace
@@ -129,6 +198,7 @@ TEST(SweepSummary, ListsFailedSkippedAndUnfinishedRunsAndEmbedsThePlots) {
   r.finished = true;
   r.seconds_per_generation = 0.5;
   r.dataset = "mnist";
+  r.layout = "coevolution";
   r.scores = {{"fid", 31.5}, {"tvd", 0.2}};
   const auto rows = sweep_rows({r});
   SweepNotes notes;
@@ -139,7 +209,9 @@ TEST(SweepSummary, ListsFailedSkippedAndUnfinishedRunsAndEmbedsThePlots) {
   notes.plots = {{"time.png", "Time per generation"}};
   const std::string md = markdown_text(rows, notes);
   EXPECT_NE(md.find("1 finished run, 1 unfinished, 1 failed, 1 skipped"), std::string::npos) << md;
-  EXPECT_NE(md.find("| 2x2 | 1 | 4 | 0.500 | 1.00 | 1.00 | 0.0 % | 31.5000 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 2x2 | coevolution | 1 | 4 | 0.500 | 0.0 | 1.00 | 1.00 | 0.0 % | 31.5000 |"), std::string::npos)
+      << md;
+  EXPECT_EQ(counts_text(rows, notes), "1 finished run, 1 unfinished, 1 failed, 1 skipped") << "as the terminal says";
   EXPECT_NE(md.find("- g3x3-w2-s4: exit 1"), std::string::npos) << md;
   EXPECT_NE(md.find("- g3x3-w1-s4"), std::string::npos) << md;
   EXPECT_NE(md.find("![Time per generation](time.png)"), std::string::npos) << md;
