@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# A grid-size sweep as SLURM job arrays: one array per worker count W (its
-# tasks need W + 1 SLURM tasks), one array task per grid size and seed,
+# A sweep as SLURM job arrays: one array per worker count W (its tasks need
+# W + 1 SLURM tasks), one array task per grid size, seed and varied value,
 # each running deploy/slurm/cellgan.sbatch (requeue, time-limit signal and
 # resume as there). When the arrays are done, `cellgan sweep --collect`
 # builds sweep.csv, the plots and sweep.md from the run folders; the script
 # prints that command.
 #
-#   deploy/slurm/sweep.sh [SBATCH OPTIONS...] --config FILE --grids 1x1,2x2,3x3 --workers 1,2
-#                         [--seeds N] [--set KEY=VALUE ...] [--out DIR]
+#   deploy/slurm/sweep.sh [SBATCH OPTIONS...] --config FILE [--grids 1x1,2x2,3x3] [--workers 1,2]
+#                         [--vary KEY=V1,V2 ...] [--seeds N] [--set KEY=VALUE ...] [--out DIR] [--parallel]
+#
+# Timings: by default the runs go one at a time (each array throttled to
+# one task, %1, and each array starting after the one before ends), so no
+# two runs share the nodes and their times compare; sweep.md flags runs
+# that overlapped anyway. --parallel lets SLURM run them all at once, for
+# sweeps of quality rather than time.
 #
 # The runs are those of `cellgan sweep` with the same options (it is asked
 # for them: `cellgan sweep --list`), with the same names: a run that does
@@ -49,20 +55,19 @@ fi
 
 # ---- submit ----
 sbatch_opts=()
-while [ $# -gt 0 ] && [[ $1 == -* ]] && ! [[ $1 =~ ^--(config|grids|workers|seeds|set|out)$ ]]; do
+while [ $# -gt 0 ] && [[ $1 == -* ]] && ! [[ $1 =~ ^--(config|grids|workers|vary|seeds|set|out|parallel)$ ]]; do
   sbatch_opts+=("$1"); shift
 done
-config="" grids="" workers="" seeds=1 out="" sets=()
+config="" seeds=1 out="" parallel=0 sweep_opts=()
 while [ $# -gt 0 ]; do
+  if [ "$1" = --parallel ]; then parallel=1; shift; continue; fi
   [ $# -ge 2 ] || die "$1: expected a value after it"
   case $1 in
     --config) config=$2 ;;
-    --grids) grids=$2 ;;
-    --workers) workers=$2 ;;
+    --grids|--workers|--vary|--set) sweep_opts+=("$1" "$2") ;;
     --seeds) seeds=$2 ;;
-    --set) sets+=(--set "$2") ;;
     --out) out=$2 ;;
-    *) die "$1: unknown option: expected --config, --grids, --workers, --seeds, --set or --out (SBATCH OPTIONS first)" ;;
+    *) die "$1: unknown option: expected --config, --grids, --workers, --vary, --seeds, --set, --out or --parallel (SBATCH OPTIONS first)" ;;
   esac
   shift 2
 done
@@ -78,8 +83,7 @@ SBATCH=${SBATCH:-sbatch}
 
 # The runs, as cellgan sweep would run them (it checks the options and the
 # configuration, and says which runs it skips, on stderr).
-list=$("$CELLGAN" sweep --list --config "$config" --grids "$grids" --workers "$workers" --seeds "$seeds" \
-       ${sets[@]+"${sets[@]}"}) || exit 2
+list=$("$CELLGAN" sweep --list --config "$config" --seeds "$seeds" ${sweep_opts[@]+"${sweep_opts[@]}"}) || exit 2
 [ -n "$list" ] || die "no run fits: every worker count is larger than every grid's cell count"
 
 out=${out:-runs/slurm-sweep-$(date +%Y%m%d-%H%M%S)}
@@ -87,15 +91,23 @@ mkdir -p "$out/runs" "$out/logs" || die "--out: cannot create $out"
 out=$(cd "$out" && pwd)
 config=$(cd "$(dirname "$config")" && pwd)/$(basename "$config")
 
-submitted=0
+submitted=0 previous=""
 for w in $(cut -f2 <<< "$list" | sort -n -u); do
   plan=$out/plan-w$w.tsv
   awk -F'\t' -v w="$w" '$2 == w' <<< "$list" > "$plan"
   n=$(wc -l < "$plan")
-  job=$("$SBATCH" --parsable --job-name="cellgan-sweep-w$w" --array="0-$((n - 1))" --ntasks=$((w + 1)) \
+  order=()  # one run at a time: a throttle of 1, after the array before
+  if [ "$parallel" = 0 ]; then
+    throttle=%1
+    [ -n "$previous" ] && order=(--dependency="afterany:$previous")
+  else
+    throttle=""
+  fi
+  job=$("$SBATCH" --parsable --job-name="cellgan-sweep-w$w" --array="0-$((n - 1))$throttle" --ntasks=$((w + 1)) \
         --requeue --signal=B:USR1@300 --open-mode=append --output="$out/logs/slurm-%A_%a.out" \
-        ${sbatch_opts[@]+"${sbatch_opts[@]}"} "$here/sweep.sh" --task "$plan" "$config" "$here")
-  echo "sweep.sh: W = $w: job array ${job%%;*}, $n run(s) ($plan)"
+        ${order[@]+"${order[@]}"} ${sbatch_opts[@]+"${sbatch_opts[@]}"} "$here/sweep.sh" --task "$plan" "$config" "$here")
+  previous=${job%%;*}
+  echo "sweep.sh: W = $w: job array $previous, $n run(s)$([ "$parallel" = 0 ] && echo ", one at a time") ($plan)"
   submitted=$((submitted + n))
 done
 echo "sweep.sh: $submitted run(s) submitted; run folders in $out/runs"

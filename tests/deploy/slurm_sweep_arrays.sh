@@ -3,7 +3,9 @@
 # would be submitted, and an array task is run by hand against a stand-in
 # cellgan.sbatch. (The real SLURM tests are labelled slurm.)
 #  - one array per W, of as many tasks as cellgan sweep --list gives runs
-#    with that W, --ntasks=W+1, --requeue and the time-limit signal;
+#    with that W, --ntasks=W+1, --requeue and the time-limit signal; one
+#    task at a time (%1, each array after the one before) unless
+#    --parallel;
 #  - the runs that do not fit are not submitted;
 #  - an array task passes CONFIG, its run's --set settings and its run
 #    folder (CELLGAN_RUN_DIR = OUT/runs/NAME) to cellgan.sbatch;
@@ -28,11 +30,18 @@ SBATCH=$WORK/sbatch "$SWEEP_SH" --time=10 --config "$CONFIG" --grids 1x1,2x2,3x3
   { cat "$WORK/err" >&2; fail "sweep.sh failed"; }
 [ "$(wc -l < "$WORK/submitted")" -eq 2 ] || fail "expected 2 arrays (W = 1 and 4), got: $(cat "$WORK/submitted")"
 w1=$(sed -n 1p "$WORK/submitted") w4=$(sed -n 2p "$WORK/submitted")
-for opt in --array=0-5 --ntasks=2 --requeue --signal=B:USR1@300 --time=10; do
+for opt in --array=0-5%1 --ntasks=2 --requeue --signal=B:USR1@300 --time=10; do
   grep -q -- " $opt\| $opt$\|^$opt " <<< "$w1" || fail "W = 1 array lacks $opt: $w1"
 done
 # W = 4 fits 2x2 and 3x3 (not 1x1): 2 grids x 2 seeds.
-grep -q -- "--array=0-3 --ntasks=5" <<< "$w4" || fail "W = 4 array: expected 4 tasks of 5 SLURM tasks: $w4"
+grep -q -- "--array=0-3%1 --ntasks=5" <<< "$w4" || fail "W = 4 array: expected 4 tasks of 5 SLURM tasks, one at a time: $w4"
+grep -q -- "--dependency=afterany:101 " <<< "$w4" || fail "W = 4 array: expected to start after W = 1's (job 101): $w4"
+grep -q -- "--dependency" <<< "$w1" && fail "the first array waits for nothing: $w1"
+rm "$WORK/submitted"
+SBATCH=$WORK/sbatch "$SWEEP_SH" --config "$CONFIG" --grids 2x2 --workers 1,4 --parallel --out "$WORK/parallel" \
+  > /dev/null 2> "$WORK/err" || { cat "$WORK/err" >&2; fail "sweep.sh --parallel failed"; }
+grep -q -- "%1\|--dependency" "$WORK/submitted" && fail "--parallel: the runs are still ordered: $(cat "$WORK/submitted")"
+[ "$(grep -c -- "--array=0-0 " "$WORK/submitted")" -eq 2 ] || fail "--parallel: $(cat "$WORK/submitted")"
 [ "$(wc -l < "$WORK/sweep/plan-w4.tsv")" -eq 4 ] || fail "plan-w4.tsv: expected 4 runs"
 grep -q "^g1x1-w4" "$WORK/sweep/plan-w4.tsv" && fail "a 1x1 run with 4 workers was submitted"
 grep -q "sweep --collect $WORK/sweep/runs --out $WORK/sweep" "$WORK/out" || fail "no collect command printed"

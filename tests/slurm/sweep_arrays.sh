@@ -25,4 +25,7 @@ done
   || { cat "$WORK/collect.out" >&2; fail "cellgan sweep --collect failed"; }
 [ "$(tail -n +2 "$out/sweep.csv" | grep -c .)" -eq 3 ] || { cat "$out/sweep.csv" >&2; fail "sweep.csv: expected 3 rows"; }
 for f in sweep.md time.png speedup.png score.png phases.png; do [ -s "$out/$f" ] || fail "--collect wrote no $f"; done
-echo "PASS: sweep.sh submitted one array per W to SLURM; 3 runs finished; --collect built sweep.csv, sweep.md and the plots"
+# One run at a time (sweep.sh's default): no run overlapped another.
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "overlaps") c = i } NR > 1 && $c != 0 { bad = 1 } END { exit bad || !c }' \
+  "$out/sweep.csv" || { cat "$out/sweep.csv" >&2; fail "runs of the sweep overlapped in time"; }
+echo "PASS: sweep.sh submitted one array per W to SLURM; 3 runs finished one at a time; --collect built sweep.csv, sweep.md and the plots"

@@ -10,6 +10,8 @@
 #  4. --collect on the runs gives the same rows.
 #  5. Runs that fail are reported, the sweep goes on and exits 1.
 #  6. Bad options: one line, exit 2, nothing written.
+#  7. --vary: any key, crossed with the rest: a column and vary.png, and
+#     the terminal and sweep.md say the same counts.
 set -euo pipefail
 : "${CELLGAN:?CELLGAN must name the cellgan binary}"
 export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE OMPI_MCA_mpi_yield_when_idle=1
@@ -108,4 +110,18 @@ bad "no-such.yaml" --config "$WORK/no-such.yaml" --grids 2x2 --workers 1
 bad "--config" --grids 2x2 --workers 1
 bad "--collect" --collect "$WORK/nowhere"
 bad "--set seed=4" --config "$CONFIG" --grids 2x2 --workers 1 --set seed=4
-echo "PASS: interrupted and resumed, finished runs kept, outputs consistent, --collect the same, bad options rejected"
+bad "--vary" --config "$CONFIG" --vary training.batch_size
+bad "nothing to sweep" --config "$CONFIG"
+
+# 7. --vary.
+"$CELLGAN" sweep --config "$CONFIG" --vary training.batch_size=32,64 --set training.generations=4 \
+  --out "$WORK/vary" >"$WORK/vary.out" 2>"$WORK/vary.err" || { cat "$WORK/vary.err" >&2; fail "the --vary sweep failed"; }
+for run in g1x1-w1-s3-batch_size32 g1x1-w1-s3-batch_size64; do
+  [ -f "$WORK/vary/runs/$run/result.json" ] || fail "--vary: $run did not finish"
+done
+head -1 "$WORK/vary/sweep.csv" | grep -q ",layout,training.batch_size,overlaps," || fail "--vary: no column: $(head -1 "$WORK/vary/sweep.csv")"
+[ "$(cut -d, -f16 "$WORK/vary/sweep.csv" | tail -n +2 | sort -n | tr '\n' ' ')" = "32 64 " ] || fail "--vary: the values $(cat "$WORK/vary/sweep.csv")"
+[ -s "$WORK/vary/vary.png" ] && grep -q "(vary.png)" "$WORK/vary/sweep.md" || fail "--vary: no vary.png in sweep.md"
+grep -q "^sweep: 2 finished runs: table" "$WORK/vary.out" && grep -q "^2 finished runs\." "$WORK/vary/sweep.md" ||
+  fail "--vary: the terminal and sweep.md disagree: $(cat "$WORK/vary.out")"
+echo "PASS: interrupted and resumed, finished runs kept, outputs consistent, --collect the same, bad options rejected, --vary"
