@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # Configures and builds cellgan in build/ (Release, Ninja, ccache).
+#   deploy/build.sh            everything: the executable and the tests
+#   deploy/build.sh TARGET...  only those targets (deploy/quickstart.sh
+#                              builds `cellgan` alone, a third of the work)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Paths relative to the checkout in ccache's keys, so any clone reuses the cache.
@@ -13,4 +16,8 @@ if [ "$free_mb" -lt 1024 ]; then
   echo "deploy/build.sh: warning: only ${free_mb} MB free on the disk holding $PWD; a cold build needs about 600 MB" >&2
 fi
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j "$(nproc)"
+if [ $# -gt 0 ]; then
+  cmake --build build -j "$(nproc)" --target "$@"
+else
+  cmake --build build -j "$(nproc)"
+fi
