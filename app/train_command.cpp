@@ -94,7 +94,8 @@ int train_command(int argc, char** argv, const Args& args) {
   for (const auto& [name, value] : result.scores) line += fmt::format("  {} {:.4f}", name, value);
   std::cout << line << "\n"
             << "samples: " << result.output_dir << "/samples.png  ensemble: " << result.output_dir
-            << "/ensemble.bin  (" << fmt::format("{:.1f}", result.seconds) << " s)\n";
+            << "/ensemble.bin  report: " << result.output_dir << "/report.html  ("
+            << fmt::format("{:.1f}", result.seconds) << " s)\n";
   std::cout.flush();
   report_exit_code(kExitOk);
   session.finalize_within(kFinalizeLimit, kExitOk, [&master] { master.kill_remaining_workers(); });

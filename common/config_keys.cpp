@@ -225,9 +225,10 @@ ConfigSection evaluation() {
                "also score the grid-wide ensemble — every cell's own generators, equal weights — beside the cell "
                "ensembles; the lowest objective of all is the result (`\"best\": \"grid\"` in `result.json`)")
       .integer("preview_every", &E::preview_every, span_noted<I>(0, 1000000, "0 = none"),
-               "every this many generations, `previews/gen-NNNNNN.png` shows the samples the generation's best cell "
-               "scored its mixture on (the first `grid_images` of them for images, all `score_samples` points for toy "
-               "data); 0 writes none. Previews reuse samples already drawn, so they change no result")
+               "every this many generations and at the last, `previews/gen-NNNNNN.png` shows the samples the "
+               "generation's best cell scored its mixture on (the first `grid_images` of them for images, all "
+               "`score_samples` points for toy data), titled with the generation and cell; 0 writes none. Previews "
+               "reuse samples already drawn, so they change no result")
       .build();
 }
 

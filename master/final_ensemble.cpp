@@ -124,6 +124,7 @@ void write_result_files(const Config& config, const std::string& dir, Ensemble& 
   }
   nlohmann::json result = {{"best", ensemble_label(results[best_index].cell)},
                            {"best_cell", results[best_index].cell},
+                           {"objective", objective_name(config)},
                            {"scores", results[best_index].scores},
                            {"mixture_weights", best.weights},
                            {"final_samples", config.evaluation.final_samples},

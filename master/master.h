@@ -156,6 +156,9 @@ class Master {
   void check_liveness(Clock::time_point now);
   void write_progress(std::int64_t generation, Clock::time_point now);
   void beat_to_workers(Clock::time_point now);
+  // run.json at the start: what the run is, and, when it resumes, its
+  // earlier stretches (and how the last one ended, in events.log).
+  void start_run_state();
   // report.html (run_report.h), from what the run folder holds now; a failure is only a warning.
   void write_report() const;
   // run.json (common/run_state.h) with `status`; throws std::runtime_error

@@ -161,6 +161,34 @@ void Master::wait_until_ready() {
   for (int w : members_) comms_.world->send(w, kTagGo, go);
 }
 
+void Master::start_run_state() {
+  run_state_ = RunState{};
+  run_state_.layout = to_string(config_.layout);
+  run_state_.rows = static_cast<int>(config_.grid.rows);
+  run_state_.cols = static_cast<int>(config_.grid.cols);
+  run_state_.workers = workers_;
+  run_state_.device = master_device_;
+  run_state_.seed = config_.seed;
+  run_state_.generations = config_.training.generations;
+  run_state_.objective = objective_name(config_);
+  if (plan_.resuming) {
+    try {
+      if (const auto before = read_run_state(config_.output_dir)) {
+        event(previous_ending(*before));
+        run_state_.stretches = before->stretches + 1;
+        run_state_.seconds = before->seconds;
+        run_state_.spans = before->spans;
+      }
+    } catch (const std::runtime_error& e) {
+      log::warn("{}; counting this start as the run's first", e.what());
+    }
+  }
+  earlier_seconds_ = run_state_.seconds;
+  const double unix_now = unix_seconds();
+  run_state_.spans.emplace_back(unix_now, unix_now);
+  record_state("running");
+}
+
 void Master::start(Clock::time_point now) {
   started_ = now;
   const auto entered = Clock::now();  // `now` may be a test's clock; waits below take real time
@@ -206,31 +234,7 @@ void Master::start(Clock::time_point now) {
   checkpoints_->restart_from(plan_.generation);
   for (const std::string& line : layout_->assignment()) run_->event(line);
   for (const Fault& f : config_.faults) run_->event(fmt::format("fault planned: {} ({})", describe(f), to_text(f)));
-  run_state_ = RunState{};
-  run_state_.layout = to_string(config_.layout);
-  run_state_.rows = static_cast<int>(config_.grid.rows);
-  run_state_.cols = static_cast<int>(config_.grid.cols);
-  run_state_.workers = workers_;
-  run_state_.device = master_device_;
-  run_state_.seed = config_.seed;
-  run_state_.generations = config_.training.generations;
-  run_state_.objective = objective_name(config_);
-  if (plan_.resuming) {
-    try {
-      if (const auto before = read_run_state(config_.output_dir)) {
-        event(previous_ending(*before));
-        run_state_.stretches = before->stretches + 1;
-        run_state_.seconds = before->seconds;
-        run_state_.spans = before->spans;
-      }
-    } catch (const std::runtime_error& e) {
-      log::warn("{}; counting this start as the run's first", e.what());
-    }
-  }
-  earlier_seconds_ = run_state_.seconds;
-  const double unix_now = unix_seconds();
-  run_state_.spans.emplace_back(unix_now, unix_now);
-  record_state("running");
+  start_run_state();
   master_kernels_ = blas_kernels();
   log::info("run {}: {}x{} grid, {} worker{}, {} generations, writing {}; master on {} kernels", config_.source,
             config_.grid.rows, config_.grid.cols, workers_, workers_ == 1 ? "" : "s", config_.training.generations,

@@ -54,7 +54,7 @@ TEST(DataParallelJob, RunsToTheEndWithTheRunFilesAndAMetricsLinePerGeneration) {
     const auto out = run_one_process_job(dp_config(tmp, "dp-" + allreduce, dir, allreduce), 2);
     ASSERT_TRUE(out.result.has_value()) << out.master_error;
     EXPECT_EQ(out.worker_codes, (std::vector<int>{kExitOk, kExitOk}));
-    EXPECT_EQ(out.result->best, "cell 0");
+    EXPECT_EQ(out.result->best, "the replicas' generator") << "one model, named as such";
     EXPECT_TRUE(out.result->scores.count("mode_tvd"));
     for (const char* name : {"ensemble.bin", "samples.png", "result.json", "summary.txt", "layout.json"})
       EXPECT_TRUE(fs::exists(dir + "/" + name)) << name;

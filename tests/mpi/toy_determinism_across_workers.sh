@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # A 2x2 toy run with W = 1, 2 and 4 workers finishes, and the results are
 # identical to the bit: metrics.jsonl losses and the final ensemble. The
-# runs write previews every 0 (none), 2 and 3 generations: previews reuse
+# runs write previews every 0 (none), 2 and 3 generations (and at the last): previews reuse
 # samples already drawn, so they must not change the result either.
 source "$(dirname "$0")/mpi_test_lib.sh"
 SRC="$(dirname "$0")/toy-2x2.yaml"
-declare -A PREVIEW_EVERY=([1]=0 [2]=2 [4]=3) PREVIEWS=([1]="" [2]="gen-000002.png gen-000004.png" [4]="gen-000003.png")
+declare -A PREVIEW_EVERY=([1]=0 [2]=2 [4]=3) PREVIEWS=([1]="" [2]="gen-000002.png gen-000004.png" [4]="gen-000003.png gen-000004.png")
 for w in 1 2 4; do
   cfg=$(make_config "$SRC" "$WORK/w$w" "s/final_samples: 1000}/final_samples: 1000, preview_every: ${PREVIEW_EVERY[$w]}}/")
   run_cellgan $((w + 1)) "$cfg" || { cat "$WORK/stderr" >&2; fail "W=$w exited non-zero"; }

@@ -45,7 +45,7 @@ void check_toy_scorer(DatasetKind dataset, double max_fid) {
   EXPECT_EQ(good_report.at("mode_count"), static_cast<double>(mixture.mode_count()));
   EXPECT_GT(good_report.at("high_quality"), 0.95);
   EXPECT_LT(good_report.at("reverse_kl"), 0.05);
-  EXPECT_LT(good_report.at("fid"), max_fid);
+  EXPECT_LT(good_report.at("frechet_2d"), max_fid);
   EXPECT_LT(good_report.at("mode_tvd"), 0.1);
   EXPECT_EQ(objective_name(config), "mode_tvd");
   EXPECT_DOUBLE_EQ(scorer->objective(good), good_report.at("mode_tvd"));
@@ -54,8 +54,8 @@ void check_toy_scorer(DatasetKind dataset, double max_fid) {
   const auto collapsed = torch::tensor({mixture.modes[0], mixture.modes[1]}).repeat({kSamples, 1});
   const auto collapsed_report = scorer->report(collapsed);
   EXPECT_EQ(collapsed_report.at("modes_covered"), 1.0);
-  EXPECT_GT(collapsed_report.at("fid"), 1.0);
-  EXPECT_GT(collapsed_report.at("fid"), 50.0 * good_report.at("fid"));
+  EXPECT_GT(collapsed_report.at("frechet_2d"), 1.0);
+  EXPECT_GT(collapsed_report.at("frechet_2d"), 50.0 * good_report.at("frechet_2d"));
   const double m = static_cast<double>(mixture.mode_count());
   EXPECT_NEAR(collapsed_report.at("mode_tvd"), (m - 1.0) / m, 1e-12);
 
@@ -65,7 +65,7 @@ void check_toy_scorer(DatasetKind dataset, double max_fid) {
   torch::manual_seed(5);
   const auto blob = good.mean(/*dim=*/0) + good.std(/*dim=*/0) * torch::randn({kSamples, 2});
   const auto blob_report = scorer->report(blob);
-  EXPECT_LT(blob_report.at("fid"), max_fid);
+  EXPECT_LT(blob_report.at("frechet_2d"), max_fid);
   EXPECT_GT(blob_report.at("mode_tvd"), 0.8);
 
   // The real sample is fixed by the seed: a second scorer agrees exactly.

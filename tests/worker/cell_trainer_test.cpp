@@ -133,7 +133,7 @@ TEST(CellTrainer, MixtureWeightsStayADistribution) {
     moved = moved || r.mixture_improved;
     EXPECT_NEAR(std::accumulate(s.mixture_weights.begin(), s.mixture_weights.end(), 0.0), 1.0, 1e-12);
     for (double w : s.mixture_weights) EXPECT_GE(w, 0.0);
-    EXPECT_TRUE(std::isfinite(r.scores.at("fid")));
+    EXPECT_TRUE(std::isfinite(r.scores.at("frechet_2d")));
     EXPECT_EQ(r.seconds.count("train"), 1u);
   }
   Ensemble e = CellTrainer::ensemble(s);
