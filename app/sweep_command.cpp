@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdlib>
@@ -143,6 +144,9 @@ int sweep_command(const Args& args) {
     return load_config(config_path, all);
   };
   const std::vector<sweep::PlannedRun> plan = sweep::plan_sweep(config, grids, workers, seeds, varies, load);
+  if (!plan.empty() && std::all_of(plan.begin(), plan.end(), [](const sweep::PlannedRun& r) { return r.skip.has_value(); }))
+    throw InputError(fmt::format("cellgan sweep: every run is refused, nothing to run: {}: {}", plan.front().name,
+                                 *plan.front().skip));
   if (vm["list"].as<bool>()) {
     if (vm.count("out")) throw InputError("cellgan sweep: --out: has no effect with --list: it writes nothing");
     for (const sweep::PlannedRun& run : plan) {

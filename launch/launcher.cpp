@@ -83,8 +83,10 @@ void record_ending(const std::string& run_dir, const Verdict& verdict) {
     localtime_r(&now, &local);
     char stamp[32];
     std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &local);
-    std::ofstream(events, std::ios::app) << stamp << " launch: ended: " << verdict.cause << " (exit "
-                                         << verdict.exit_code << ")\n";
+    const std::string code = fmt::format("(exit {})", verdict.exit_code);
+    const bool said = verdict.cause.find(code) != std::string::npos;
+    std::ofstream(events, std::ios::app) << stamp << " launch: ended: " << verdict.cause << (said ? "" : " " + code)
+                                         << "\n";
   }
   try {
     std::optional<RunState> state = read_run_state(run_dir);

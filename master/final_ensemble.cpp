@@ -124,6 +124,7 @@ void write_result_files(const Config& config, const std::string& dir, Ensemble& 
   }
   nlohmann::json result = {{"best", ensemble_label(results[best_index].cell)},
                            {"best_cell", results[best_index].cell},
+                           {"best_label", best_label(config, results[best_index].cell)},
                            {"objective", objective_name(config)},
                            {"scores", results[best_index].scores},
                            {"mixture_weights", best.weights},
@@ -150,10 +151,15 @@ void write_result_files(const Config& config, const std::string& dir, Ensemble& 
   // What the folder holds, as it is: result.json and summary.txt now, report.html right after.
   std::string files;
   for (const char* name : {run_files::kEnsemble, run_files::kSamples, run_files::kClasses, "classes.json",
-                           run_files::kMetrics, run_files::kEvents, run_files::kRunState, "previews", "checkpoints"})
+                           "layout.json", run_files::kMetrics, run_files::kEvents, run_files::kRunState, "previews", "checkpoints"})
     if (std::filesystem::exists(std::filesystem::path(dir) / name))
       files += fmt::format(" {}{}", name, std::filesystem::is_directory(std::filesystem::path(dir) / name) ? "/" : "");
-  summary += fmt::format("  wall time    {:.1f} s\n  files       {} {} {} {}\n", seconds, files, run_files::kResult,
+  const std::string wall =
+      context.earlier_stretches > 0
+          ? fmt::format("{:.1f} s in {} stretches (this one {:.1f} s)", context.earlier_seconds + seconds,
+                        context.earlier_stretches + 1, seconds)
+          : fmt::format("{:.1f} s", seconds);
+  summary += fmt::format("  wall time    {}\n  files       {} {} {} {}\n", wall, files, run_files::kResult,
                          run_files::kSummary, run_files::kReport);
   write_file_atomic(at(run_files::kSummary), summary);
   // result.json last: its presence marks a finished run.

@@ -335,8 +335,10 @@ RunResult Master::finish() {
   std::vector<std::string> kernels;
   for (const auto& k : worker_kernels_) kernels.push_back(k.value_or("unknown"));
   const auto lock = lock_torch_generator();
-  RunResult result = layout_->finish(std::move(results), FinishContext{*scorer_, *run_, started_, master_kernels_,
-                                                                       kernels, master_device_, worker_devices_});
+  FinishContext context{*scorer_, *run_, started_, master_kernels_, kernels, master_device_, worker_devices_};
+  context.earlier_seconds = earlier_seconds_;
+  context.earlier_stretches = run_state_.stretches - 1;
+  RunResult result = layout_->finish(std::move(results), context);
   record_state("finished", kExitOk);
   write_report();
   return result;

@@ -51,6 +51,10 @@ struct FinishContext {
   // onto it) and where each worker trained, rank 1 first.
   std::string master_device = "cpu";
   std::vector<std::string> worker_devices;
+  // A resumed run's earlier stretches: their wall seconds and how many
+  // (0 for a run never resumed), for summary.txt's whole wall time.
+  double earlier_seconds = 0.0;
+  int earlier_stretches = 0;
 };
 
 class MasterLayout {

@@ -38,10 +38,13 @@ void Master::lose_worker(int worker, const std::string& why) {
   if (!factory_.survives_rank_loss() || stop_.active()) {
     const std::string cannot = stop_.active() ? "a stop is under way, so the run does not rehome"
                                               : "the job cannot go on in place (that needs mpirun --enable-recovery)";
-    const std::string what = fmt::format(
-        "worker rank {} is lost ({}) and {}: the run stops after its checkpoint of generation {}; run the same "
-        "command with --resume auto to continue",
-        worker, why, cannot, checkpoints_->last());
+    const std::string from =
+        checkpoints_->last() > 0
+            ? fmt::format("the run stops after its checkpoint of generation {}", checkpoints_->last())
+            : std::string("the run stops; it has no complete checkpoint yet, so it starts again from generation 0");
+    const std::string what = fmt::format("worker rank {} is lost ({}) and {}: {}; run the same command with "
+                                         "--resume auto to continue",
+                                         worker, why, cannot, from);
     event(what);
     abort_workers(kExitRestart, what);
     throw RestartNeeded(what);

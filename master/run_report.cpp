@@ -105,14 +105,16 @@ std::string summary(const std::optional<RunState>& state, const std::optional<js
     out += row("layout", state->layout);
     out += row("grid", fmt::format("{}x{}", state->rows, state->cols));
     out += row("workers", std::to_string(state->workers));
-    out += row("status", state->status + (state->message.empty() ? "" : ": " + state->message));
+    const bool said = state->message.rfind(state->status, 0) == 0;  // "stopped after ..." says it already
+    out += row("status", state->message.empty() ? state->status : said ? state->message : state->status + ": " + state->message);
     out += row("generations", fmt::format("{} of {}", state->generation, state->generations));
     out += row("wall time", fmt::format("{:.1f} s in {} stretch{}", state->seconds, state->stretches,
                                         state->stretches == 1 ? "" : "es"));
     out += row("seed", std::to_string(state->seed));
   }
   if (result) {
-    out += row("best", result->value("best", std::string("?")));
+    // best_label names it as the layout does; older runs have only best.
+    out += row("best", result->value("best_label", result->value("best", std::string("?"))));
     if (result->contains("scores")) out += row("its scores", scores_text(result->at("scores")));
   }
   return out + "</table>";
@@ -132,14 +134,26 @@ std::pair<std::string, std::size_t> events_tail(const fs::path& path) {
   return {out, total};
 }
 
+// InputError unless `run_dir` is a folder holding run.json or metrics.jsonl.
+void check_run_folder(const std::string& run_dir) {
+  if (run_dir.empty()) throw InputError("report: expected a run folder, got an empty path");
+  std::error_code ec;
+  const fs::file_status status = fs::status(run_dir, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    throw InputError(fmt::format("{}: cannot be read: {}", run_dir, ec.message()));
+  if (!fs::exists(status)) throw InputError(fmt::format("{}: no such folder: expected a run folder", run_dir));
+  if (!fs::is_directory(status)) throw InputError(fmt::format("{}: not a folder: expected a run folder", run_dir));
+  if (!fs::exists(fs::path(run_dir) / run_files::kRunState, ec) && !fs::exists(fs::path(run_dir) / run_files::kMetrics, ec))
+    throw InputError(fmt::format("{}: not a run folder: expected {} or {} in it", run_dir, run_files::kRunState,
+                                 run_files::kMetrics));
+}
+
 }  // namespace
 
 std::string run_report_html(const std::string& run_dir) {
   const fs::path dir(run_dir);
   const fs::path metrics = dir / run_files::kMetrics;
-  if (!fs::exists(dir / run_files::kRunState) && !fs::exists(metrics))
-    throw InputError(fmt::format("{}: not a run folder: expected {} or {} in it", run_dir, run_files::kRunState,
-                                 run_files::kMetrics));
+  check_run_folder(run_dir);
   std::optional<RunState> state;
   try {
     state = read_run_state(run_dir);
@@ -170,7 +184,12 @@ std::string run_report_html(const std::string& run_dir) {
 
 std::string write_run_report(const std::string& run_dir) {
   const std::string path = (fs::path(run_dir) / run_files::kReport).string();
-  write_file_atomic(path, run_report_html(run_dir), false);
+  const std::string html = run_report_html(run_dir);
+  try {
+    write_file_atomic(path, html, false);
+  } catch (const std::runtime_error& e) {
+    throw InputError(fmt::format("{}: cannot write the report: {}", run_dir, e.what()));
+  }
   return path;
 }
 

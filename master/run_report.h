@@ -19,12 +19,13 @@
 namespace cellgan {
 
 // The page for the run folder `run_dir`. Throws InputError naming the
-// folder when it holds neither run.json nor metrics.jsonl (not a run
-// folder), or a file in it is not what the run writes.
+// folder when it is missing, not a folder, or holds neither run.json nor
+// metrics.jsonl (not a run folder), or naming the file when a file in it
+// is not what the run writes.
 std::string run_report_html(const std::string& run_dir);
 
 // Writes run_dir/report.html; returns its path. Throws as above, or
-// std::runtime_error naming the file when it cannot be written.
+// InputError naming the folder when the report cannot be written there.
 std::string write_run_report(const std::string& run_dir);
 
 }  // namespace cellgan

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <cmath>
+#include <cstdlib>
 #include <regex>
 #include <set>
 #include <stdexcept>
@@ -93,7 +95,11 @@ void leaves(const YAML::Node& node, const std::string& prefix, std::map<std::str
     return;
   }
   if (node.IsScalar()) {
-    out[prefix] = node.Scalar();
+    const std::string& text = node.Scalar();
+    char* end = nullptr;
+    const double x = std::strtod(text.c_str(), &end);
+    const bool number = !text.empty() && end == text.c_str() + text.size() && std::isfinite(x);
+    out[prefix] = number ? fmt::format("{}", x) : text;
     return;
   }
   YAML::Emitter flow;
@@ -143,6 +149,8 @@ std::optional<RunRecord> read_run_record(const std::string& folder) {
   const std::optional<RunState> state = read_run_state(dir.string());
   r.workers = state ? state->workers : workers_of(dir / run_files::kEvents);
   if (state) {
+    r.status = state->status;
+    r.message = state->message;
     r.layout = state->layout;
     r.total_seconds = state->seconds;
     r.spans = state->spans;
@@ -159,7 +167,10 @@ std::vector<std::string> keep_varied_keys(std::vector<RunRecord>& records) {
     for (const auto& [key, value] : r.settings) all.insert(key);
   std::vector<std::string> varied;
   for (const std::string& key : all) {
-    if (key == "grid.rows" || key == "grid.cols" || key == "seed" || key == "output_dir") continue;
+    const auto under = [&key](const char* section) { return key.rfind(section, 0) == 0; };
+    if (key == "grid.rows" || key == "grid.cols" || key == "seed" || key == "output_dir" || key == "layout" ||
+        key == "faults" || key == "data.path" || under("runtime.") || under("status.") || under("checkpoint."))
+      continue;
     std::set<std::string> seen;
     for (const RunRecord& r : records) seen.insert(r.settings.count(key) ? r.settings.at(key) : "");
     if (seen.size() > 1) varied.push_back(key);

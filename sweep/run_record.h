@@ -46,6 +46,8 @@ struct RunRecord {
   std::map<std::string, std::string> settings;  // every key of config.yaml, dotted ("training.batch_size"), as written
   std::map<std::string, std::string> values;    // of them, the keys the sweep varied (keep_varied_keys)
   std::vector<std::pair<double, double>> spans;  // run.json's: each stretch's start and end, Unix seconds
+  std::string status;     // run.json's: running, finished, stopped, failed ("" without run.json)
+  std::string message;    // run.json's message (why it failed)
   bool finished = false;  // result.json is present
   // From metrics.jsonl, over the generations counted (see above):
   std::int64_t generations_timed = 0;
@@ -71,7 +73,11 @@ std::optional<RunRecord> read_run_record(const std::string& folder);
 
 // Sets each record's `values` to the keys whose values differ between the
 // records (a key one lacks counts as ""), leaving out those every sweep
-// sets itself: grid.rows, grid.cols, seed, output_dir. Returns those keys.
+// sets itself (grid.rows, grid.cols, seed, output_dir), the layout (a
+// column of its own) and the keys of how a run is run rather than what it
+// trains (runtime.*, status.*, checkpoint.*, faults, data.path). Returns
+// those keys. A number is written as the shortest text that reads back
+// as it (2.0000000000000001e-4 as 0.0002).
 std::vector<std::string> keep_varied_keys(std::vector<RunRecord>& records);
 
 // Every run folder at most `depth` levels under `root` (root itself

@@ -25,6 +25,13 @@ OutputsReport write_sweep_outputs(const std::string& runs_root, const std::strin
               fmt::format("{}: neither run.json nor events.log names its worker count", folder));
           continue;
         }
+        if (!r->finished && r->status == "failed") {  // not to be resumed: listed as failed, once
+          const std::string name = fs::path(folder).filename().string();
+          if (std::none_of(notes.failed.begin(), notes.failed.end(),
+                           [&](const std::string& f) { return f.rfind(name + ":", 0) == 0; }))
+            notes.failed.push_back(fmt::format("{}: failed: {}", name, r->message));
+          continue;
+        }
         if (!r->finished) {
           report.unfinished.push_back(folder);
           const std::string name = fs::path(folder).filename().string();

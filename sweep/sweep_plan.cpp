@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
 #include <regex>
 
 #include "common/error.h"
@@ -32,6 +34,14 @@ std::vector<std::string> split_commas(const std::string& text) {
 }
 
 constexpr int kMaxValues = 100;
+
+// A value as a number, when it is one (YAML's 1e-3 and 0.001 are the same).
+std::optional<double> as_number(const std::string& text) {
+  char* end = nullptr;
+  const double x = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(x)) return std::nullopt;
+  return x;
+}
 
 std::string trimmed(std::string text) {
   text.erase(0, text.find_first_not_of(" \t"));
@@ -158,8 +168,10 @@ Variation parse_vary(const std::string& text) {
     if (value.empty())
       throw InputError(fmt::format("cellgan sweep: --vary {}: an empty value: expected values separated by commas",
                                    text));
-    if (std::find(v.values.begin(), v.values.end(), value) != v.values.end())
-      throw InputError(fmt::format("cellgan sweep: --vary {}: '{}' is given twice", text, value));
+    for (const std::string& other : v.values)
+      if (other == value || (as_number(other) && as_number(value) && *as_number(other) == *as_number(value)))
+        throw InputError(fmt::format("cellgan sweep: --vary {}: '{}' is given twice{}", text, value,
+                                     other == value ? "" : fmt::format(" ('{}' is the same number)", other)));
     v.values.push_back(value);
   }
   if (v.values.size() > static_cast<std::size_t>(kMaxValues))

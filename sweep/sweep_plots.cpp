@@ -98,14 +98,22 @@ std::string score_range(const std::string& score, const std::vector<SweepRow>& r
 
 std::string quote(const std::string& s) { return "\"" + s + "\""; }
 
+// What the points of time.png and score.png are the mean of: the seeds,
+// and the values of the varied keys, which vary.png shows apart.
+std::string averaged_over(const std::vector<SweepRow>& rows) {
+  const std::vector<std::string> keys = varied_keys(rows);
+  if (keys.empty()) return "seeds";
+  return fmt::format("seeds and the values of {}", fmt::join(keys, ", "));
+}
+
 // The gnuplot lines of score.png: the final score against grid size.
 std::string score_plot(const std::vector<SweepRow>& rows, const std::string& score, const std::vector<int>& workers,
                        const std::string& xtics, const std::string& xrange) {
   std::string s;
   s += "set output '../score.png'\n";
   s += fmt::format("set title {}\n", quote(fmt::format("Final {} against grid size (mean and standard deviation "
-                                                        "over seeds)",
-                                                        score_name(score))));
+                                                        "over {})",
+                                                        score_name(score), averaged_over(rows))));
   s += fmt::format("set xlabel 'grid size (rows x columns)' offset 0,-1\nset bmargin 5\nset ylabel {}\n",
                    quote(score_label(score, rows)));
   // The key where the curves are not: below them when higher is better.
@@ -156,14 +164,15 @@ std::string gnuplot_script(const std::vector<SweepRow>& rows) {
   const std::string xrange = fmt::format("[-0.5:{}.5]", grids.size() - 1);
   std::string s =
       "# Drawn by cellgan sweep; run again with: cd plots && gnuplot sweep.gp\n"
-      "set terminal pngcairo size 900,560 font 'Sans,11'\n"
+      "set terminal pngcairo noenhanced size 900,560 font 'Sans,11'\n"
       "set grid ytics lc rgb '#dddddd'\n"
       "set key top left\n"
       "set border 3\nset tics nomirror\n";
   // time.png
-  s += "set output '../time.png'\n"
-       "set title 'Time per generation against grid size (mean over seeds, their range as error bars)'\n"
-       "set xlabel 'grid size (rows x columns)' offset 0,-1\nset bmargin 5\n"
+  s += "set output '../time.png'\n";
+  s += fmt::format("set title 'Time per generation against grid size (mean over {}, their range as error bars)'\n",
+                   averaged_over(rows));
+  s += "set xlabel 'grid size (rows x columns)' offset 0,-1\nset bmargin 5\n"
        "set ylabel 'wall time per generation (s)'\n";
   s += fmt::format("set xtics ({})\nset xrange {}\nset yrange [0:*]\n", xtics, xrange);
   s += "plot ";

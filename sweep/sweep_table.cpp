@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -34,6 +35,19 @@ std::string group_of(const RunRecord& r) {
   std::string key = fmt::format("{} {}x{} {}", r.layout, r.rows, r.cols, r.seed);
   for (const auto& [name, value] : r.values) key += " " + name + "=" + value;
   return key;
+}
+
+// Varied values in table order: numbers by value (8 before 16 before 100),
+// then other text.
+std::vector<std::tuple<bool, double, std::string>> value_order(const std::map<std::string, std::string>& values) {
+  std::vector<std::tuple<bool, double, std::string>> out;
+  for (const auto& [key, text] : values) {
+    char* end = nullptr;
+    const double x = std::strtod(text.c_str(), &end);
+    const bool number = !text.empty() && end == text.c_str() + text.size();
+    out.emplace_back(!number, number ? x : 0.0, text);
+  }
+  return out;
 }
 
 bool overlap(const RunRecord& a, const RunRecord& b) {
@@ -66,8 +80,10 @@ std::vector<SweepRow> sweep_rows(const std::vector<RunRecord>& runs) {
     rows.push_back(row);
   }
   std::sort(rows.begin(), rows.end(), [](const SweepRow& a, const SweepRow& b) {
-    return std::make_tuple(a.run.rows * a.run.cols, a.run.rows, a.run.workers, a.run.seed, a.run.values, a.run.folder) <
-           std::make_tuple(b.run.rows * b.run.cols, b.run.rows, b.run.workers, b.run.seed, b.run.values, b.run.folder);
+    return std::make_tuple(a.run.rows * a.run.cols, a.run.rows, a.run.workers, a.run.seed, value_order(a.run.values),
+                           a.run.folder) <
+           std::make_tuple(b.run.rows * b.run.cols, b.run.rows, b.run.workers, b.run.seed, value_order(b.run.values),
+                           b.run.folder);
   });
   return rows;
 }

@@ -86,10 +86,11 @@ std::string vary_plot_script(const std::vector<SweepRow>& rows) {
   const Axis axis = axis_of(rows);
   const std::map<std::string, Points> lines = lines_of(rows, axis);
   const std::string score = main_score(rows);
-  std::string s = "set output '../vary.png'\nset terminal pngcairo size 1100,520 font 'Sans,11'\n";
+  // noenhanced: keys and scores are written as they are (an '_' is no subscript).
+  std::string s = "set output '../vary.png'\nset terminal pngcairo noenhanced size 1100,520 font 'Sans,11'\n";
   s += fmt::format("set multiplot layout 1,2 title 'Against {} (mean over seeds)'\nunset title\nset bmargin\n",
                    axis.key);
-  s += fmt::format("set xlabel '{}' offset 0,0\nset xrange [*:*]\nset key top left\n", axis.key);
+  s += fmt::format("set xlabel '{}' offset 0,0\nset xrange [*:*]\nset key top left\nset ytics autofreq\n", axis.key);
   if (axis.logarithmic) s += "set logscale x 2\n";
   if (axis.numeric) {
     s += "set xtics autofreq\n";
@@ -108,7 +109,7 @@ std::string vary_plot_script(const std::vector<SweepRow>& rows) {
   };
   s += "set ylabel 'wall time per generation (s)'\nset yrange [0:*]\n" + plot(2);
   if (!score.empty()) s += fmt::format("set ylabel '{}'\nset yrange [*:*]\n", score) + plot(3);
-  s += "unset multiplot\nunset logscale x\nset terminal pngcairo size 900,560 font 'Sans,11'\n";
+  s += "unset multiplot\nunset logscale x\nset terminal pngcairo noenhanced size 900,560 font 'Sans,11'\n";
   return s;
 }
 

@@ -19,9 +19,10 @@ const CURVES = [
 const curveCharts = {};
 
 function curveColour(i, n) { return "hsl(" + Math.round(330 * i / Math.max(n, 1)) + ", 70%, 42%)"; }
-function objectiveTitle(name) {
+function objectiveTitle(name, unit) {
   const names = {fid: "FID", mode_tvd: "mode TVD"};
-  return (names[name] || name) + " of the mixture (lower is better)";
+  // data_parallel trains one generator, scored every preview_every generations.
+  return (names[name] || name) + (unit === "replicas" ? " of the generator" : " of the mixture") + " (lower is better)";
 }
 function curveSeries(xs, ys) { return xs.map((x, i) => ({x: x, y: ys[i]})); }
 
@@ -57,7 +58,7 @@ function drawCurves(history, unit) {
     const holder = document.getElementById("curve-" + curve.id);
     holder.dataset.points = curvePoints(sets);
     holder.dataset.series = sets.length;
-    const title = curve.best ? objectiveTitle(history.objective) : curve.title;
+    const title = curve.best ? objectiveTitle(history.objective, unit) : curve.title;
     holder.dataset.title = title;
     const old = curveCharts[curve.id];
     if (old) {
@@ -70,9 +71,10 @@ function drawCurves(history, unit) {
       type: "line",
       data: {datasets: sets},
       options: {
-        animation: false, responsive: true, maintainAspectRatio: false, spanGaps: false,
+        // spanGaps: a generation without a score (data_parallel scores some) is bridged.
+        animation: false, responsive: true, maintainAspectRatio: false, spanGaps: true,
         scales: {x: {type: "linear", title: {display: true, text: "generation"}, ticks: {precision: 0}},
-                 y: {type: curve.id === "learning_rate" ? "logarithmic" : "linear"}},
+                 y: {type: "linear", ticks: {maxTicksLimit: 8}}},
         plugins: {title: {display: true, text: title},
                   legend: {display: sets.length <= 17, position: "bottom", labels: {boxWidth: 10}}},
       },

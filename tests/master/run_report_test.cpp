@@ -62,7 +62,7 @@ TEST(RunReport, SaysWhatTheRunFolderHoldsInOneFile) {
   const std::string html = read_bytes(path);
   EXPECT_NE(html.find("<title>cellgan report: my-run</title>"), std::string::npos);
   EXPECT_NE(html.find("<td>per_class</td>"), std::string::npos);
-  EXPECT_NE(html.find("<td>stopped: stopped after generation 2</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>stopped after generation 2</td>"), std::string::npos);
   EXPECT_NE(html.find("<td>2 of 10</td>"), std::string::npos);
   EXPECT_NE(html.find("<td>12.5 s in 2 stretches</td>"), std::string::npos);
   EXPECT_EQ(count(html, "data:image/png;base64,"), 1u) << "only the newest preview";
@@ -78,11 +78,19 @@ TEST(RunReport, SaysWhatTheRunFolderHoldsInOneFile) {
 
 TEST(RunReport, AFolderThatIsNoRunIsOneLineNamingIt) {
   TempDir tmp;
-  try {
-    run_report_html(tmp.file(""));
-    FAIL() << "expected InputError";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("not a run folder"), std::string::npos) << e.what();
+  write_bytes(tmp.file("a-file"), "x");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {tmp.file(""), "not a run folder"},
+      {tmp.file("missing"), "missing: no such folder"},
+      {tmp.file("a-file"), "a-file: not a folder"},
+      {"", "an empty path"}};
+  for (const auto& [dir, words] : cases) {
+    try {
+      write_run_report(dir);
+      ADD_FAILURE() << dir << ": expected InputError";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
   }
   EXPECT_FALSE(std::filesystem::exists(tmp.file("report.html"))) << "no partial output";
 }

@@ -97,6 +97,7 @@ TEST(SweepPlan, VaryCrossesEveryValueWithTheRestAndNamesTheFolders) {
                                                 "training.learning_rate=2e-4", "output_dir='/out'"}));
   EXPECT_THROW(parse_vary("training.batch_size"), InputError);
   EXPECT_THROW(parse_vary("training.batch_size=32,32"), InputError);
+  EXPECT_THROW(parse_vary("training.learning_rate=1e-3,0.001"), InputError) << "the same number twice";
   EXPECT_THROW(parse_vary("=1,2"), InputError);
   EXPECT_THROW(check_sweep_settings({}, {parse_vary("seed=1,2")}), InputError);
   EXPECT_THROW(check_sweep_settings({"training.batch_size=8"}, {parse_vary("training.batch_size=1,2")}), InputError);

@@ -146,6 +146,8 @@ TEST_F(RunFolders, VariedKeysAreTheConfigurationKeysThatDifferAndSpeedUpCompares
       std::ofstream(dir + "/config.yaml") << text;
       runs.push_back(*read_run_record(dir));
     }
+  runs[0].settings["runtime.threads"] = "2";  // how a run is run, not what it trains: never a varied key
+  runs[1].settings["layout"] = "per_class";  // a column of its own
   EXPECT_EQ(keep_varied_keys(runs), std::vector<std::string>{"training.batch_size"});
   EXPECT_EQ(runs[2].values.at("training.batch_size"), "64");
   const auto rows = sweep_rows(runs);
@@ -158,6 +160,12 @@ TEST_F(RunFolders, VariedKeysAreTheConfigurationKeysThatDifferAndSpeedUpCompares
   }
   const std::string csv = csv_text(rows);
   EXPECT_NE(csv.find("comm_share,layout,training.batch_size,overlaps,"), std::string::npos) << csv;
+  RunRecord small = runs[0], large = runs[0];
+  small.values["training.batch_size"] = "8";
+  large.values["training.batch_size"] = "100";
+  large.folder = "z", small.folder = "zz";
+  const auto ordered = sweep_rows({large, small});
+  EXPECT_EQ(ordered[0].run.values.at("training.batch_size"), "8") << "numbers in order of value, not of text";
 }
 
 TEST(SweepRows, RunsThatRanAtTheSameTimeAreFlagged) {

@@ -112,6 +112,7 @@ bad "--collect" --collect "$WORK/nowhere"
 bad "--set seed=4" --config "$CONFIG" --grids 2x2 --workers 1 --set seed=4
 bad "--vary" --config "$CONFIG" --vary training.batch_size
 bad "nothing to sweep" --config "$CONFIG"
+bad "every run is refused" --config "$CONFIG" --vary training.nonsense=1,2
 
 # 7. --vary.
 "$CELLGAN" sweep --config "$CONFIG" --vary training.batch_size=32,64 --set training.generations=4 \
