@@ -90,7 +90,7 @@ std::string vary_plot_script(const std::vector<SweepRow>& rows) {
   std::string s = "set output '../vary.png'\nset terminal pngcairo noenhanced size 1100,520 font 'Sans,11'\n";
   s += fmt::format("set multiplot layout 1,2 title 'Against {} (mean over seeds)'\nunset title\nset bmargin\n",
                    axis.key);
-  s += fmt::format("set xlabel '{}' offset 0,0\nset xrange [*:*]\nset key top left\nset ytics autofreq\n", axis.key);
+  s += fmt::format("set xlabel '{}' offset 0,0\nset xrange [*:*]\nset key top left\nset ytics autofreq\nset xtics norotate\n", axis.key);
   if (axis.logarithmic) s += "set logscale x 2\n";
   if (axis.numeric) {
     s += "set xtics autofreq\n";
