@@ -129,6 +129,48 @@ std::string score_plot(const std::vector<SweepRow>& rows, const std::string& sco
   return s;
 }
 
+// The gnuplot lines of time.png: time per generation against grid size, a line per W.
+std::string time_plot(const std::vector<SweepRow>& rows, const std::vector<int>& workers, const std::string& xtics,
+                      const std::string& xrange) {
+  std::string s;
+  s += "set output '../time.png'\n";
+  s += fmt::format("set title 'Time per generation against grid size (mean over {}, their range as error bars)'\n",
+                   averaged_over(rows));
+  s += "set xlabel 'grid size (rows x columns)' offset 0,-1\nset bmargin 5\n"
+       "set ylabel 'wall time per generation (s)'\n";
+  s += fmt::format("set xtics ({})\nset xrange {}\nset yrange [0:*]\n", xtics, xrange);
+  s += "plot ";
+  for (std::size_t i = 0; i < workers.size(); ++i)
+    s += fmt::format("{}'time.dat' index {} using ($1+{:.2f}):2:3:4 with yerrorlines lw 2 pt 7 title 'W = {}'",
+                     i ? ", \\\n     " : "", i, 0.04 * (static_cast<double>(i) - 0.5 * (workers.size() - 1)),
+                     workers[i]);
+  s += "\n";
+  return s;
+}
+
+// The gnuplot lines of speedup.png: speed-up and efficiency against W, a line per grid.
+std::string speedup_plot(const std::vector<std::string>& grids, const std::vector<int>& workers) {
+  std::string s;
+  const int max_w = workers.empty() ? 1 : workers.back();
+  s += "set output '../speedup.png'\n"
+       "set multiplot layout 1,2 title 'Speed-up and efficiency against the worker count (W = 1 of the same grid and "
+       "seed)'\n"
+       "unset title\nset bmargin\nset xlabel 'workers W' offset 0,0\n";
+  std::string wtics;
+  for (std::size_t i = 0; i < workers.size(); ++i) wtics += fmt::format("{}{}", i ? ", " : "", workers[i]);
+  s += fmt::format("set xtics ({})\nset xrange [0.8:{}]\n", wtics, max_w + 0.2);
+  s += "set ylabel 'speed-up (x)'\nset yrange [0:*]\n";
+  s += "plot x with lines dt 2 lc rgb '#888888' title 'ideal'";
+  for (std::size_t i = 0; i < grids.size(); ++i)
+    s += fmt::format(", \\\n     'speedup.dat' index {} using 1:2 with linespoints lw 2 pt 7 title '{}'", i, grids[i]);
+  s += "\nset ylabel 'efficiency (speed-up / W)'\nset yrange [0:1.2]\n";
+  s += "plot 1 with lines dt 2 lc rgb '#888888' title 'ideal'";
+  for (std::size_t i = 0; i < grids.size(); ++i)
+    s += fmt::format(", \\\n     'speedup.dat' index {} using 1:3 with linespoints lw 2 pt 7 title '{}'", i, grids[i]);
+  s += "\nunset multiplot\n";
+  return s;
+}
+
 // The gnuplot lines of phases.png: computation and communication by grid and W.
 std::string phases_plot() {
   std::string s;
@@ -168,38 +210,12 @@ std::string gnuplot_script(const std::vector<SweepRow>& rows) {
       "set grid ytics lc rgb '#dddddd'\n"
       "set key top left\n"
       "set border 3\nset tics nomirror\n";
-  // time.png
-  s += "set output '../time.png'\n";
-  s += fmt::format("set title 'Time per generation against grid size (mean over {}, their range as error bars)'\n",
-                   averaged_over(rows));
-  s += "set xlabel 'grid size (rows x columns)' offset 0,-1\nset bmargin 5\n"
-       "set ylabel 'wall time per generation (s)'\n";
-  s += fmt::format("set xtics ({})\nset xrange {}\nset yrange [0:*]\n", xtics, xrange);
-  s += "plot ";
-  for (std::size_t i = 0; i < workers.size(); ++i)
-    s += fmt::format("{}'time.dat' index {} using ($1+{:.2f}):2:3:4 with yerrorlines lw 2 pt 7 title 'W = {}'",
-                     i ? ", \\\n     " : "", i, 0.04 * (static_cast<double>(i) - 0.5 * (workers.size() - 1)),
-                     workers[i]);
-  s += "\n";
-  // speedup.png
-  const int max_w = workers.empty() ? 1 : workers.back();
-  s += "set output '../speedup.png'\n"
-       "set multiplot layout 1,2 title 'Speed-up and efficiency against the worker count (W = 1 of the same grid and "
-       "seed)'\n"
-       "unset title\nset bmargin\nset xlabel 'workers W' offset 0,0\n";
-  std::string wtics;
-  for (std::size_t i = 0; i < workers.size(); ++i) wtics += fmt::format("{}{}", i ? ", " : "", workers[i]);
-  s += fmt::format("set xtics ({})\nset xrange [0.8:{}]\n", wtics, max_w + 0.2);
-  s += "set ylabel 'speed-up (x)'\nset yrange [0:*]\n";
-  s += "plot x with lines dt 2 lc rgb '#888888' title 'ideal'";
-  for (std::size_t i = 0; i < grids.size(); ++i)
-    s += fmt::format(", \\\n     'speedup.dat' index {} using 1:2 with linespoints lw 2 pt 7 title '{}'", i, grids[i]);
-  s += "\nset ylabel 'efficiency (speed-up / W)'\nset yrange [0:1.2]\n";
-  s += "plot 1 with lines dt 2 lc rgb '#888888' title 'ideal'";
-  for (std::size_t i = 0; i < grids.size(); ++i)
-    s += fmt::format(", \\\n     'speedup.dat' index {} using 1:3 with linespoints lw 2 pt 7 title '{}'", i, grids[i]);
-  s += "\nunset multiplot\n";
-  if (!score.empty()) s += score_plot(rows, score, workers, xtics, xrange);
+  // time.png and score.png against the grid, a line per W: when there is more than one of either.
+  // speedup.png: when there is more than one W.
+  const bool across = grids.size() > 1 || workers.size() > 1;
+  if (across) s += time_plot(rows, workers, xtics, xrange);
+  if (workers.size() > 1) s += speedup_plot(grids, workers);
+  if (across && !score.empty()) s += score_plot(rows, score, workers, xtics, xrange);
   s += phases_plot();
   s += vary_plot_script(rows);
   return s;
@@ -261,10 +277,13 @@ std::vector<std::pair<std::string, std::string>> write_plot_files(const std::vec
   write_file_atomic((plots / "phases.dat").string(), phases);
   write_file_atomic((plots / "sweep.gp").string(), gnuplot_script(rows));
 
-  std::vector<std::pair<std::string, std::string>> out = {
-      {"time.png", "Time per generation against grid size"},
-      {"speedup.png", "Speed-up and efficiency against W"}};
-  if (!score.empty()) out.push_back({"score.png", fmt::format("Final {} against grid size", score_name(score))});
+  // The same choice as gnuplot_script's.
+  const bool across = grids.size() > 1 || workers.size() > 1;
+  std::vector<std::pair<std::string, std::string>> out;
+  if (across) out.push_back({"time.png", "Time per generation against grid size"});
+  if (workers.size() > 1) out.push_back({"speedup.png", "Speed-up and efficiency against W"});
+  if (across && !score.empty())
+    out.push_back({"score.png", fmt::format("Final {} against grid size", score_name(score))});
   out.push_back({"phases.png", "Computation and communication per generation"});
   if (write_vary_data(rows, plots.string()))
     out.push_back({"vary.png", fmt::format("Time per generation and final score against {}", varied_keys(rows).front())});

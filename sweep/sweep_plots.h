@@ -3,6 +3,9 @@
 // writes into DIR/plots/, so a user can edit and re-run them
 // (gnuplot DIR/plots/sweep.gp). The PNGs go to DIR:
 //
+// time.png and score.png are drawn when the sweep has more than one grid
+// or W, speedup.png when it has more than one W:
+//
 //   time.png     seconds per generation against grid size, a line per W
 //                (the mean over seeds, their range as error bars)
 //   speedup.png  speed-up and efficiency against W, a line per grid
