@@ -136,8 +136,12 @@ void write_result_files(const Config& config, const std::string& dir, Ensemble& 
                            {"seconds", seconds}};
 
   std::string summary = fmt::format(
-      "cellgan run summary\n  dataset      {}\n  grid         {}x{} ({}), {} generations\n  best         {}\n",
-      to_string(config.data.dataset), config.grid.rows, config.grid.cols, to_string(config.grid.neighbourhood),
+      "cellgan run summary\n  dataset      {}\n  layout       {}\n  grid         {}x{} ({}), {} generations\n"
+      "  best         {}\n",
+      to_string(config.data.dataset), to_string(config.layout), config.grid.rows, config.grid.cols,
+      config.layout == LayoutKind::kCoevolution ? to_string(config.grid.neighbourhood)
+      : config.layout == LayoutKind::kPerClass  ? std::string("a class a row, no neighbours")
+                                                : std::string("one replicated pair"),
       config.training.generations, best_label(config, results[best_index].cell));
   for (const auto& [name, value] : results[best_index].scores) summary += fmt::format("  {:<12} {:.4f}\n", name, value);
   std::vector<std::string> kernels = worker_kernels;

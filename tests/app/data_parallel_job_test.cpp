@@ -58,6 +58,13 @@ TEST(DataParallelJob, RunsToTheEndWithTheRunFilesAndAMetricsLinePerGeneration) {
     EXPECT_TRUE(out.result->scores.count("mode_tvd"));
     for (const char* name : {"ensemble.bin", "samples.png", "result.json", "summary.txt", "layout.json"})
       EXPECT_TRUE(fs::exists(dir + "/" + name)) << name;
+    // summary.txt says it as the layout is: one pair, its files as they are.
+    const std::string summary = read_bytes(dir + "/summary.txt");
+    EXPECT_NE(summary.find("grid         1x1 (one replicated pair)"), std::string::npos) << summary;
+    EXPECT_NE(summary.find("best         the replicas' generator"), std::string::npos) << summary;
+    EXPECT_NE(summary.find(" layout.json "), std::string::npos) << summary;
+    EXPECT_EQ(summary.find("previews/") != std::string::npos, fs::exists(dir + "/previews"))
+        << "previews/ listed when, and only when, it exists";
     const auto layout = nlohmann::json::parse(read_bytes(dir + "/layout.json"));
     EXPECT_EQ(layout.at("allreduce"), allreduce);
     EXPECT_EQ(layout.at("workers"), 2);
