@@ -42,6 +42,20 @@ std::optional<double> mean_of(const json& values) {
 
 json value(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
+// The master appends a generation's lines together; a reader may still
+// catch it half written. A last generation with fewer records than the
+// one before is left out until it is whole.
+void drop_incomplete_last_generation(std::map<int, std::map<std::int64_t, Point>>& cells) {
+  std::map<std::int64_t, std::size_t> records;  // generation -> records
+  for (const auto& [cell, points] : cells)
+    for (const auto& [generation, point] : points) ++records[generation];
+  if (records.size() < 2) return;
+  const auto last = std::prev(records.end());
+  if (last->second >= std::prev(last)->second) return;
+  for (auto& [cell, points] : cells) points.erase(last->first);
+  for (auto it = cells.begin(); it != cells.end();) it = it->second.empty() ? cells.erase(it) : std::next(it);
+}
+
 }  // namespace
 
 std::string run_history_json(const std::string& metrics_path, const std::string& objective_given) {
@@ -68,6 +82,7 @@ std::string run_history_json(const std::string& metrics_path, const std::string&
     }
   }
   if (objective.empty()) objective = "fid";
+  drop_incomplete_last_generation(cells);
 
   json out = {{"objective", objective}, {"cells", json::array()}};
   std::map<std::int64_t, std::vector<double>> by_generation;

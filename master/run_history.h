@@ -17,7 +17,8 @@
 // a value that is missing or not finite is null. `objective` "" takes the
 // run's from its lines (mode_tvd where they score the toy modes, else fid).
 // A missing file is a run with no generation yet. A last line without its
-// newline (the master is appending it) is left out.
+// newline (the master is appending it) is left out, and so is a last
+// generation with fewer records than the one before (half written).
 //
 // Thread-safety: a free function; reads the file once.
 #pragma once

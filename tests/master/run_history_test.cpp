@@ -43,6 +43,16 @@ TEST(RunHistory, OneSeriesPerCellAndTheBestAndMeanOfEachGeneration) {
   EXPECT_EQ(h["grid"]["mean"], json({20.0, 8.0, 5.0}));
 }
 
+TEST(RunHistory, AHalfWrittenLastGenerationIsLeftOutUntilItIsWhole) {
+  TempDir tmp;
+  const std::string path = tmp.file("metrics.jsonl");
+  write_bytes(path, record(0, 1, "10") + "\n" + record(1, 1, "30") + "\n" + record(0, 2, "8") + "\n");
+  const json h = json::parse(run_history_json(path, "fid"));
+  EXPECT_EQ(h["grid"]["generation"], json({1}));
+  EXPECT_EQ(h["cells"][0]["generation"], json({1}));
+  EXPECT_EQ(h["cells"][1]["generation"], json({1}));
+}
+
 TEST(RunHistory, TakesTheToyObjectiveFromTheLinesAndIsEmptyWithoutAFile) {
   TempDir tmp;
   const std::string path = tmp.file("metrics.jsonl");
