@@ -81,9 +81,11 @@ std::string images(const fs::path& dir, const std::string& layout) {
       if (entry.path().extension() == ".png" && (!newest || entry.path().filename() > newest->filename()))
         newest = entry.path();
   if (newest) {
-    const std::string name = newest->stem().string();  // gen-NNNNNN
-    const std::string generation = name.size() > 4 ? std::to_string(std::stoll(name.substr(4))) : name;
-    out += figure(*newest, "the newest preview: generation " + generation);
+    const std::string name = newest->stem().string();  // gen-NNNNNN as the master writes it
+    const bool numbered = name.size() > 4 && name.size() <= 22 && name.rfind("gen-", 0) == 0 &&
+                          name.find_first_not_of("0123456789", 4) == std::string::npos;
+    out += figure(*newest, numbered ? "the newest preview: generation " + std::to_string(std::stoll(name.substr(4)))
+                                    : "the newest preview: " + newest->filename().string());
   }
   return out.empty() ? "<p>no samples yet</p>" : out;
 }
