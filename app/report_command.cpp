@@ -14,7 +14,7 @@ namespace po = boost::program_options;
 int report_command(const Args& args) {
   po::options_description options(
       "Writes RUN_DIR/report.html: the run's summary, curves, samples and events in one file that opens without "
-      "the run, the data or a network. The master writes it too, at each checkpoint and at the end");
+      "the run, the data or a network. The master writes it too, at checkpoints (at most every 30 s) and at the end");
   options.add_options()("run-dir", po::value<std::string>(), "the run folder (output_dir)");
   po::positional_options_description positional;
   positional.add("run-dir", 1);

@@ -212,6 +212,8 @@ class Master {
   std::vector<std::string> pending_events_;  // for events.log once it exists
   RunState run_state_;                       // run.json, once the run folder exists
   double earlier_seconds_ = 0.0;             // the wall time of the run's earlier stretches
+  static constexpr std::chrono::seconds kReportEvery{30};  // report.html at checkpoints, at most this often
+  Clock::time_point report_written_{};       // when it was last written at a checkpoint
 };
 
 }  // namespace cellgan

@@ -7,7 +7,7 @@
 // their captions, and the last events of events.log.
 //
 // The master writes it at the end of a run (finished, stopped or failed)
-// and at each complete checkpoint; `cellgan report RUN_DIR` makes it for any
+// and at a complete checkpoint at most every 30 s; `cellgan report RUN_DIR` makes it for any
 // run folder of any layout, finished or not.
 //
 // Thread-safety: free functions; the file is written atomically (never a
