@@ -397,6 +397,7 @@ RunResult Master::run() {
       if (alive(w)) comms_.world->send(w, kTagDone, Bytes{});
     if (!flush_sends(*comms_.world, std::chrono::milliseconds(config_.runtime.dead_after_ms)))
       log::warn("the end of the run did not reach every worker within runtime.dead_after_ms");
+    log::info("master done: peak RSS {:.1f} MB", static_cast<double>(peak_rss_bytes()) / 1e6);
     return result;
   } catch (const std::exception& e) {
     if (progress_bar_) log::end_status_line();
