@@ -158,23 +158,33 @@ void evaluate_fitness(const TrainingConfig& training, const TrainingData& data, 
   const torch::Tensor index = torch::randint(data.size(), {training.fitness_samples}, on_device.dtype(torch::kLong));
   work.fitness_real = data.rows(index);
   work.fitness_latent = torch::randn({training.fitness_samples, latent_dim}, on_device.dtype(torch::kFloat32));
-  play_every_pair(work.generator_pool, work.discriminator_pool, work.fitness_real, work.fitness_latent);
+  work.played = PlayedOutputs{};
+  play_every_pair(work.generator_pool, work.discriminator_pool, work.fitness_real, work.fitness_latent, &work.played);
 }
 
 void play_every_pair(const std::vector<Individual*>& generators, const std::vector<Individual*>& discriminators,
-                     const torch::Tensor& real, const torch::Tensor& z) {
+                     const torch::Tensor& real, const torch::Tensor& z, PlayedOutputs* reuse) {
   torch::NoGradGuard no_grad;
+  // The output of `forward` for `who`, from `reuse` when it has it.
+  const auto output = [reuse](std::map<const Individual*, torch::Tensor> PlayedOutputs::*table, const Individual* who,
+                              const auto& forward) {
+    if (!reuse) return forward();
+    auto& known = reuse->*table;
+    const auto it = known.find(who);
+    if (it != known.end()) return it->second;
+    return known[who] = forward();
+  };
   std::vector<torch::Tensor> d_real;
   for (Individual* d : discriminators) {
     d->discriminator()->eval();
-    d_real.push_back(d->discriminator()->forward(real));
+    d_real.push_back(output(&PlayedOutputs::d_real, d, [&] { return d->discriminator()->forward(real); }));
   }
   // Every pair's two losses stay on the device; they are read in one copy
   // and summed in the order the pairs were played.
   std::vector<torch::Tensor> losses;
   for (Individual* g : generators) {
     g->generator()->eval();
-    const torch::Tensor fake = g->generator()->forward(z);
+    const torch::Tensor fake = output(&PlayedOutputs::fakes, g, [&] { return g->generator()->forward(z); });
     for (std::size_t j = 0; j < discriminators.size(); ++j) {
       const torch::Tensor d_fake = discriminators[j]->discriminator()->forward(fake);
       losses.push_back(generator_loss(g->loss, d_fake));
@@ -325,11 +335,11 @@ void score_trained_copies(GenerationWorkingSet& work) {
   // gathered Gs; the game also rescores the pool side, which is put back.
   std::vector<double> saved_d;
   for (Individual* d : pool_d) saved_d.push_back(d->fitness);
-  play_every_pair(copies_g, pool_d, work.fitness_real, work.fitness_latent);
+  play_every_pair(copies_g, pool_d, work.fitness_real, work.fitness_latent, &work.played);
   for (std::size_t j = 0; j < pool_d.size(); ++j) pool_d[j]->fitness = saved_d[j];
   std::vector<double> saved_g;
   for (Individual* g : pool_g) saved_g.push_back(g->fitness);
-  play_every_pair(pool_g, copies_d, work.fitness_real, work.fitness_latent);
+  play_every_pair(pool_g, copies_d, work.fitness_real, work.fitness_latent, &work.played);
   for (std::size_t i = 0; i < pool_g.size(); ++i) pool_g[i]->fitness = saved_g[i];
   // What replace_worst() will discard, and why (docs/operations.md, "Faults: what is survived").
   for (const Role role : {Role::kGenerator, Role::kDiscriminator}) {
@@ -427,6 +437,16 @@ MixtureOutcome evolve_mixture(const Config& config, SampleScorer& scorer, const 
   };
   std::vector<float> current_preview, challenger_preview;
   auto current = score(state.mixture_weights, current_preview);
+  // A candidate equal to the current weights (always so for a mixture of
+  // one generator, as per_class's) draws the same samples and scores the
+  // same, to the bit: it is not scored again.
+  if (candidate == state.mixture_weights) {
+    const double current_score = current.at(objective);
+    outcome.scores = std::move(current);
+    outcome.preview = std::move(current_preview);
+    state.mixture_objective = std::min(current_score, finite_or_inf(current_score));
+    return outcome;
+  }
   auto challenger = score(candidate, challenger_preview);
   const double current_score = current.at(objective);
   const double candidate_score = challenger.at(objective);

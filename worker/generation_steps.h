@@ -46,6 +46,17 @@ namespace cellgan {
 
 // What the steps of one generation hand each other. The pools point into
 // the cell's state and into this object, so it is neither copied nor moved.
+// What a game (play_every_pair) computed that a later game on the same
+// batches takes again instead of computing it twice: each generator's
+// fakes on the latent batch and each discriminator's output on the real
+// batch, by individual. Valid while those individuals' weights do not
+// change: within one generation's evaluation, where the pool is never
+// trained (only its copies are), so the same values, to the bit.
+struct PlayedOutputs {
+  std::map<const Individual*, torch::Tensor> fakes;
+  std::map<const Individual*, torch::Tensor> d_real;
+};
+
 struct GenerationWorkingSet {
   GenerationWorkingSet() = default;
   GenerationWorkingSet(const GenerationWorkingSet&) = delete;
@@ -66,6 +77,9 @@ struct GenerationWorkingSet {
   // copies are scored on the same ones.
   torch::Tensor fitness_real;
   torch::Tensor fitness_latent;
+  // evaluate_fitness: the pool's outputs on them, which
+  // score_trained_copies takes again.
+  PlayedOutputs played;
   // select_by_tournament: the winners (deep copies), trained by train()
   // and offered to replace_worst().
   std::vector<Individual> selected_generators;
@@ -124,9 +138,11 @@ void evaluate_fitness(const TrainingConfig& training, const TrainingData& data, 
 // The game behind fitness: each generator's fitness becomes its mean loss
 // against `discriminators`, each discriminator's its mean loss against
 // `generators`, on `real` and the latent batch `z`. No gradients; the
-// networks are left in training mode. Draws nothing.
+// networks are left in training mode. Draws nothing. With `reuse`, the
+// outputs found there are taken instead of computed, and those computed
+// are added to it.
 void play_every_pair(const std::vector<Individual*>& generators, const std::vector<Individual*>& discriminators,
-                     const torch::Tensor& real, const torch::Tensor& z);
+                     const torch::Tensor& real, const torch::Tensor& z, PlayedOutputs* reuse = nullptr);
 
 // Step 3. population_size tournaments on each pool (generators first) into
 // work.selected_*. Draws from work.rng.

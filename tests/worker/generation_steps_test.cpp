@@ -216,6 +216,30 @@ TEST(ScoreTrainedCopies, ScoresTheCopiesAndLeavesThePoolAsItWas) {
   EXPECT_NE(work.selected_generators[0].fitness, selected_fitness);  // trained, so rescored
 }
 
+// The copies' scores taking the pool's outputs from evaluate_fitness (its
+// fakes, its discriminators on the real batch) are those computed afresh,
+// to the bit.
+TEST(ScoreTrainedCopies, ThePoolsOutputsTakenAgainGiveTheSameScoresToTheBit) {
+  std::vector<std::vector<double>> scores;
+  for (const bool reuse : {true, false}) {
+    Fixture f(toy_config());
+    CellState s = f.trainer.initial_state(4, 4);
+    const std::vector<NeighbourCentre> neighbours = f.neighbours();
+    GenerationWorkingSet work;
+    gather_neighbourhood(s, neighbours, network_shape(f.config), {}, work);
+    seed_generation(f.config, s, work);
+    evaluate_fitness(f.config.training, f.data, f.config.network.latent_dim, work);
+    EXPECT_EQ(work.played.fakes.size(), 5u) << "every pool generator's fakes kept";
+    EXPECT_EQ(work.played.d_real.size(), 5u) << "every pool discriminator's output on the real batch kept";
+    select_by_tournament(f.config.training, work);
+    train(f.config.training, f.data, 5, f.config.network.latent_dim, 4, work);
+    if (!reuse) work.played = PlayedOutputs{};
+    score_trained_copies(work);
+    scores.push_back({work.selected_generators[0].fitness, work.selected_discriminators[0].fitness});
+  }
+  EXPECT_EQ(scores[0], scores[1]);
+}
+
 TEST(EvolveMixture, KeepsAPreviewOnPreviewGenerationsOnly) {
   Config c = toy_config();
   c.evaluation.preview_every = 2;
