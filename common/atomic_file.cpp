@@ -1,7 +1,7 @@
 // write_file_atomic (declared in common/image_files.h): writes bytes to a
 // temporary file beside the target, fsyncs it, renames it over the target
 // and fsyncs the folder, so readers see either the old file or the whole
-// new one, never a partial file.
+// new one, never a partial file. And read_file, its reading twin.
 //
 // Thread-safety: safe to call from several threads, also for the same
 // target (each call uses its own temporary name; the last rename wins).
@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -75,6 +77,14 @@ void write_file_atomic(const std::string& path, const std::string& bytes, bool d
     ::fsync(dir_fd);
     ::close(dir_fd);
   }
+}
+
+std::optional<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return std::nullopt;
+  return bytes;
 }
 
 }  // namespace cellgan

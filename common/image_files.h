@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,5 +54,9 @@ NpyArray read_npy(const std::string& path);
 // one, but a power cut may lose it; for a status record written often
 // (run.json), where an fsync on a loaded disk would stall the caller.
 void write_file_atomic(const std::string& path, const std::string& bytes, bool durable = true);
+
+// The whole of a file's bytes; std::nullopt when it cannot be opened
+// (missing, unreadable, a folder).
+std::optional<std::string> read_file(const std::string& path);
 
 }  // namespace cellgan

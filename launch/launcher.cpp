@@ -19,6 +19,7 @@
 #include "launch/child_process.h"
 #include "launch/process_session.h"
 #include "launch/progress_watch.h"
+#include "common/image_files.h"
 #include "common/process_stats.h"
 #include "common/run_files.h"
 #include "common/run_state.h"
@@ -58,18 +59,19 @@ std::optional<int> read_exit_file(const std::string& path) {
   return std::nullopt;
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 // The notes events.log does not hold yet.
 std::vector<std::string> undelivered(const std::vector<std::string>& notes, const std::string& run_dir) {
-  const std::string events = read_text((fs::path(run_dir) / run_files::kEvents).string());
+  const std::string events = read_file((fs::path(run_dir) / run_files::kEvents).string()).value_or("");
   std::vector<std::string> left;
   for (const std::string& note : notes)
     if (events.find(note) == std::string::npos) left.push_back(note);
   return left;
+}
+
+// How the job ended, with its exit code said once (some causes say it).
+std::string ending_text(const Verdict& verdict) {
+  const std::string code = fmt::format("(exit {})", verdict.exit_code);
+  return verdict.cause.find(code) != std::string::npos ? verdict.cause : verdict.cause + " " + code;
 }
 
 // After the last attempt: events.log gets the launcher's ending, and a
@@ -83,10 +85,7 @@ void record_ending(const std::string& run_dir, const Verdict& verdict) {
     localtime_r(&now, &local);
     char stamp[32];
     std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &local);
-    const std::string code = fmt::format("(exit {})", verdict.exit_code);
-    const bool said = verdict.cause.find(code) != std::string::npos;
-    std::ofstream(events, std::ios::app) << stamp << " launch: ended: " << verdict.cause << (said ? "" : " " + code)
-                                         << "\n";
+    std::ofstream(events, std::ios::app) << stamp << " launch: ended: " << ending_text(verdict) << "\n";
   }
   try {
     std::optional<RunState> state = read_run_state(run_dir);
@@ -202,8 +201,7 @@ int run_launch(const LaunchSetup& setup, const std::atomic<int>& interrupts,
     notes.push_back("launch: " + what);
   }
   record_ending(setup.run_dir, verdict);
-  const bool says_code = verdict.cause.find("(exit ") != std::string::npos;
-  say(says_code ? verdict.cause : fmt::format("{} (exit {})", verdict.cause, verdict.exit_code));
+  say(ending_text(verdict));
   return verdict.exit_code;
 }
 

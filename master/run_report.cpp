@@ -10,7 +10,6 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 
 #include "common/error.h"
 #include "common/image_files.h"
@@ -26,14 +25,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr std::size_t kEventsShown = 200;
-
-std::optional<std::string> read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::string html_escape(const std::string& text) {
   std::string out;
@@ -65,7 +56,7 @@ std::string base64(const std::string& bytes) {
 }
 
 std::string figure(const fs::path& png, const std::string& caption) {
-  const auto bytes = read_text(png);
+  const auto bytes = read_file(png.string());
   if (!bytes) return "";
   return fmt::format("<figure><img alt=\"{0}\" src=\"data:image/png;base64,{1}\"><figcaption>{0}</figcaption></figure>",
                      html_escape(caption), base64(*bytes));
@@ -163,7 +154,7 @@ std::string run_report_html(const std::string& run_dir) {
     throw InputError(e.what());
   }
   std::optional<json> result;
-  if (const auto text = read_text(dir / run_files::kResult)) {
+  if (const auto text = read_file((dir / run_files::kResult).string())) {
     try {
       result = json::parse(*text);
     } catch (const json::exception& e) {

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/image_files.h"
 #include "common/log.h"
 #include "master/page_assets.h"
 #include "master/run_history.h"
@@ -56,12 +57,6 @@ Response error_response(http::status status, const std::string& why, bool keep_a
   return make_response(status, "text/plain; charset=utf-8",
                        fmt::format("{} {}: {}\n", static_cast<unsigned>(status), std::string(http::obsolete_reason(status)), why),
                        keep_alive);
-}
-
-std::optional<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 constexpr const char* kPaths = "the paths are /, /status, /metrics, /history, /chart.js, /preview.png";

@@ -7,8 +7,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <cmath>
-#include <cstdlib>
 #include <regex>
 #include <set>
 #include <stdexcept>
@@ -18,6 +16,7 @@
 #include "common/config.h"
 #include "common/run_files.h"
 #include "common/run_state.h"
+#include "sweep/number_text.h"
 
 namespace cellgan::sweep {
 
@@ -96,10 +95,8 @@ void leaves(const YAML::Node& node, const std::string& prefix, std::map<std::str
   }
   if (node.IsScalar()) {
     const std::string& text = node.Scalar();
-    char* end = nullptr;
-    const double x = std::strtod(text.c_str(), &end);
-    const bool number = !text.empty() && end == text.c_str() + text.size() && std::isfinite(x);
-    out[prefix] = number ? fmt::format("{}", x) : text;
+    const std::optional<double> x = number_of(text);
+    out[prefix] = x ? fmt::format("{}", *x) : text;
     return;
   }
   YAML::Emitter flow;

@@ -5,12 +5,11 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cmath>
-#include <cstdlib>
 #include <regex>
 
 #include "common/error.h"
 #include "common/layout_rules.h"
+#include "sweep/number_text.h"
 
 namespace cellgan::sweep {
 
@@ -34,14 +33,6 @@ std::vector<std::string> split_commas(const std::string& text) {
 }
 
 constexpr int kMaxValues = 100;
-
-// A value as a number, when it is one (YAML's 1e-3 and 0.001 are the same).
-std::optional<double> as_number(const std::string& text) {
-  char* end = nullptr;
-  const double x = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(x)) return std::nullopt;
-  return x;
-}
 
 std::string trimmed(std::string text) {
   text.erase(0, text.find_first_not_of(" \t"));
@@ -169,7 +160,7 @@ Variation parse_vary(const std::string& text) {
       throw InputError(fmt::format("cellgan sweep: --vary {}: an empty value: expected values separated by commas",
                                    text));
     for (const std::string& other : v.values)
-      if (other == value || (as_number(other) && as_number(value) && *as_number(other) == *as_number(value)))
+      if (other == value || (number_of(other) && number_of(value) && *number_of(other) == *number_of(value)))
         throw InputError(fmt::format("cellgan sweep: --vary {}: '{}' is given twice{}", text, value,
                                      other == value ? "" : fmt::format(" ('{}' is the same number)", other)));
     v.values.push_back(value);

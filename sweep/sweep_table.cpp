@@ -5,11 +5,12 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
 #include <tuple>
+
+#include "sweep/number_text.h"
 
 namespace cellgan::sweep {
 
@@ -42,10 +43,8 @@ std::string group_of(const RunRecord& r) {
 std::vector<std::tuple<bool, double, std::string>> value_order(const std::map<std::string, std::string>& values) {
   std::vector<std::tuple<bool, double, std::string>> out;
   for (const auto& [key, text] : values) {
-    char* end = nullptr;
-    const double x = std::strtod(text.c_str(), &end);
-    const bool number = !text.empty() && end == text.c_str() + text.size();
-    out.emplace_back(!number, number ? x : 0.0, text);
+    const std::optional<double> x = number_of(text);
+    out.emplace_back(!x, x.value_or(0.0), text);
   }
   return out;
 }

@@ -5,23 +5,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <map>
 
 #include "common/image_files.h"
+#include "sweep/number_text.h"
 
 namespace cellgan::sweep {
 
 namespace {
-
-std::optional<double> as_number(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double x = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || *end != '\0' || !std::isfinite(x)) return std::nullopt;
-  return x;
-}
 
 struct Axis {
   std::string key;
@@ -39,7 +31,7 @@ Axis axis_of(const std::vector<SweepRow>& rows) {
   }
   double lo = INFINITY, hi = -INFINITY;
   for (const std::string& v : a.values) {
-    const auto x = as_number(v);
+    const auto x = number_of(v);
     if (!x) a.numeric = false;
     else lo = std::min(lo, *x), hi = std::max(hi, *x);
   }
@@ -63,7 +55,7 @@ std::map<std::string, Points> lines_of(const std::vector<SweepRow>& rows, const 
   std::map<std::string, Points> lines;
   for (const SweepRow& r : rows) {
     const std::string& v = r.run.values.at(axis.key);
-    const double x = axis.numeric ? *as_number(v)
+    const double x = axis.numeric ? *number_of(v)
                                   : static_cast<double>(std::find(axis.values.begin(), axis.values.end(), v) -
                                                         axis.values.begin());
     auto& point = lines[series_of(r, axis.key)][x];

@@ -216,6 +216,17 @@ TEST(ScoreTrainedCopies, ScoresTheCopiesAndLeavesThePoolAsItWas) {
   EXPECT_NE(work.selected_generators[0].fitness, selected_fitness);  // trained, so rescored
 }
 
+// A generation's steps up to scoring the trained copies: gather, seed,
+// fitness, tournaments, and `batches` batches of training.
+void train_up_to_scoring(Fixture& f, CellState& s, const std::vector<NeighbourCentre>& neighbours,
+                         std::int64_t batches, GenerationWorkingSet& work) {
+  gather_neighbourhood(s, neighbours, network_shape(f.config), {}, work);
+  seed_generation(f.config, s, work);
+  evaluate_fitness(f.config.training, f.data, f.config.network.latent_dim, work);
+  select_by_tournament(f.config.training, work);
+  train(f.config.training, f.data, batches, f.config.network.latent_dim, 4, work);
+}
+
 // The copies' scores taking the pool's outputs from evaluate_fitness (its
 // fakes, its discriminators on the real batch) are those computed afresh,
 // to the bit.
@@ -226,13 +237,9 @@ TEST(ScoreTrainedCopies, ThePoolsOutputsTakenAgainGiveTheSameScoresToTheBit) {
     CellState s = f.trainer.initial_state(4, 4);
     const std::vector<NeighbourCentre> neighbours = f.neighbours();
     GenerationWorkingSet work;
-    gather_neighbourhood(s, neighbours, network_shape(f.config), {}, work);
-    seed_generation(f.config, s, work);
-    evaluate_fitness(f.config.training, f.data, f.config.network.latent_dim, work);
+    train_up_to_scoring(f, s, neighbours, 5, work);
     EXPECT_EQ(work.played.fakes.size(), 5u) << "every pool generator's fakes kept";
     EXPECT_EQ(work.played.d_real.size(), 5u) << "every pool discriminator's output on the real batch kept";
-    select_by_tournament(f.config.training, work);
-    train(f.config.training, f.data, 5, f.config.network.latent_dim, 4, work);
     if (!reuse) work.played = PlayedOutputs{};
     score_trained_copies(work);
     scores.push_back({work.selected_generators[0].fitness, work.selected_discriminators[0].fitness});
@@ -344,11 +351,7 @@ TEST(ScoreTrainedCopies, ACopyThatMetANonFiniteLossIsDiscarded) {
   CellState s = f.trainer.initial_state(4, 4);
   const std::vector<NeighbourCentre> neighbours = f.neighbours();
   GenerationWorkingSet work;
-  gather_neighbourhood(s, neighbours, network_shape(f.config), {}, work);
-  seed_generation(f.config, s, work);
-  evaluate_fitness(f.config.training, f.data, f.config.network.latent_dim, work);
-  select_by_tournament(f.config.training, work);
-  train(f.config.training, f.data, 2, f.config.network.latent_dim, 4, work);
+  train_up_to_scoring(f, s, neighbours, 2, work);
   ASSERT_EQ(work.diverged_generators, std::vector<bool>{false});
   work.diverged_generators[0] = true;  // as if one loss had been NaN
   score_trained_copies(work);
