@@ -29,6 +29,8 @@ enum class NetworkKind { kMlp, kDcgan, kToy, kSngan, kDcganConditional };
 enum class NeighbourhoodKind { kVonNeumann, kMoore };
 enum class LossKind { kBce, kMse, kHeuristic, kMustangs, kWganGp };
 enum class ReplacementRule { kIfBetter, kAlways };
+// How BCE takes the log of a discriminator output p (common/nn/losses.h).
+enum class BceForm { kClamped, kPyTorch };
 enum class AllreduceKind { kRing, kReduceBroadcast, kMpi };
 enum class WireCompression { kNone, kFp16, kBf16 };
 enum class BatchScaling { kWeak, kStrong };
@@ -63,12 +65,14 @@ struct TrainingConfig {
   double adam_beta1 = 0.5;
   double adam_beta2 = 0.999;
   LossKind loss = LossKind::kBce;
+  BceForm bce = BceForm::kClamped;
   std::int64_t discriminator_skip = 1;
   double r1_penalty = 0.0;
   double gp_lambda = 10.0;    // loss wgan_gp only
   std::int64_t n_critic = 5;  // loss wgan_gp only
   double mutation_probability = 0.5;
   double mutation_scale = 1e-4;
+  bool mutated_lr_reaches_adam = true;
   ReplacementRule replacement = ReplacementRule::kAlways;
   std::int64_t n_replacements = 1;
   double mixture_sigma = 0.01;

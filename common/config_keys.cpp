@@ -50,6 +50,7 @@ const Names<NeighbourhoodKind> kNeighbourhoods = {{"von_neumann", NeighbourhoodK
 const Names<LossKind> kLosses = {
     {"bce", LossKind::kBce}, {"mse", LossKind::kMse}, {"heuristic", LossKind::kHeuristic}, {"mustangs", LossKind::kMustangs},
     {"wgan_gp", LossKind::kWganGp}};
+const Names<BceForm> kBceForms = {{"clamped", BceForm::kClamped}, {"pytorch", BceForm::kPyTorch}};
 const Names<ReplacementRule> kRules = {{"always", ReplacementRule::kAlways}, {"if_better", ReplacementRule::kIfBetter}};
 const Names<std::string> kLogLevels = {{"debug", "debug"}, {"info", "info"}, {"warn", "warn"}, {"error", "error"}};
 // runtime.device: auto, cpu, cuda, and cuda:0 .. cuda:15 (a node's GPUs).
@@ -174,6 +175,10 @@ ConfigSection training() {
               "penalty: the discriminator is a critic with raw scores, no sigmoid, and layer norm in place of "
               "dcgan's batch norm; G: −mean D(G(z)); D: mean D(G(z)) − mean D(x) + gp_lambda·mean(‖∇D(x̂)‖₂ − 1)² "
               "on random interpolates x̂). Mustangs never draws wgan_gp: its critic's scores are not probabilities")
+      .choice("bce", &T::bce, kBceForms,
+              "how the bce loss (and heuristic's discriminator) takes log p: `clamped` is log max(p, 1e-8), whose "
+              "gradient is 0 below 1e-8; `pytorch` is PyTorch's BCELoss, as Lipizzaner uses it: the log clamped at "
+              "−100 and a gradient (p − y)/max(p(1 − p), 1e-12) at every p")
       .integer("discriminator_skip", &T::discriminator_skip, span<I>(0, 1000),
                "discriminators step on every (skip+1)-th batch; ignored by `wgan_gp`, whose critics step on every "
                "batch (see n_critic)")
@@ -191,6 +196,10 @@ ConfigSection training() {
       .number("mutation_probability", &T::mutation_probability, span(0.0, 1.0),
               "before each Adam step, with this probability: lr ← max(0, lr + scale·N(−lr₀/10, lr₀))")
       .number("mutation_scale", &T::mutation_scale, span(0.0, 100.0), "the scale of the learning-rate mutation above")
+      .boolean("mutated_lr_reaches_adam", &T::mutated_lr_reaches_adam,
+               "`true`: Adam steps with each individual's mutated lr; `false`: the lr still mutates (and is recorded, "
+               "exchanged and shown) but Adam always steps with learning_rate, as in Lipizzaner, whose restored "
+               "optimizer state carries the first lr back")
       .choice("replacement", &T::replacement, kRules,
               "`always`: the trained copy replaces the worst local individual; `if_better`: only when its loss is "
               "strictly lower (Lipizzaner's rule, which stalls). See docs/architecture.md, \"One generation of one cell\", step 6")

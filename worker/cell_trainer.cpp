@@ -120,7 +120,7 @@ GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector
   seconds["train"] = clock.lap() - mutating;
   seconds["mutate"] = mutating;
 
-  score_trained_copies(work);
+  score_trained_copies(config_.training.bce, work);
   seconds["evaluate"] += clock.lap();
 
   record.generators_replaced = replace_worst(state.generators, work.selected_generators, t.n_replacements,

@@ -159,11 +159,12 @@ void evaluate_fitness(const TrainingConfig& training, const TrainingData& data, 
   work.fitness_real = data.rows(index);
   work.fitness_latent = torch::randn({training.fitness_samples, latent_dim}, on_device.dtype(torch::kFloat32));
   work.played = PlayedOutputs{};
-  play_every_pair(work.generator_pool, work.discriminator_pool, work.fitness_real, work.fitness_latent, &work.played);
+  play_every_pair(work.generator_pool, work.discriminator_pool, work.fitness_real, work.fitness_latent, training.bce,
+                  &work.played);
 }
 
 void play_every_pair(const std::vector<Individual*>& generators, const std::vector<Individual*>& discriminators,
-                     const torch::Tensor& real, const torch::Tensor& z, PlayedOutputs* reuse) {
+                     const torch::Tensor& real, const torch::Tensor& z, BceForm bce, PlayedOutputs* reuse) {
   torch::NoGradGuard no_grad;
   // The output of `forward` for `who`, from `reuse` when it has it.
   const auto output = [reuse](std::map<const Individual*, torch::Tensor> PlayedOutputs::*table, const Individual* who,
@@ -187,8 +188,8 @@ void play_every_pair(const std::vector<Individual*>& generators, const std::vect
     const torch::Tensor fake = output(&PlayedOutputs::fakes, g, [&] { return g->generator()->forward(z); });
     for (std::size_t j = 0; j < discriminators.size(); ++j) {
       const torch::Tensor d_fake = discriminators[j]->discriminator()->forward(fake);
-      losses.push_back(generator_loss(g->loss, d_fake));
-      losses.push_back(discriminator_loss(discriminator_loss_for(g->loss), d_real[j], d_fake));
+      losses.push_back(generator_loss(g->loss, d_fake, bce));
+      losses.push_back(discriminator_loss(discriminator_loss_for(g->loss), d_real[j], d_fake, bce));
     }
   }
   const std::vector<double> values = host_values(losses);
@@ -275,7 +276,8 @@ double train(const TrainingConfig& training, const TrainingData& data, std::int6
       Individual& d = discs[rng.below(discs.size())];
       g.optimizer().zero_grad();
       const torch::Tensor loss =
-          generator_loss(g.loss, d.discriminator()->forward(g.generator()->forward(torch::randn({bs, latent_dim}, latent))));
+          generator_loss(g.loss, d.discriminator()->forward(g.generator()->forward(torch::randn({bs, latent_dim}, latent))),
+                         training.bce);
       loss.backward();
       g.optimizer().step();
       note_loss(g_lost[i], loss);
@@ -319,13 +321,17 @@ double train(const TrainingConfig& training, const TrainingData& data, std::int6
 }
 
 void mutate_learning_rate(const TrainingConfig& training, Individual& individual, SplitMix64& rng) {
-  if (rng.uniform() >= training.mutation_probability) return;
   const double lr0 = training.learning_rate;
-  const double delta = training.mutation_scale * rng.normal(-lr0 / 10.0, lr0);
-  individual.set_learning_rate(std::max(0.0, individual.learning_rate() + delta));
+  if (rng.uniform() < training.mutation_probability) {
+    const double delta = training.mutation_scale * rng.normal(-lr0 / 10.0, lr0);
+    individual.set_learning_rate(std::max(0.0, individual.learning_rate() + delta));
+  }
+  // A copy decoded from bytes (selection, exchange) has its recorded lr in
+  // Adam, so this is set before every step, mutated or not.
+  if (!training.mutated_lr_reaches_adam) individual.set_adam_learning_rate(lr0);
 }
 
-void score_trained_copies(GenerationWorkingSet& work) {
+void score_trained_copies(BceForm bce, GenerationWorkingSet& work) {
   std::vector<Individual*> copies_g, copies_d;
   for (auto& g : work.selected_generators) copies_g.push_back(&g);
   for (auto& d : work.selected_discriminators) copies_d.push_back(&d);
@@ -335,11 +341,11 @@ void score_trained_copies(GenerationWorkingSet& work) {
   // gathered Gs; the game also rescores the pool side, which is put back.
   std::vector<double> saved_d;
   for (Individual* d : pool_d) saved_d.push_back(d->fitness);
-  play_every_pair(copies_g, pool_d, work.fitness_real, work.fitness_latent, &work.played);
+  play_every_pair(copies_g, pool_d, work.fitness_real, work.fitness_latent, bce, &work.played);
   for (std::size_t j = 0; j < pool_d.size(); ++j) pool_d[j]->fitness = saved_d[j];
   std::vector<double> saved_g;
   for (Individual* g : pool_g) saved_g.push_back(g->fitness);
-  play_every_pair(pool_g, copies_d, work.fitness_real, work.fitness_latent, &work.played);
+  play_every_pair(pool_g, copies_d, work.fitness_real, work.fitness_latent, bce, &work.played);
   for (std::size_t i = 0; i < pool_g.size(); ++i) pool_g[i]->fitness = saved_g[i];
   // What replace_worst() will discard, and why (docs/operations.md, "Faults: what is survived").
   for (const Role role : {Role::kGenerator, Role::kDiscriminator}) {

@@ -137,12 +137,13 @@ void evaluate_fitness(const TrainingConfig& training, const TrainingData& data, 
 
 // The game behind fitness: each generator's fitness becomes its mean loss
 // against `discriminators`, each discriminator's its mean loss against
-// `generators`, on `real` and the latent batch `z`. No gradients; the
+// `generators`, on `real` and the latent batch `z`, with BCE in the form
+// `bce` (training.bce). No gradients; the
 // networks are left in training mode. Draws nothing. With `reuse`, the
 // outputs found there are taken instead of computed, and those computed
 // are added to it.
 void play_every_pair(const std::vector<Individual*>& generators, const std::vector<Individual*>& discriminators,
-                     const torch::Tensor& real, const torch::Tensor& z, PlayedOutputs* reuse = nullptr);
+                     const torch::Tensor& real, const torch::Tensor& z, BceForm bce, PlayedOutputs* reuse = nullptr);
 
 // Step 3. population_size tournaments on each pool (generators first) into
 // work.selected_*. Draws from work.rng.
@@ -173,7 +174,9 @@ double train(const TrainingConfig& training, const TrainingData& data, std::int6
 
 // Step 5: with probability mutation_probability,
 // lr <- max(0, lr + scale * N(-lr0/10, lr0)), written to Adam. Draws one
-// uniform from `rng`, and a normal when it mutates.
+// uniform from `rng`, and a normal when it mutates. With
+// mutated_lr_reaches_adam false, Adam's lr is then set to learning_rate,
+// mutated or not (the individual keeps its own, mutated lr).
 void mutate_learning_rate(const TrainingConfig& training, Individual& individual, SplitMix64& rng);
 
 // Step 6, first half: sets the trained copies' fitness against the
@@ -181,7 +184,8 @@ void mutate_learning_rate(const TrainingConfig& training, Individual& individual
 // and the reverse); the pools' own fitness is left as it was. A diverged
 // copy's fitness becomes NaN, and every copy that replace_worst() will
 // discard as non-finite (fitness or weights) is a line in work.events.
-void score_trained_copies(GenerationWorkingSet& work);
+// `bce` is training.bce, as evaluate_fitness played with it.
+void score_trained_copies(BceForm bce, GenerationWorkingSet& work);
 
 // Step 6, second half: up to `n_replacements` copies (best first) replace
 // the worst local individuals (worst first). Copies with a non-finite

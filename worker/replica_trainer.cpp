@@ -162,7 +162,8 @@ void ReplicaTrainer::step(std::int64_t step, GradientAllreduce& reduce) {
       seed_micro_batch(step * k + m, kGeneratorRole);
       const torch::Tensor z = torch::randn({rows, latent}, on_device);
       const torch::Tensor l =
-          generator_loss(generator_.loss, discriminator_.discriminator()->forward(generator_.generator()->forward(z))) *
+          generator_loss(generator_.loss, discriminator_.discriminator()->forward(generator_.generator()->forward(z)),
+                         t.bce) *
           scale;
       l.backward();
       losses.push_back(l.detach());

@@ -48,10 +48,11 @@ torch::Tensor discriminator_step_loss(Discriminator& d, LossKind kind, const tor
     if (penalties.gp_lambda <= 0.0) return loss;
     return loss + gradient_penalty(d, real, fake, penalties.gp_lambda);
   }
-  if (penalties.r1_gamma <= 0.0) return discriminator_loss(kind, d->forward(real), d->forward(fake));
+  if (penalties.r1_gamma <= 0.0) return discriminator_loss(kind, d->forward(real), d->forward(fake), penalties.bce);
   const torch::Tensor real_leaf = real.detach().requires_grad_(true);
   const torch::Tensor d_real = d->forward(real_leaf);
-  return discriminator_loss(kind, d_real, d->forward(fake)) + r1_penalty(d_real, real_leaf, penalties.r1_gamma);
+  return discriminator_loss(kind, d_real, d->forward(fake), penalties.bce) +
+         r1_penalty(d_real, real_leaf, penalties.r1_gamma);
 }
 
 torch::Tensor discriminator_step_loss(Discriminator& d, LossKind kind, const torch::Tensor& real,

@@ -34,10 +34,11 @@ namespace cellgan {
 struct DiscriminatorPenalties {
   double r1_gamma = 0.0;    // >= 0; 0 = no R1 penalty; not with wgan_gp
   double gp_lambda = 10.0;  // >= 0; wgan_gp only
+  BceForm bce = BceForm::kClamped;  // the loss's BCE form (losses.h), not a penalty; bce and heuristic only
 };
 
 inline DiscriminatorPenalties discriminator_penalties(const TrainingConfig& training) {
-  return {training.r1_penalty, training.gp_lambda};
+  return {training.r1_penalty, training.gp_lambda, training.bce};
 }
 
 // `kind` is resolved (not kMustangs); `real` and `fake` are [N, data_dim]

@@ -105,6 +105,12 @@ void Individual::set_learning_rate(double lr) {
   for (auto& group : optimizer_->param_groups()) group.options().set_lr(lr);
 }
 
+void Individual::set_adam_learning_rate(double lr) {
+  for (auto& group : optimizer_->param_groups()) group.options().set_lr(lr);
+}
+
+double Individual::adam_learning_rate() const { return optimizer_->param_groups().front().options().get_lr(); }
+
 std::size_t Individual::encoded_size_bound(bool with_optimizer_state) const {
   auto& self = const_cast<Individual&>(*this);
   // The header (see encode_to), then every parameter with its Adam state.

@@ -5,7 +5,9 @@
 // The learning rate lives in the individual and is written into the Adam
 // param group by set_learning_rate(); restoring Adam state (clone(),
 // decode()) never brings back an older learning rate. This is the fix of
-// Lipizzaner's bug where a mutated lr never reached the optimizer.
+// Lipizzaner's bug where a mutated lr never reached the optimizer;
+// set_adam_learning_rate() lets training put that behaviour back
+// (training.mutated_lr_reaches_adam: false) to compare the two.
 //
 // encode()/decode() give a flat, bit-exact byte form (parameters, buffers,
 // Adam moments and step counts, lr, fitness, loss kind) used for the
@@ -69,6 +71,11 @@ class Individual {
   double learning_rate() const { return learning_rate_; }
   // Sets the individual's lr and the lr of its Adam param group.
   void set_learning_rate(double lr);
+  // Sets the lr of the Adam param group only (training.mutated_lr_reaches_adam
+  // false); learning_rate() keeps the individual's own. Not part of the
+  // bytes: decode() gives Adam learning_rate() again.
+  void set_adam_learning_rate(double lr);
+  double adam_learning_rate() const;
 
   // Fitness is a loss: lower is better. NaN until evaluated.
   double fitness = std::numeric_limits<double>::quiet_NaN();

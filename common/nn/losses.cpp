@@ -19,8 +19,14 @@ constexpr double kLogEps = 1e-8;
 torch::Tensor safe_log(const torch::Tensor& p) { return torch::clamp_min(p, kLogEps).log(); }
 
 // Binary cross-entropy against an all-ones / all-zeros target.
-torch::Tensor bce_real(const torch::Tensor& d) { return -safe_log(d).mean(); }
-torch::Tensor bce_fake(const torch::Tensor& d) { return -safe_log(1.0 - d).mean(); }
+torch::Tensor bce_real(const torch::Tensor& d, BceForm form) {
+  if (form == BceForm::kPyTorch) return torch::binary_cross_entropy(d, torch::ones_like(d));
+  return -safe_log(d).mean();
+}
+torch::Tensor bce_fake(const torch::Tensor& d, BceForm form) {
+  if (form == BceForm::kPyTorch) return torch::binary_cross_entropy(d, torch::zeros_like(d));
+  return -safe_log(1.0 - d).mean();
+}
 
 [[noreturn]] void unresolved_mustangs(const char* where) {
   throw std::invalid_argument(std::string(where) +
@@ -29,10 +35,10 @@ torch::Tensor bce_fake(const torch::Tensor& d) { return -safe_log(1.0 - d).mean(
 
 }  // namespace
 
-torch::Tensor generator_loss(LossKind kind, const torch::Tensor& d_fake) {
+torch::Tensor generator_loss(LossKind kind, const torch::Tensor& d_fake, BceForm form) {
   switch (kind) {
     case LossKind::kBce:
-      return bce_real(d_fake);
+      return bce_real(d_fake, form);
     case LossKind::kMse:
       return (d_fake - 1.0).square().mean();
     case LossKind::kHeuristic:
@@ -45,11 +51,11 @@ torch::Tensor generator_loss(LossKind kind, const torch::Tensor& d_fake) {
   unresolved_mustangs("generator_loss");
 }
 
-torch::Tensor discriminator_loss(LossKind kind, const torch::Tensor& d_real, const torch::Tensor& d_fake) {
+torch::Tensor discriminator_loss(LossKind kind, const torch::Tensor& d_real, const torch::Tensor& d_fake, BceForm form) {
   switch (kind) {
     case LossKind::kBce:
     case LossKind::kHeuristic:
-      return bce_real(d_real) + bce_fake(d_fake);
+      return bce_real(d_real, form) + bce_fake(d_fake, form);
     case LossKind::kMse:
       return (d_real - 1.0).square().mean() + d_fake.square().mean();
     case LossKind::kWganGp:

@@ -16,7 +16,11 @@
 //   functions. It never draws wgan_gp: a critic's scores are not
 //   probabilities, so a critic cannot pair with the other losses.
 //
-// Logs are clamped (eps 1e-8) so a saturated D gives a finite loss.
+// BCE's logs (bce, and the discriminator side of heuristic) take one of two
+// forms (training.bce): kClamped, log max(p, 1e-8), finite for a saturated D
+// but with no gradient below 1e-8; kPyTorch, PyTorch's BCELoss, whose log is
+// clamped at -100 and whose gradient (p - y) / max(p(1 - p), 1e-12) never
+// vanishes. heuristic's generator log is always the clamped one.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -28,8 +32,9 @@
 
 namespace cellgan {
 
-torch::Tensor generator_loss(LossKind kind, const torch::Tensor& d_fake);
-torch::Tensor discriminator_loss(LossKind kind, const torch::Tensor& d_real, const torch::Tensor& d_fake);
+torch::Tensor generator_loss(LossKind kind, const torch::Tensor& d_fake, BceForm form = BceForm::kClamped);
+torch::Tensor discriminator_loss(LossKind kind, const torch::Tensor& d_real, const torch::Tensor& d_fake,
+                                 BceForm form = BceForm::kClamped);
 
 // The loss a discriminator pairs with a generator's loss kind.
 inline LossKind discriminator_loss_for(LossKind generator_kind) {

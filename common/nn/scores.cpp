@@ -41,6 +41,7 @@ constexpr std::int64_t kScoreBatch = 100;
 constexpr std::int64_t kToyRealSamples = 20000;
 constexpr std::uint64_t kToyRealIndex = 999999;
 constexpr double kProbabilityFloor = 1e-30;
+constexpr double kCoveredClassShare = 0.01;  // classes_covered counts classes with >= 1% of the samples
 constexpr std::int64_t kCacheVersion = 1;
 
 // ---- Linear algebra -------------------------------------------------------
@@ -267,14 +268,17 @@ class ImageScorer final : public SampleScorer {
 
   std::map<std::string, double> report(const torch::Tensor& samples) override {
     const auto l = logits(samples);
-    const auto tvd = 0.5 * (label_histogram(l).to(torch::kCPU) - real_.labels).abs().sum().item<double>();
+    const auto labels = label_histogram(l).to(torch::kCPU);
+    const auto tvd = 0.5 * (labels - real_.labels).abs().sum().item<double>();
+    const auto covered = (labels >= kCoveredClassShare).sum().item<double>();
     const auto log_p = torch::log_softmax(l, /*dim=*/1);
     const auto p = log_p.exp();
     const auto log_marginal = p.mean(/*dim=*/0).clamp_min(kProbabilityFloor).log();
     const auto kl = (p * (log_p - log_marginal)).sum(/*dim=*/1);
     return {{"fid", frechet_distance(fit_gaussian(l), real_.gaussian)},
             {"tvd", tvd},
-            {"is", std::exp(kl.mean().item<double>())}};
+            {"is", std::exp(kl.mean().item<double>())},
+            {"classes_covered", covered}};
   }
 
  private:

@@ -8,6 +8,8 @@
 //   data they are the 2-D points themselves.
 // - TVD: 1/2 sum_c |p_real(c) - p_gen(c)| over the classifier's argmax labels.
 // - IS:  exp(E_x KL(p(y|x) || p(y))) over the classifier's softmax.
+// - classes_covered: how many of the 10 classes hold at least 1% of the
+//   samples' argmax labels (a collapsed generator covers few).
 // - Toy data: the mode metrics of common/dataset.h, and the Frechet
 //   distance of the raw points as "frechet_2d" (a 2-D Gaussian fit, so it
 //   cannot see modes: blobs score well; not an FID, which needs a
@@ -48,7 +50,7 @@ class SampleScorer {
   // objective_name(). samples: [N, data_dim] with N >= 2, else both throw
   // std::invalid_argument.
   virtual double objective(const torch::Tensor& samples) = 0;
-  // Every metric, by name: images {"fid","tvd","is"}; toy {"frechet_2d",
+  // Every metric, by name: images {"fid","tvd","is","classes_covered"}; toy {"frechet_2d",
   // "mode_tvd","modes_covered","mode_count","high_quality","reverse_kl"}.
   virtual std::map<std::string, double> report(const torch::Tensor& samples) = 0;
 };

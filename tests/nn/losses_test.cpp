@@ -79,6 +79,32 @@ TEST(LossesTest, SaturatedDiscriminatorGivesFiniteLossesAndGradients) {
   }
 }
 
+// training.bce: pytorch. The same values where p is not tiny; below 1e-8
+// the clamped form's gradient is 0 and PyTorch's is not.
+TEST(LossesTest, PyTorchBceKeepsAGradientWhereTheClampedOneHasNone) {
+  EXPECT_NEAR(value(generator_loss(LossKind::kBce, d_fake(), BceForm::kPyTorch)),
+              value(generator_loss(LossKind::kBce, d_fake(), BceForm::kClamped)), kTolerance);
+  EXPECT_NEAR(value(discriminator_loss(LossKind::kBce, d_real(), d_fake(), BceForm::kPyTorch)),
+              value(discriminator_loss(LossKind::kBce, d_real(), d_fake(), BceForm::kClamped)), kTolerance);
+  const auto gradient = [](BceForm form) {
+    auto fake = torch::tensor({1e-10, 0.5}, torch::kFloat64).requires_grad_(true);
+    generator_loss(LossKind::kBce, fake, form).backward();
+    return fake.grad();
+  };
+  EXPECT_EQ(value(gradient(BceForm::kClamped)[0]), 0.0);
+  // d/dp of -log(p)/2 at p = 1e-10: -1 / (2p) = -5e9.
+  EXPECT_NEAR(value(gradient(BceForm::kPyTorch)[0]) / -5e9, 1.0, 1e-6);
+  EXPECT_NEAR(value(gradient(BceForm::kPyTorch)[1]), value(gradient(BceForm::kClamped)[1]), kTolerance);
+  // A saturated D: PyTorch's log stops at -100 (the clamped one at log 1e-8).
+  const auto zeros = torch::zeros({3}, torch::kFloat32);
+  EXPECT_NEAR(value(generator_loss(LossKind::kBce, zeros, BceForm::kPyTorch)), 100.0, 1e-3);
+  // heuristic's discriminator is bce, in the chosen form; its generator log stays clamped.
+  const auto tiny = torch::full({2}, 1e-10, torch::kFloat64);
+  EXPECT_NEAR(value(discriminator_loss(LossKind::kHeuristic, tiny, d_fake(), BceForm::kPyTorch)),
+              value(discriminator_loss(LossKind::kBce, tiny, d_fake(), BceForm::kPyTorch)), kTolerance);
+  EXPECT_NEAR(value(generator_loss(LossKind::kHeuristic, tiny, BceForm::kPyTorch)), -0.5 * std::log(1e-8), 1e-6);
+}
+
 TEST(LossesTest, DiscriminatorLossPairing) {
   EXPECT_EQ(discriminator_loss_for(LossKind::kBce), LossKind::kBce);
   EXPECT_EQ(discriminator_loss_for(LossKind::kMse), LossKind::kMse);

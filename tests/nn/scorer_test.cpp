@@ -155,11 +155,13 @@ TEST_F(ImageScorerTest, RealImagesScoreBetterThanCollapsedOrNoise) {
   // Held-out real images: balanced labels, confident and varied predictions.
   EXPECT_LT(real.at("tvd"), 0.05);
   EXPECT_GT(real.at("is"), 7.0);
+  EXPECT_EQ(real.at("classes_covered"), 10.0);
   EXPECT_LT(real.at("fid"), 0.2 * one_class.at("fid"));
   EXPECT_LT(real.at("fid"), 0.2 * noise.at("fid"));
   // One class only: TVD 1 - 1/10, IS near 1.
   EXPECT_NEAR(one_class.at("tvd"), 0.9, 0.02);
   EXPECT_LT(one_class.at("is"), 1.5);
+  EXPECT_LE(one_class.at("classes_covered"), 2.0);  // class zero, and perhaps a few misread
   EXPECT_GT(noise.at("tvd"), 0.3);
   EXPECT_EQ(objective_name(config()), "fid");
   EXPECT_DOUBLE_EQ(scorer->objective(test_images(false)), real.at("fid"));

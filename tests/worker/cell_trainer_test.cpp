@@ -49,6 +49,49 @@ TEST(CellTrainer, MutatedLearningRateReachesAdam) {
   EXPECT_GT(std::abs(moved - before), before * 0.05);
 }
 
+// training.mutated_lr_reaches_adam: false. The lr mutates (the same draws)
+// but Adam steps with learning_rate, also after a round trip through bytes,
+// which gives Adam the recorded lr until the next mutate call.
+TEST(CellTrainer, MutatedLearningRateCanStayOutOfAdam) {
+  Config c = toy_config();
+  c.training.mutation_probability = 1.0;
+  c.training.mutation_scale = 1.0;
+  c.training.mutated_lr_reaches_adam = false;
+  Fixture f(c);
+  CellState s = f.trainer.initial_state(4, 4);
+  Individual& g = s.generators[0];
+  const double lr0 = c.training.learning_rate;
+  SplitMix64 rng(5);
+  f.trainer.mutate_learning_rate(g, rng);
+  const double mutated = g.learning_rate();
+  ASSERT_GT(std::abs(mutated - lr0), 1e-5);
+  EXPECT_DOUBLE_EQ(g.adam_learning_rate(), lr0);
+  // The same draws as with the lr in Adam.
+  Config reaching = c;
+  reaching.training.mutated_lr_reaches_adam = true;
+  Fixture r(reaching);
+  CellState rs = r.trainer.initial_state(4, 4);
+  SplitMix64 same(5);
+  r.trainer.mutate_learning_rate(rs.generators[0], same);
+  EXPECT_DOUBLE_EQ(rs.generators[0].learning_rate(), mutated);
+  // A copy carries the mutated lr into Adam; the next call (no mutation) puts lr0 back.
+  Individual copy = g.clone();
+  EXPECT_DOUBLE_EQ(copy.adam_learning_rate(), mutated);
+  Config never = c;
+  never.training.mutation_probability = 0.0;
+  Fixture n(never);
+  n.trainer.mutate_learning_rate(copy, rng);
+  EXPECT_DOUBLE_EQ(copy.learning_rate(), mutated);
+  EXPECT_DOUBLE_EQ(copy.adam_learning_rate(), lr0);
+  // And Adam's first step is lr0 in size, not the mutated lr.
+  const torch::Tensor w0 = copy.module().parameters()[0].detach().clone();
+  copy.optimizer().zero_grad();
+  copy.generator()->forward(torch::randn({32, 4})).sum().backward();
+  copy.optimizer().step();
+  const double moved = (copy.module().parameters()[0].detach() - w0).abs().max().item<double>();
+  EXPECT_NEAR(moved, lr0, lr0 * 0.01);
+}
+
 TEST(CellTrainer, ZeroProbabilityNeverMutates) {
   Config c = toy_config();
   c.training.mutation_probability = 0.0;

@@ -206,7 +206,7 @@ TEST(ScoreTrainedCopies, ScoresTheCopiesAndLeavesThePoolAsItWas) {
   std::vector<double> pool_before;
   for (Individual* i : work.generator_pool) pool_before.push_back(i->fitness);
   for (Individual* i : work.discriminator_pool) pool_before.push_back(i->fitness);
-  score_trained_copies(work);
+  score_trained_copies(BceForm::kClamped, work);
   std::vector<double> pool_after;
   for (Individual* i : work.generator_pool) pool_after.push_back(i->fitness);
   for (Individual* i : work.discriminator_pool) pool_after.push_back(i->fitness);
@@ -241,7 +241,7 @@ TEST(ScoreTrainedCopies, ThePoolsOutputsTakenAgainGiveTheSameScoresToTheBit) {
     EXPECT_EQ(work.played.fakes.size(), 5u) << "every pool generator's fakes kept";
     EXPECT_EQ(work.played.d_real.size(), 5u) << "every pool discriminator's output on the real batch kept";
     if (!reuse) work.played = PlayedOutputs{};
-    score_trained_copies(work);
+    score_trained_copies(BceForm::kClamped, work);
     scores.push_back({work.selected_generators[0].fitness, work.selected_discriminators[0].fitness});
   }
   EXPECT_EQ(scores[0], scores[1]);
@@ -354,7 +354,7 @@ TEST(ScoreTrainedCopies, ACopyThatMetANonFiniteLossIsDiscarded) {
   train_up_to_scoring(f, s, neighbours, 2, work);
   ASSERT_EQ(work.diverged_generators, std::vector<bool>{false});
   work.diverged_generators[0] = true;  // as if one loss had been NaN
-  score_trained_copies(work);
+  score_trained_copies(BceForm::kClamped, work);
   EXPECT_TRUE(std::isnan(work.selected_generators[0].fitness));
   EXPECT_TRUE(std::isfinite(work.selected_discriminators[0].fitness));
   EXPECT_EQ(work.events, std::vector<std::string>{"trained generator copy 0 has a non-finite loss in training: discarded"});
