@@ -29,6 +29,9 @@ enum class NetworkKind { kMlp, kDcgan, kToy, kSngan, kDcganConditional };
 enum class NeighbourhoodKind { kVonNeumann, kMoore };
 enum class LossKind { kBce, kMse, kHeuristic, kMustangs, kWganGp };
 enum class ReplacementRule { kIfBetter, kAlways };
+// How a coevolution worker takes its neighbours' centres each generation
+// (worker/coevolution_layout.h).
+enum class ExchangeMode { kSync, kAsync };
 // How BCE takes the log of a discriminator output p (common/nn/losses.h).
 enum class BceForm { kClamped, kPyTorch };
 enum class AllreduceKind { kRing, kReduceBroadcast, kMpi };
@@ -53,6 +56,7 @@ struct GridConfig {
   std::int64_t rows = 2;
   std::int64_t cols = 2;
   NeighbourhoodKind neighbourhood = NeighbourhoodKind::kVonNeumann;
+  ExchangeMode exchange = ExchangeMode::kSync;
 };
 
 struct TrainingConfig {

@@ -50,6 +50,7 @@ const Names<NeighbourhoodKind> kNeighbourhoods = {{"von_neumann", NeighbourhoodK
 const Names<LossKind> kLosses = {
     {"bce", LossKind::kBce}, {"mse", LossKind::kMse}, {"heuristic", LossKind::kHeuristic}, {"mustangs", LossKind::kMustangs},
     {"wgan_gp", LossKind::kWganGp}};
+const Names<ExchangeMode> kExchanges = {{"sync", ExchangeMode::kSync}, {"async", ExchangeMode::kAsync}};
 const Names<BceForm> kBceForms = {{"clamped", BceForm::kClamped}, {"pytorch", BceForm::kPyTorch}};
 const Names<ReplacementRule> kRules = {{"always", ReplacementRule::kAlways}, {"if_better", ReplacementRule::kIfBetter}};
 const Names<std::string> kLogLevels = {{"debug", "debug"}, {"info", "info"}, {"warn", "warn"}, {"error", "error"}};
@@ -154,6 +155,19 @@ ConfigSection grid() {
       .integer("cols", &G::cols, span<I>(1, 64), "columns of the grid of cells")
       .choice("neighbourhood", &G::neighbourhood, kNeighbourhoods,
               "`von_neumann` (self + 4, wrapping; 5 cells on 3×3 and up) or `moore` (self + 8)")
+      .choice("exchange", &G::exchange, kExchanges,
+              "how a worker takes the centres of neighbour cells on other workers: `sync`, each generation waits "
+              "for the neighbours' same generation (deterministic: the same seed, grid and W give the same bits); "
+              "`async`, each cell trains with the newest centres already received and waits only for the first, "
+              "as Lipizzaner's clients do. With `async` and W >= 2 the results depend on the workers' timing and "
+              "are not repeatable; a slow worker no longer holds the others back. Layout coevolution only")
+      .rules([](const Config& c, const KeyFailure& fail) {
+        if (c.grid.exchange == ExchangeMode::kAsync && c.layout != LayoutKind::kCoevolution)
+          fail("exchange", fmt::format("async is for layout coevolution only (layout {} {}): expected sync",
+                                       to_string(c.layout),
+                                       c.layout == LayoutKind::kPerClass ? "exchanges no centres"
+                                                                         : "all-reduces every step"));
+      })
       .build();
 }
 

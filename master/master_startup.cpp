@@ -240,6 +240,9 @@ void Master::start(Clock::time_point now) {
             config_.grid.rows, config_.grid.cols, workers_, workers_ == 1 ? "" : "s", config_.training.generations,
             config_.output_dir, master_kernels_);
   log::info("master: device {} ({} GPU{} visible)", master_device_, visible_gpus(), visible_gpus() == 1 ? "" : "s");
+  if (config_.grid.exchange == ExchangeMode::kAsync && workers_ > 1)
+    event("grid.exchange async: each cell trains with the newest neighbours received, so this run's result depends "
+          "on the workers' timing and is not repeatable");
   // The workers waited for go without beating: their silence counts from
   // now, not from when start() began, which may be a whole dead_after
   // earlier when the master waited out a worker that never got ready.

@@ -28,7 +28,7 @@ CellBlock::CellBlock(const Config& config, const GridShape& grid, std::vector<in
                      SampleScorer& scorer, const ResumeFrom& from)
     : config_(config), grid_(grid), cells_(std::move(cells)), isolated_(true) {
   if (isolated.data.size() != cells_.size()) throw std::logic_error("CellBlock: one data set per isolated cell");
-  for (const TrainingData* data : isolated.data) trainers_.emplace_back(config, *data, scorer);
+  for (const TrainingData* data : isolated.data) trainers_.emplace_back(config, *data, scorer, /*isolated=*/true);
   start(from);
 }
 

@@ -54,8 +54,8 @@ EnsembleView ensemble_view(const CellState& state) {
 
 }  // namespace
 
-CellTrainer::CellTrainer(const Config& config, const TrainingData& data, SampleScorer& scorer)
-    : config_(config), data_(data), scorer_(scorer), objective_(objective_name(config)) {
+CellTrainer::CellTrainer(const Config& config, const TrainingData& data, SampleScorer& scorer, bool isolated)
+    : config_(config), data_(data), scorer_(scorer), objective_(objective_name(config)), isolated_(isolated) {
   const std::int64_t epoch = std::max<std::int64_t>(1, data_.size() / config_.training.batch_size);
   batches_per_generation_ =
       config_.training.batches_per_generation > 0 ? config_.training.batches_per_generation : epoch;
@@ -110,7 +110,13 @@ GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector
   draw_generation_losses(t, state, work.rng);
   clock.lap();  // a few draws: not a phase
 
-  evaluate_fitness(t, data_, shape.latent_dim, work);
+  // An isolated cell plays only the games that decide something.
+  const bool play = !isolated_ || !game_decides_nothing(t, work);
+  work.keep_training_losses = !play;
+  if (play)
+    evaluate_fitness(t, data_, shape.latent_dim, work);
+  else
+    draw_fitness_samples(t, data_, shape.latent_dim, work);
   seconds["evaluate"] = clock.lap();
 
   select_by_tournament(t, work);
@@ -120,7 +126,10 @@ GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector
   seconds["train"] = clock.lap() - mutating;
   seconds["mutate"] = mutating;
 
-  score_trained_copies(config_.training.bce, work);
+  if (play)
+    score_trained_copies(config_.training.bce, work);
+  else
+    take_training_losses(work);
   seconds["evaluate"] += clock.lap();
 
   record.generators_replaced = replace_worst(state.generators, work.selected_generators, t.n_replacements,
@@ -130,7 +139,8 @@ GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector
   seconds["replace"] = clock.lap();
 
   keep_neighbour_generators(state, work);
-  MixtureOutcome mixture = evolve_mixture(config_, scorer_, objective_, record.generation, state, work.rng);
+  MixtureOutcome mixture =
+      evolve_mixture(config_, scorer_, objective_, record.generation, state, work.rng, /*score_always=*/!isolated_);
   seconds["evaluate"] += clock.lap();
 
   for (const auto* lines : {&work.events, &mixture.events})

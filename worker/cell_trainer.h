@@ -80,8 +80,13 @@ struct NeighbourCentre {
 class CellTrainer {
  public:
   // `data` (the run's training data) and `scorer` (for the mixture
-  // objective) must outlive the trainer.
-  CellTrainer(const Config& config, const TrainingData& data, SampleScorer& scorer);
+  // objective) must outlive the trainer. An `isolated` cell (layout
+  // per_class: no neighbours) plays no fitness game that decides nothing
+  // (game_decides_nothing(): one pair, replacement always); its losses are
+  // then the generation's mean training losses, and a mixture of one
+  // generator is scored only on preview_generation()s. Its training is
+  // the same, to the bit.
+  CellTrainer(const Config& config, const TrainingData& data, SampleScorer& scorer, bool isolated = false);
 
   // A cell's initial state: fresh individuals seeded from (seed, cell),
   // uniform mixture weights over `neighbour_count` + population slots.
@@ -115,6 +120,7 @@ class CellTrainer {
   SampleScorer& scorer_;
   std::int64_t batches_per_generation_;
   std::string objective_;  // the key of the ES objective in scorer_.report()
+  bool isolated_;
 };
 
 }  // namespace cellgan

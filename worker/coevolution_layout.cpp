@@ -1,6 +1,7 @@
 // The coevolution layout, worker half (see coevolution_layout.h).
 #include "worker/coevolution_layout.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <stdexcept>
@@ -64,23 +65,50 @@ std::vector<GenerationRecord> CoevolutionLayout::run_generation(std::int64_t gen
     for (std::size_t i = 0; i + 1 < out.to_workers.size(); ++i) exchange.send_local(out.to_workers[i], kTagHalo, payload);
     if (!out.to_workers.empty()) exchange.send_local(out.to_workers.back(), kTagHalo, std::move(payload));
   }
-  // 2. Take in the halos: from each worker, its cells come in cell order.
+  // 2. Take in the halos.
   const auto waited_from = std::chrono::steady_clock::now();
-  std::map<int, HaloMessage> halos;
+  const std::map<int, HaloMessage>& halos =
+      config_.grid.exchange == ExchangeMode::kAsync ? newest_halos(exchange) : same_generation_halos(generation, exchange);
+  const double idle = std::chrono::duration<double>(std::chrono::steady_clock::now() - waited_from).count();
+  // 3. Train every cell.
+  std::vector<GenerationRecord> records = block_->run_generation(halos, faults_);
+  if (config_.grid.exchange == ExchangeMode::kSync) halos_.clear();  // async trains with them again if none newer come
+  for (auto& r : records) r.seconds["idle"] = idle / static_cast<double>(records.size());
+  log_memory(fmt::format("after generation {}", generation + 1).c_str());
+  return records;
+}
+
+const std::map<int, HaloMessage>& CoevolutionLayout::same_generation_halos(std::int64_t generation,
+                                                                           WorkerExchange& exchange) {
+  // From each worker, its cells come in cell order.
+  halos_.clear();
   for (std::size_t i = 0; i < plan_.receives.size(); ++i) {
     HaloMessage halo = decode_halo(exchange.receive_local(plan_.receive_from[i], kTagHalo).payload);
     if (halo.generation != generation || halo.cell != plan_.receives[i])
       throw std::logic_error(fmt::format("halo exchange out of step: expected cell {} of generation {}, got cell {} "
                                          "of generation {}",
                                          plan_.receives[i], generation, halo.cell, halo.generation));
-    halos.emplace(halo.cell, std::move(halo));
+    halos_.emplace(halo.cell, std::move(halo));
   }
-  const double idle = std::chrono::duration<double>(std::chrono::steady_clock::now() - waited_from).count();
-  // 3. Train every cell.
-  std::vector<GenerationRecord> records = block_->run_generation(halos, faults_);
-  for (auto& r : records) r.seconds["idle"] = idle / static_cast<double>(records.size());
-  log_memory(fmt::format("after generation {}", generation + 1).c_str());
-  return records;
+  return halos_;
+}
+
+const std::map<int, HaloMessage>& CoevolutionLayout::newest_halos(WorkerExchange& exchange) {
+  const auto keep = [this](HaloMessage halo) {
+    const auto it = halos_.find(halo.cell);
+    if (it == halos_.end() || it->second.generation < halo.generation) halos_[halo.cell] = std::move(halo);
+  };
+  // Everything that has arrived, each source once...
+  std::vector<int> sources(plan_.receive_from.begin(), plan_.receive_from.end());
+  std::sort(sources.begin(), sources.end());
+  sources.erase(std::unique(sources.begin(), sources.end()), sources.end());
+  for (const int source : sources)
+    while (auto message = exchange.try_receive_local(source, kTagHalo)) keep(decode_halo(message->payload));
+  // ...and a wait only for a cell never heard from (the first generation).
+  for (std::size_t i = 0; i < plan_.receives.size(); ++i)
+    while (halos_.count(plan_.receives[i]) == 0)
+      keep(decode_halo(exchange.receive_local(plan_.receive_from[i], kTagHalo).payload));
+  return halos_;
 }
 
 Bytes CoevolutionLayout::results() { return block_->encoded_results(); }

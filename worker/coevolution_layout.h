@@ -8,11 +8,20 @@
 // Cartesian grid is the partition's. "idle" in each record is the wait for
 // the halos, shared evenly over the worker's cells.
 //
+// grid.exchange: sync waits each generation for the neighbours' halos of
+// the same generation (a halo out of step is a logic_error), so the result
+// does not depend on timing. async takes every halo that has arrived and
+// trains each cell with the newest centre of each neighbour; it waits only
+// for a cell not yet heard from at all (the first generation after a start
+// or a rehoming). Its results depend on the workers' timing.
+//
 // Thread-safety: belongs to the worker's training thread.
 #pragma once
 
+#include <map>
 #include <memory>
 
+#include "common/comm/protocol.h"
 #include "grid/partition.h"
 #include "worker/worker_layout.h"
 
@@ -44,6 +53,10 @@ class CoevolutionLayout final : public WorkerLayout {
   std::unique_ptr<TrainingData> data_;
   std::unique_ptr<SampleScorer> scorer_;
   std::unique_ptr<CellBlock> block_;
+  std::map<int, HaloMessage> halos_;  // the halos the generation trains with; async keeps the newest
+
+  const std::map<int, HaloMessage>& same_generation_halos(std::int64_t generation, WorkerExchange& exchange);
+  const std::map<int, HaloMessage>& newest_halos(WorkerExchange& exchange);
 };
 
 }  // namespace cellgan

@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/nn/ensemble.h"
 #include "common/nn/scores.h"
+#include "common/step_schedule.h"
 #include "common/nn/torch_generator_lock.h"
 #include "common/nn/device.h"
 #include "common/nn/training_data.h"
@@ -97,8 +98,7 @@ GenerationRecord DataParallelLayout::scored_record(std::int64_t generation) {
   GenerationRecord record;
   record.cell = kPairCell;
   record.generation = generation + 1;
-  const std::int64_t every = config_.evaluation.preview_every;
-  const bool scored = (every > 0 && record.generation % every == 0) || record.generation == config_.training.generations;
+  const bool scored = preview_generation(config_, record.generation);
   record.seconds["evaluate"] = 0.0;
   if (!scored) return record;
   const auto began = Clock::now();

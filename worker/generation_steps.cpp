@@ -51,14 +51,69 @@ std::vector<double> normalised(std::vector<double> w) {
 // them for toy data, grid_images for images, on preview generations only
 // (evaluation.preview_every, and the last generation).
 std::int64_t preview_rows(const Config& config, std::int64_t generation) {
-  const std::int64_t every = config.evaluation.preview_every;
-  // Every `every` generations, and the last (so a run's previews end with it).
-  if (every <= 0 || (generation % every != 0 && generation != config.training.generations)) return 0;
+  // preview_every 0 writes none, not even at the last generation.
+  if (config.evaluation.preview_every <= 0 || !preview_generation(config, generation)) return 0;
   const std::int64_t n = config.training.score_samples;
   return is_toy(config.data.dataset) ? n : std::min(n, config.evaluation.grid_images);
 }
 
+// What train() watches of one copy's losses, kept on the device so that no
+// step waits for it; read_watches() reads them all once, after the last batch.
+struct LossWatch {
+  torch::Tensor lost;  // a loss was non-finite
+  torch::Tensor sum;   // the losses' sum, when summing
+  std::int64_t steps = 0;
+
+  void note(const torch::Tensor& loss, bool summing) {
+    const torch::Tensor value = loss.detach();
+    const torch::Tensor bad = torch::isfinite(value).logical_not();
+    lost = lost.defined() ? lost.logical_or(bad) : bad;
+    if (summing) sum = sum.defined() ? sum + value : value;
+    ++steps;
+  }
+};
+
+// `diverged[i]`: copy i met a non-finite loss; with `summing`, `means[i]`
+// its mean loss (NaN when it never stepped), else `means` is left empty.
+void read_watches(const std::vector<LossWatch>& watches, bool summing, std::vector<bool>& diverged,
+                  std::vector<double>& means) {
+  std::vector<torch::Tensor> values;
+  for (const LossWatch& w : watches) {
+    if (w.steps == 0) continue;
+    values.push_back(w.lost.to(torch::kFloat64));
+    if (summing) values.push_back(w.sum.to(torch::kFloat64) / static_cast<double>(w.steps));
+  }
+  const std::vector<double> read = host_values(values);
+  diverged.assign(watches.size(), false);
+  means.assign(summing ? watches.size() : 0, std::numeric_limits<double>::quiet_NaN());
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < watches.size(); ++i) {
+    if (watches[i].steps == 0) continue;
+    diverged[i] = read[at++] != 0.0;
+    if (summing) means[i] = read[at++];
+  }
+}
+
 const char* role_name(Role role) { return role == Role::kGenerator ? "generator" : "discriminator"; }
+
+// What replace_worst() will discard of the trained copies, and why (docs/operations.md, "Faults: what is survived"):
+// a line in work.events for each; a copy that diverged in training gets a NaN fitness.
+void note_discards(std::vector<Individual*>& copies_g, std::vector<Individual*>& copies_d, GenerationWorkingSet& work) {
+  for (const Role role : {Role::kGenerator, Role::kDiscriminator}) {
+    const bool g = role == Role::kGenerator;
+    std::vector<Individual*>& copies = g ? copies_g : copies_d;
+    const std::vector<bool>& diverged = g ? work.diverged_generators : work.diverged_discriminators;
+    for (std::size_t i = 0; i < copies.size(); ++i) {
+      const bool lost = i < diverged.size() && diverged[i];
+      if (lost) copies[i]->fitness = std::numeric_limits<double>::quiet_NaN();
+      const char* why = lost ? "a non-finite loss in training"
+                        : !std::isfinite(copies[i]->fitness) ? "a non-finite fitness"
+                        : !copies[i]->is_finite()            ? "non-finite weights"
+                                                             : nullptr;
+      if (why) work.events.push_back(fmt::format("trained {} copy {} has {}: discarded", role_name(role), i, why));
+    }
+  }
+}
 
 }  // namespace
 
@@ -152,13 +207,23 @@ void draw_generation_losses(const TrainingConfig& training, CellState& state, Sp
   }
 }
 
-void evaluate_fitness(const TrainingConfig& training, const TrainingData& data, std::int64_t latent_dim,
-                      GenerationWorkingSet& work) {
+void draw_fitness_samples(const TrainingConfig& training, const TrainingData& data, std::int64_t latent_dim,
+                          GenerationWorkingSet& work) {
   const auto on_device = torch::TensorOptions().device(data.device());
   const torch::Tensor index = torch::randint(data.size(), {training.fitness_samples}, on_device.dtype(torch::kLong));
   work.fitness_real = data.rows(index);
   work.fitness_latent = torch::randn({training.fitness_samples, latent_dim}, on_device.dtype(torch::kFloat32));
   work.played = PlayedOutputs{};
+}
+
+bool game_decides_nothing(const TrainingConfig& training, const GenerationWorkingSet& work) {
+  return work.generator_pool.size() == 1 && work.discriminator_pool.size() == 1 &&
+         training.replacement == ReplacementRule::kAlways;
+}
+
+void evaluate_fitness(const TrainingConfig& training, const TrainingData& data, std::int64_t latent_dim,
+                      GenerationWorkingSet& work) {
+  draw_fitness_samples(training, data, latent_dim, work);
   play_every_pair(work.generator_pool, work.discriminator_pool, work.fitness_real, work.fitness_latent, training.bce,
                   &work.played);
 }
@@ -250,20 +315,13 @@ double train(const TrainingConfig& training, const TrainingData& data, std::int6
     mutate_learning_rate(training, individual, rng);
     mutating += seconds_since(started);
   };
-  work.diverged_generators.assign(gens.size(), false);
-  work.diverged_discriminators.assign(discs.size(), false);
   const DiscriminatorPenalties penalties = discriminator_penalties(training);
   const std::int64_t n = data.size();
   const auto on_device = torch::TensorOptions().device(data.device());
   const auto latent = on_device.dtype(torch::kFloat32);
   const torch::Tensor order = torch::randperm(n, on_device.dtype(torch::kLong));
-  // Whether each copy's loss was ever non-finite, kept on the device: no
-  // step waits for it; it is read once, after the last batch.
-  std::vector<torch::Tensor> g_lost(gens.size()), d_lost(discs.size());
-  const auto note_loss = [](torch::Tensor& lost, const torch::Tensor& loss) {
-    const torch::Tensor bad = torch::isfinite(loss.detach()).logical_not();
-    lost = lost.defined() ? lost.logical_or(bad) : bad;
-  };
+  std::vector<LossWatch> g_watch(gens.size()), d_watch(discs.size());
+  const bool summing = work.keep_training_losses;
   for (std::int64_t b = 0; b < batches; ++b) {
     if (work.batch_delay.count() > 0) std::this_thread::sleep_for(work.batch_delay);
     const std::int64_t start = (b * training.batch_size) % std::max<std::int64_t>(1, n - training.batch_size + 1);
@@ -280,7 +338,7 @@ double train(const TrainingConfig& training, const TrainingData& data, std::int6
                          training.bce);
       loss.backward();
       g.optimizer().step();
-      note_loss(g_lost[i], loss);
+      g_watch[i].note(loss, summing);
     }
     if (!discriminator_steps_on(training, b)) continue;
     for (std::size_t j = 0; j < discs.size(); ++j) {
@@ -297,20 +355,11 @@ double train(const TrainingConfig& training, const TrainingData& data, std::int6
           discriminator_step_loss(d.discriminator(), discriminator_loss_for(g.loss), real, fake, penalties);
       loss.backward();
       d.optimizer().step();
-      note_loss(d_lost[j], loss);
+      d_watch[j].note(loss, summing);
     }
   }
-  for (auto [lost, diverged] : {std::pair{&g_lost, &work.diverged_generators}, std::pair{&d_lost, &work.diverged_discriminators}}) {
-    std::vector<torch::Tensor> stepped;
-    std::vector<std::size_t> which;
-    for (std::size_t i = 0; i < lost->size(); ++i) {
-      if (!(*lost)[i].defined()) continue;  // never stepped
-      stepped.push_back((*lost)[i].to(torch::kFloat32));
-      which.push_back(i);
-    }
-    const std::vector<double> verdicts = host_values(stepped);
-    for (std::size_t k = 0; k < which.size(); ++k) (*diverged)[which[k]] = verdicts[k] != 0.0;
-  }
+  read_watches(g_watch, summing, work.diverged_generators, work.training_generator_losses);
+  read_watches(d_watch, summing, work.diverged_discriminators, work.training_discriminator_losses);
   for (std::vector<Individual>* trained : {&gens, &discs}) {
     for (Individual& individual : *trained) {
       individual.source_cell = cell;
@@ -347,21 +396,20 @@ void score_trained_copies(BceForm bce, GenerationWorkingSet& work) {
   for (Individual* g : pool_g) saved_g.push_back(g->fitness);
   play_every_pair(pool_g, copies_d, work.fitness_real, work.fitness_latent, bce, &work.played);
   for (std::size_t i = 0; i < pool_g.size(); ++i) pool_g[i]->fitness = saved_g[i];
-  // What replace_worst() will discard, and why (docs/operations.md, "Faults: what is survived").
-  for (const Role role : {Role::kGenerator, Role::kDiscriminator}) {
-    const bool g = role == Role::kGenerator;
-    std::vector<Individual*>& copies = g ? copies_g : copies_d;
-    const std::vector<bool>& diverged = g ? work.diverged_generators : work.diverged_discriminators;
-    for (std::size_t i = 0; i < copies.size(); ++i) {
-      const bool lost = i < diverged.size() && diverged[i];
-      if (lost) copies[i]->fitness = std::numeric_limits<double>::quiet_NaN();
-      const char* why = lost ? "a non-finite loss in training"
-                        : !std::isfinite(copies[i]->fitness) ? "a non-finite fitness"
-                        : !copies[i]->is_finite()            ? "non-finite weights"
-                                                             : nullptr;
-      if (why) work.events.push_back(fmt::format("trained {} copy {} has {}: discarded", role_name(role), i, why));
-    }
+  note_discards(copies_g, copies_d, work);
+}
+
+void take_training_losses(GenerationWorkingSet& work) {
+  std::vector<Individual*> copies_g, copies_d;
+  for (std::size_t i = 0; i < work.selected_generators.size(); ++i) {
+    copies_g.push_back(&work.selected_generators[i]);
+    copies_g.back()->fitness = work.training_generator_losses.at(i);
   }
+  for (std::size_t j = 0; j < work.selected_discriminators.size(); ++j) {
+    copies_d.push_back(&work.selected_discriminators[j]);
+    copies_d.back()->fitness = work.training_discriminator_losses.at(j);
+  }
+  note_discards(copies_g, copies_d, work);
 }
 
 int replace_worst(std::vector<Individual>& local, std::vector<Individual>& copies, std::int64_t n_replacements,
@@ -400,7 +448,7 @@ void keep_neighbour_generators(CellState& state, GenerationWorkingSet& work) {
 }
 
 MixtureOutcome evolve_mixture(const Config& config, SampleScorer& scorer, const std::string& objective,
-                              std::int64_t generation, CellState& state, SplitMix64& rng) {
+                              std::int64_t generation, CellState& state, SplitMix64& rng, bool score_always) {
   const TrainingConfig& t = config.training;
   std::vector<Individual*> mixture;
   for (auto& g : state.generators) mixture.push_back(&g);
@@ -429,6 +477,7 @@ MixtureOutcome evolve_mixture(const Config& config, SampleScorer& scorer, const 
   torch::Generator gen = at::detail::createCPUGenerator(rng.next());
   const std::uint64_t sample_seed = rng.next();
   const std::int64_t rows = preview_rows(config, generation);
+  if (!score_always && mixture.size() == 1 && !preview_generation(config, generation)) return outcome;
   // Scores a sample of the mixture under `weights` (each sample is scored
   // once; the report carries the objective); copies its first `rows` rows
   // into `preview`.

@@ -88,6 +88,11 @@ struct GenerationWorkingSet {
   // score_trained_copies discards it.
   std::vector<bool> diverged_generators;
   std::vector<bool> diverged_discriminators;
+  // Set by the caller: train() also keeps each copy's mean training loss
+  // (NaN: it never stepped), for take_training_losses().
+  bool keep_training_losses = false;
+  std::vector<double> training_generator_losses;
+  std::vector<double> training_discriminator_losses;
   // Set by the caller: where the cell computes (its training data's
   // device); neighbours' individuals are read onto it.
   torch::Device device = torch::kCPU;
@@ -134,6 +139,16 @@ void draw_generation_losses(const TrainingConfig& training, CellState& state, Sp
 // generator) into `work` and scores every G of the pool against every D.
 void evaluate_fitness(const TrainingConfig& training, const TrainingData& data, std::int64_t latent_dim,
                       GenerationWorkingSet& work);
+// Step 2's draws alone, for a generation whose game decides nothing
+// (game_decides_nothing()): the same draws, so training draws the same.
+void draw_fitness_samples(const TrainingConfig& training, const TrainingData& data, std::int64_t latent_dim,
+                          GenerationWorkingSet& work);
+
+// True when the fitness game cannot change what the generation does: one
+// generator and one discriminator in the pools (every tournament picks
+// them) and replacement `always` (every finite copy replaces). The game's
+// numbers then only fill the record.
+bool game_decides_nothing(const TrainingConfig& training, const GenerationWorkingSet& work);
 
 // The game behind fitness: each generator's fitness becomes its mean loss
 // against `discriminators`, each discriminator's its mean loss against
@@ -192,6 +207,12 @@ void score_trained_copies(BceForm bce, GenerationWorkingSet& work);
 // fitness or weights are skipped. kIfBetter replaces only when the copy's
 // fitness is strictly lower than the local one's (a NaN local counts as
 // +inf). Returns how many were replaced. Draws nothing.
+// Step 6, first half, when the game decides nothing: each trained copy's
+// fitness is its mean loss in training (work.keep_training_losses; every
+// copy steps on batch 0, step_schedule.h), with the same discards and
+// work.events lines as score_trained_copies.
+void take_training_losses(GenerationWorkingSet& work);
+
 int replace_worst(std::vector<Individual>& local, std::vector<Individual>& copies, std::int64_t n_replacements,
                   ReplacementRule rule);
 
@@ -215,8 +236,12 @@ struct MixtureOutcome {
 // A generator of the mixture with non-finite weights gets weight 0 in both
 // (the others are renormalised), so it is never sampled.
 // `generation` (1-based) decides whether the outcome carries a preview.
+// A mixture of one generator has no choice to make; with `score_always`
+// false it is scored only on preview_generation()s (the outcome's scores
+// are empty on the others and state.mixture_objective is left as it was).
+// The draws are the same either way.
 MixtureOutcome evolve_mixture(const Config& config, SampleScorer& scorer, const std::string& objective,
-                              std::int64_t generation, CellState& state, SplitMix64& rng);
+                              std::int64_t generation, CellState& state, SplitMix64& rng, bool score_always = true);
 
 // The record: counts the generation as completed in `state` and fills the
 // record's losses, learning rates, mixture weights and mixture outcome.

@@ -67,6 +67,17 @@ Message WorkerComm::receive_local(int source, int tag) {
   return message;
 }
 
+std::optional<Message> WorkerComm::try_receive_local(int source, int tag) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (abort_) throw JobAborted(abort_->exit_code, abort_->reason);
+  if (rehome_) throw_rehome_locked();
+  const auto it = received_.find(std::make_pair(source, tag));
+  if (it == received_.end() || it->second.empty()) return std::nullopt;
+  Message message = std::move(it->second.front());
+  it->second.pop_front();
+  return message;
+}
+
 void WorkerComm::allreduce_local(std::vector<float>& values) {
   std::unique_lock<std::mutex> lock(mutex_);
   sum_in_ = std::move(values);

@@ -77,6 +77,7 @@ class WorkerComm final : public WorkerExchange {
   int local_size() const override;
   void send_local(int dest, int tag, Bytes payload) override;
   Message receive_local(int source, int tag) override;
+  std::optional<Message> try_receive_local(int source, int tag) override;
   void allreduce_local(std::vector<float>& values) override;
   // Queues a records message to the master.
   void report(const RecordsMessage& records);

@@ -15,10 +15,14 @@
 // - receive_local() blocks until the message has arrived, or throws
 //   JobAborted when the run ends early (the master aborts it, or has been
 //   silent for runtime.dead_after_ms): no wait lasts forever.
+// - try_receive_local() never blocks: the next message from `source` with
+//   `tag` if one has arrived, else none (it throws as receive_local() does
+//   once the run has ended).
 //
 // Thread-safety: called from the training thread only.
 #pragma once
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -47,6 +51,7 @@ class WorkerExchange {
   virtual void send_local(int dest, int tag, Bytes payload) = 0;
   // The next message from worker `source` with `tag`.
   virtual Message receive_local(int source, int tag) = 0;
+  virtual std::optional<Message> try_receive_local(int source, int tag) = 0;
   // The element-wise sum of `values` over every worker, in place
   // (Communicator::start_allreduce_sum on LOCAL, run by the thread that
   // owns LOCAL).

@@ -65,5 +65,18 @@ TEST(ConfigGanVariants, SnganNeedsImages) {
   expect_one_line_about(parse_error("data: {dataset: ring}\nnetwork: {kind: sngan}\n"), "network.kind");
 }
 
+// training.bce and training.mutated_lr_reaches_adam, the two differences
+// from Lipizzaner: cellgan's by default, Lipizzaner's when asked.
+TEST(ConfigGanVariants, LipizzanersBceAndLrAreOptions) {
+  const Config d = parse_config("seed: 1\n", "ok.yaml");
+  EXPECT_EQ(d.training.bce, BceForm::kClamped);
+  EXPECT_TRUE(d.training.mutated_lr_reaches_adam);
+  const Config c = parse_config("training: {bce: pytorch, mutated_lr_reaches_adam: false}\n", "ok.yaml");
+  EXPECT_EQ(c.training.bce, BceForm::kPyTorch);
+  EXPECT_FALSE(c.training.mutated_lr_reaches_adam);
+  expect_one_line_about(parse_error("training: {bce: torch}\n"), "training.bce");
+  expect_one_line_about(parse_error("training: {mutated_lr_reaches_adam: maybe}\n"), "training.mutated_lr_reaches_adam");
+}
+
 }  // namespace
 }  // namespace cellgan

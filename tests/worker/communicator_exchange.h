@@ -22,6 +22,7 @@ class CommunicatorExchange final : public WorkerExchange {
   Message receive_local(int source, int tag) override {
     return receive_blocking(comm_, source, tag, std::chrono::seconds(30));
   }
+  std::optional<Message> try_receive_local(int source, int tag) override { return comm_.try_receive(source, tag); }
   void allreduce_local(std::vector<float>& values) override { allreduce_sum(comm_, values); }
 
  private:
