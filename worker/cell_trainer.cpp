@@ -110,9 +110,10 @@ GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector
   draw_generation_losses(t, state, work.rng);
   clock.lap();  // a few draws: not a phase
 
-  // An isolated cell plays only the games that decide something.
-  const bool play = !isolated_ || !game_decides_nothing(t, work);
-  work.keep_training_losses = !play;
+  // Only the games that decide something are played.
+  const bool play = !game_decides_nothing(t, work);
+  const bool score_copies = !copies_score_decides_nothing(t);
+  work.keep_training_losses = !score_copies;
   if (play)
     evaluate_fitness(t, data_, shape.latent_dim, work);
   else
@@ -126,7 +127,7 @@ GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector
   seconds["train"] = clock.lap() - mutating;
   seconds["mutate"] = mutating;
 
-  if (play)
+  if (score_copies)
     score_trained_copies(config_.training.bce, work);
   else
     take_training_losses(work);

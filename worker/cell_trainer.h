@@ -13,7 +13,8 @@
 //              wins a tournament is read again, whole.           [gather]
 //  2. fitness  every G against every D of the neighbourhood on
 //              fitness_samples real and generated samples (lower is
-//              better)                                           [evaluate]
+//              better); not played when it decides nothing (one G and
+//              one D in the pools, replacement always)           [evaluate]
 //  3. select   tournament (tournament_size) population_size times on N_G
 //              and on N_D; winners are cloned with Adam state and lr
 //                                                                [select]
@@ -24,7 +25,9 @@
 //              lr <- max(0, lr + scale * N(-lr0/10, lr0)), written to Adam
 //                                                                [mutate]
 //  6. replace  trained copies are scored against the gathered
-//              neighbourhood [evaluate]; per replacement rule they replace
+//              neighbourhood [evaluate] (when that decides nothing,
+//              population 1 and replacement always, their fitness is their
+//              mean loss in training instead); per replacement rule they replace
 //              the worst local individuals (if_better: only when strictly
 //              better) [replace]. Copies with non-finite weights or
 //              fitness, or a non-finite loss in training, are discarded.
@@ -81,11 +84,8 @@ class CellTrainer {
  public:
   // `data` (the run's training data) and `scorer` (for the mixture
   // objective) must outlive the trainer. An `isolated` cell (layout
-  // per_class: no neighbours) plays no fitness game that decides nothing
-  // (game_decides_nothing(): one pair, replacement always); its losses are
-  // then the generation's mean training losses, and a mixture of one
-  // generator is scored only on preview_generation()s. Its training is
-  // the same, to the bit.
+  // per_class: no neighbours) scores a mixture of one generator only on
+  // preview_generation()s, as data_parallel does.
   CellTrainer(const Config& config, const TrainingData& data, SampleScorer& scorer, bool isolated = false);
 
   // A cell's initial state: fresh individuals seeded from (seed, cell),

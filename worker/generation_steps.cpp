@@ -221,6 +221,10 @@ bool game_decides_nothing(const TrainingConfig& training, const GenerationWorkin
          training.replacement == ReplacementRule::kAlways;
 }
 
+bool copies_score_decides_nothing(const TrainingConfig& training) {
+  return training.population_size == 1 && training.replacement == ReplacementRule::kAlways;
+}
+
 void evaluate_fitness(const TrainingConfig& training, const TrainingData& data, std::int64_t latent_dim,
                       GenerationWorkingSet& work) {
   draw_fitness_samples(training, data, latent_dim, work);

@@ -149,6 +149,9 @@ void draw_fitness_samples(const TrainingConfig& training, const TrainingData& da
 // them) and replacement `always` (every finite copy replaces). The game's
 // numbers then only fill the record.
 bool game_decides_nothing(const TrainingConfig& training, const GenerationWorkingSet& work);
+// True when scoring the trained copies cannot change the replacement:
+// one copy of each (population_size 1) and replacement `always`.
+bool copies_score_decides_nothing(const TrainingConfig& training);
 
 // The game behind fitness: each generator's fitness becomes its mean loss
 // against `discriminators`, each discriminator's its mean loss against

@@ -247,6 +247,63 @@ TEST(ScoreTrainedCopies, ThePoolsOutputsTakenAgainGiveTheSameScoresToTheBit) {
   EXPECT_EQ(scores[0], scores[1]);
 }
 
+// A game that decides nothing (one G and one D, replacement always) is not
+// played: its samples are drawn all the same, so training is the same to
+// the bit, and the copies' fitness is then their mean loss in training.
+TEST(DrawFitnessSamples, TrainingIsTheSameWithOrWithoutTheGame) {
+  std::vector<std::vector<torch::Tensor>> trained;
+  std::vector<double> fitness;
+  for (const bool play : {true, false}) {
+    Fixture f(toy_config());
+    CellState s = f.trainer.initial_state(4, 0);
+    GenerationWorkingSet work;
+    gather_neighbourhood(s, {}, network_shape(f.config), {}, work);
+    ASSERT_TRUE(game_decides_nothing(f.config.training, work));
+    ASSERT_TRUE(copies_score_decides_nothing(f.config.training));
+    seed_generation(f.config, s, work);
+    if (play)
+      evaluate_fitness(f.config.training, f.data, f.config.network.latent_dim, work);
+    else
+      draw_fitness_samples(f.config.training, f.data, f.config.network.latent_dim, work);
+    EXPECT_EQ(std::isfinite(s.generators[0].fitness), play);
+    select_by_tournament(f.config.training, work);
+    work.keep_training_losses = !play;
+    train(f.config.training, f.data, 5, f.config.network.latent_dim, 4, work);
+    EXPECT_EQ(work.training_generator_losses.size(), play ? 0u : 1u);
+    if (play)
+      score_trained_copies(BceForm::kClamped, work);
+    else
+      take_training_losses(work);
+    trained.emplace_back();
+    for (Individual* copy : {&work.selected_generators[0], &work.selected_discriminators[0]}) {
+      for (const auto& p : copy->module().parameters()) trained.back().push_back(p.detach().clone());
+      fitness.push_back(copy->fitness);
+    }
+  }
+  ASSERT_EQ(trained[0].size(), trained[1].size());
+  for (std::size_t i = 0; i < trained[0].size(); ++i) EXPECT_TRUE(torch::equal(trained[0][i], trained[1][i]));
+  for (const double f : fitness) EXPECT_TRUE(std::isfinite(f));
+  EXPECT_NE(fitness[0], fitness[2]);  // the game's score, then the mean in training
+  // A BCE loss of a G against a D that is not yet trained: near log 2, nowhere near 0.
+  EXPECT_GT(fitness[2], 0.3);
+  EXPECT_GT(fitness[3], 0.3);
+}
+
+// With a population of 2 the tournament and the ordering of the copies decide: both are played.
+TEST(DrawFitnessSamples, APopulationOfTwoPlaysEveryGame) {
+  Config c = toy_config();
+  c.training.population_size = 2;
+  Fixture f(c);
+  CellState s = f.trainer.initial_state(4, 0);
+  GenerationWorkingSet work;
+  gather_neighbourhood(s, {}, network_shape(f.config), {}, work);
+  EXPECT_FALSE(game_decides_nothing(f.config.training, work));
+  EXPECT_FALSE(copies_score_decides_nothing(f.config.training));
+  c.training.population_size = 1;
+  c.training.replacement = ReplacementRule::kIfBetter;
+  EXPECT_FALSE(copies_score_decides_nothing(c.training));
+}
+
 TEST(EvolveMixture, KeepsAPreviewOnPreviewGenerationsOnly) {
   Config c = toy_config();
   c.evaluation.preview_every = 2;
