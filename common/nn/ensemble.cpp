@@ -9,6 +9,7 @@
 #include <cmath>
 #include <fstream>
 #include <numeric>
+#include <stdexcept>
 #include <sstream>
 
 #include "common/bytes.h"
@@ -48,18 +49,28 @@ torch::Tensor sample_mixture(std::vector<Individual*>& generators, const std::ve
                              std::int64_t n, torch::Generator& gen) {
   torch::NoGradGuard no_grad;
   const auto counts = Ensemble::sample_counts(weights, n);
-  std::vector<torch::Tensor> parts;
+  torch::Tensor out;  // [n, image columns], filled a chunk at a time
+  std::int64_t at = 0;
   for (std::size_t i = 0; i < generators.size(); ++i) {
     if (counts[i] == 0) continue;
     Generator& g = generators[i]->generator();
     const bool was_training = g->is_training();
     g->eval();
-    // Drawn on the CPU (the same draws on every device), then moved.
-    torch::Tensor z = torch::randn({counts[i], g->shape().latent_dim}, gen).to(generators[i]->device());
-    parts.push_back(image_part(g->forward(z), g->shape()));
+    // Drawn on the CPU (the same draws on every device), all at once, then
+    // passed through the generator a chunk at a time.
+    const torch::Tensor z = torch::randn({counts[i], g->shape().latent_dim}, gen);
+    for (std::int64_t start = 0; start < counts[i]; start += kSampleChunk) {
+      const std::int64_t rows = std::min(kSampleChunk, counts[i] - start);
+      const torch::Tensor part =
+          image_part(g->forward(z.narrow(0, start, rows).to(generators[i]->device())), g->shape());
+      if (!out.defined()) out = torch::empty({n, part.size(1)}, part.options());
+      out.narrow(0, at + start, rows).copy_(part);
+    }
+    at += counts[i];
     if (was_training) g->train();
   }
-  return torch::cat(parts, 0);
+  if (!out.defined()) throw std::invalid_argument("sample_mixture: expected n >= 1 samples from generators with weight");
+  return out;
 }
 
 torch::Tensor Ensemble::sample(std::int64_t n, std::uint64_t seed) {

@@ -55,7 +55,10 @@ void encode_ensemble_to(ByteWriter& w, const NetworkShape& shape, int cell, cons
 std::size_t encoded_ensemble_size(const std::vector<double>& weights, const std::vector<const Individual*>& generators);
 
 // n samples of the mixture of `generators` under `weights`, latent vectors
-// from `gen` (shared by the call sites that already own a generator).
+// from `gen` (shared by the call sites that already own a generator). The
+// generators see at most kSampleChunk rows at a time, so that 10,000
+// samples cost little more memory than the samples themselves.
+constexpr std::int64_t kSampleChunk = 1000;
 torch::Tensor sample_mixture(std::vector<Individual*>& generators, const std::vector<double>& weights,
                              std::int64_t n, torch::Generator& gen);
 

@@ -47,6 +47,26 @@ TEST(Ensemble, SamplingIsDeterministicPerSeed) {
   EXPECT_FALSE(torch::equal(a, c));
 }
 
+// More samples than one chunk: each generator's rows are its latent draws,
+// in order, passed through it a chunk at a time (the same numbers as one
+// pass, to float rounding), in the generators' order.
+TEST(Ensemble, ManySamplesAreTheGeneratorsOnTheirDrawsChunkByChunk) {
+  Ensemble e = make_ensemble(2);
+  const std::int64_t n = 2 * kSampleChunk + 500;  // 1250 rows of each generator: two chunks
+  const torch::Tensor samples = e.sample(n, 11);
+  ASSERT_EQ(samples.sizes(), (std::vector<std::int64_t>{n, 2}));
+  torch::Generator gen = at::detail::createCPUGenerator(11);
+  torch::NoGradGuard no_grad;
+  std::int64_t at = 0;
+  for (Individual& g : e.generators) {
+    g.generator()->eval();
+    const torch::Tensor z = torch::randn({n / 2, e.shape.latent_dim}, gen);
+    const torch::Tensor whole = g.generator()->forward(z);
+    EXPECT_TRUE(torch::allclose(samples.narrow(0, at, n / 2), whole, /*rtol=*/1e-5, /*atol=*/1e-6));
+    at += n / 2;
+  }
+}
+
 TEST(Ensemble, EncodingInPlaceGivesTheSameBytesAfterAnyPrefix) {
   Ensemble e = make_ensemble(3);
   e.weights = {0.5, 0.3, 0.2};
