@@ -115,6 +115,53 @@ void note_discards(std::vector<Individual*>& copies_g, std::vector<Individual*>&
   }
 }
 
+// The samples the mixture ES scores its weight vectors on, drawn once:
+// each generator's rows are its own latent stream (seeded from `seed` and
+// its slot) passed through it, as many as the largest of its counts, and a
+// weight vector takes the first `count` of each. So the vectors see the
+// same samples where their counts agree (common random numbers), and both
+// together cost about one scoring: every row's features are computed once.
+class SharedDraws {
+ public:
+  SharedDraws(std::vector<Individual*>& mixture, const std::vector<std::vector<std::int64_t>>& counts,
+              std::uint64_t seed, SampleScorer& scorer)
+      : samples_(mixture.size()), features_(mixture.size()) {
+    for (std::size_t i = 0; i < mixture.size(); ++i) {
+      std::int64_t most = 0;
+      for (const auto& c : counts) most = std::max(most, c[i]);
+      if (most == 0) continue;
+      torch::Generator gen = at::detail::createCPUGenerator(derive_seed(seed, Stream::kCellTraining, i));
+      std::vector<Individual*> one{mixture[i]};
+      samples_[i] = sample_mixture(one, {1.0}, most, gen);
+      features_[i] = scorer.features(samples_[i]);
+    }
+  }
+
+  // The report of the rows `counts` takes; their first `rows` samples go
+  // into `preview` (on the CPU).
+  std::map<std::string, double> report(const std::vector<std::int64_t>& counts, std::int64_t rows,
+                                       std::vector<float>& preview, SampleScorer& scorer) const {
+    std::vector<torch::Tensor> features, shown;
+    std::int64_t left = rows;
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+      if (counts[i] == 0) continue;
+      features.push_back(features_[i].narrow(0, 0, counts[i]));
+      if (left <= 0) continue;
+      shown.push_back(samples_[i].narrow(0, 0, std::min(left, counts[i])));
+      left -= shown.back().size(0);
+    }
+    if (!shown.empty()) {
+      const torch::Tensor kept = torch::cat(shown).to(torch::kCPU).contiguous();
+      preview.assign(kept.data_ptr<float>(), kept.data_ptr<float>() + kept.numel());
+    }
+    return scorer.report_features(torch::cat(features));
+  }
+
+ private:
+  std::vector<torch::Tensor> samples_;   // per generator: [its most rows, columns], or undefined
+  std::vector<torch::Tensor> features_;  // per generator: SampleScorer::features of its samples
+};
+
 }  // namespace
 
 void poison_generators(CellState& state) {
@@ -478,35 +525,27 @@ MixtureOutcome evolve_mixture(const Config& config, SampleScorer& scorer, const 
   std::vector<double> candidate = state.mixture_weights;
   for (double& w : candidate) w = std::max(0.0, w + rng.normal(0.0, t.mixture_sigma));
   candidate = without_non_finite(normalised(candidate));
-  torch::Generator gen = at::detail::createCPUGenerator(rng.next());
   const std::uint64_t sample_seed = rng.next();
   const std::int64_t rows = preview_rows(config, generation);
   if (!score_always && mixture.size() == 1 && !preview_generation(config, generation)) return outcome;
-  // Scores a sample of the mixture under `weights` (each sample is scored
-  // once; the report carries the objective); copies its first `rows` rows
-  // into `preview`.
-  const auto score = [&](const std::vector<double>& weights, std::vector<float>& preview) {
-    gen.set_current_seed(sample_seed);  // common random numbers for a fair comparison
-    const torch::Tensor samples = sample_mixture(mixture, weights, t.score_samples, gen);
-    if (rows > 0) {
-      const torch::Tensor kept = samples.narrow(0, 0, rows).to(torch::kCPU).contiguous();
-      preview.assign(kept.data_ptr<float>(), kept.data_ptr<float>() + kept.numel());
-    }
-    return scorer.report(samples);
-  };
+  const bool same = candidate == state.mixture_weights;
+  const std::vector<std::int64_t> current_counts = Ensemble::sample_counts(state.mixture_weights, t.score_samples);
+  const std::vector<std::int64_t> candidate_counts = Ensemble::sample_counts(candidate, t.score_samples);
+  using Counts = std::vector<std::vector<std::int64_t>>;
+  const SharedDraws draws(mixture, same ? Counts{current_counts} : Counts{current_counts, candidate_counts}, sample_seed,
+                          scorer);
   std::vector<float> current_preview, challenger_preview;
-  auto current = score(state.mixture_weights, current_preview);
+  auto current = draws.report(current_counts, rows, current_preview, scorer);
   // A candidate equal to the current weights (always so for a mixture of
-  // one generator, as per_class's) draws the same samples and scores the
-  // same, to the bit: it is not scored again.
-  if (candidate == state.mixture_weights) {
+  // one generator, as per_class's) would score the same: it is not scored.
+  if (same) {
     const double current_score = current.at(objective);
     outcome.scores = std::move(current);
     outcome.preview = std::move(current_preview);
     state.mixture_objective = std::min(current_score, finite_or_inf(current_score));
     return outcome;
   }
-  auto challenger = score(candidate, challenger_preview);
+  auto challenger = draws.report(candidate_counts, rows, challenger_preview, scorer);
   const double current_score = current.at(objective);
   const double candidate_score = challenger.at(objective);
   outcome.improved = candidate_score < current_score;

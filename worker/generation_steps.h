@@ -233,9 +233,12 @@ struct MixtureOutcome {
 };
 
 // Step 7: the (1+1)-ES on state.mixture_weights. Draws the candidate and
-// two seeds from `rng`, scores the mixture under both weight vectors on the
-// same latent draws, keeps the candidate when its objective (`objective`,
-// a key of scorer.report()) is lower, and sets state.mixture_objective.
+// a seed from `rng`, scores the mixture under both weight vectors on
+// shared draws (each generator's own latent stream from the seed, passed
+// through it once; each vector takes its share of the rows, so both see the
+// same samples where their shares agree and every row is classified once),
+// keeps the candidate when its objective (`objective`, a key of
+// scorer.report()) is lower, and sets state.mixture_objective.
 // A generator of the mixture with non-finite weights gets weight 0 in both
 // (the others are renormalised), so it is never sampled.
 // `generation` (1-based) decides whether the outcome carries a preview.

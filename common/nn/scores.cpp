@@ -105,11 +105,11 @@ std::uint64_t training_data_hash(const DataConfig& data) {
 
 // ---- Features --------------------------------------------------------------
 
-// float32 samples on `device`.
+// float32 samples on `device`: at least 2 to be scored, 1 for their features.
 torch::Tensor checked_samples(const torch::Tensor& samples, std::int64_t dim, const char* who,
-                              torch::Device device) {
-  if (samples.dim() != 2 || samples.size(1) != dim || samples.size(0) < 2) {
-    throw std::invalid_argument(fmt::format("{}: expected samples [N >= 2, {}]", who, dim));
+                              torch::Device device, std::int64_t min_rows = 2) {
+  if (samples.dim() != 2 || samples.size(1) != dim || samples.size(0) < min_rows) {
+    throw std::invalid_argument(fmt::format("{}: expected samples [N >= {}, {}]", who, min_rows, dim));
   }
   return samples.detach().to(torch::TensorOptions().device(device).dtype(torch::kFloat32)).contiguous();
 }
@@ -263,11 +263,18 @@ class ImageScorer final : public SampleScorer {
       : classifier_(std::move(classifier)), real_(std::move(real)) {}
 
   double objective(const torch::Tensor& samples) override {
-    return frechet_distance(fit_gaussian(logits(samples)), real_.gaussian);
+    return frechet_distance(fit_gaussian(logits(checked(samples))), real_.gaussian);
   }
 
   std::map<std::string, double> report(const torch::Tensor& samples) override {
-    const auto l = logits(samples);
+    return report_features(logits(checked(samples)));
+  }
+
+  torch::Tensor features(const torch::Tensor& samples) override { return logits(samples); }
+
+  std::map<std::string, double> report_features(const torch::Tensor& l) override {
+    if (l.dim() != 2 || l.size(1) != kClasses || l.size(0) < 2)
+      throw std::invalid_argument("ImageScorer: expected features [N >= 2, 10]");
     const auto labels = label_histogram(l).to(torch::kCPU);
     const auto tvd = 0.5 * (labels - real_.labels).abs().sum().item<double>();
     const auto covered = (labels >= kCoveredClassShare).sum().item<double>();
@@ -283,7 +290,11 @@ class ImageScorer final : public SampleScorer {
 
  private:
   torch::Tensor logits(const torch::Tensor& samples) {
-    return classifier_logits(classifier_, checked_samples(samples, kImageDim, "ImageScorer", device_of(classifier_)));
+    return classifier_logits(classifier_,
+                             checked_samples(samples, kImageDim, "ImageScorer", device_of(classifier_), /*min_rows=*/1));
+  }
+  torch::Tensor checked(const torch::Tensor& samples) {
+    return checked_samples(samples, kImageDim, "ImageScorer", device_of(classifier_));
   }
 
   ScoreClassifier classifier_;
@@ -301,8 +312,16 @@ class ToyScorer final : public SampleScorer {
     return modes(checked_samples(samples, 2, "ToyScorer", torch::kCPU)).mode_tvd;
   }
 
+  torch::Tensor features(const torch::Tensor& samples) override {
+    return checked_samples(samples, 2, "ToyScorer", torch::kCPU, /*min_rows=*/1);
+  }
+
   std::map<std::string, double> report(const torch::Tensor& samples) override {
-    const auto points = checked_samples(samples, 2, "ToyScorer", torch::kCPU);
+    return report_features(checked_samples(samples, 2, "ToyScorer", torch::kCPU));
+  }
+
+  std::map<std::string, double> report_features(const torch::Tensor& features) override {
+    const auto points = checked_samples(features, 2, "ToyScorer", torch::kCPU);
     const ModeReport modes = this->modes(points);
     return {{"frechet_2d", frechet_distance(fit_gaussian(points), real_)},
             {"mode_tvd", modes.mode_tvd},

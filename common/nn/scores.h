@@ -53,6 +53,13 @@ class SampleScorer {
   // Every metric, by name: images {"fid","tvd","is","classes_covered"}; toy {"frechet_2d",
   // "mode_tvd","modes_covered","mode_count","high_quality","reverse_kl"}.
   virtual std::map<std::string, double> report(const torch::Tensor& samples) = 0;
+  // What the scores are computed from, a row per sample: the classifier's
+  // logits [N, 10] (float64, on its device) for images, the points [N, 2]
+  // (on the CPU) for toy data. Rows can be computed apart and joined:
+  // report_features(cat(features(a), features(b))) is report(cat(a, b)).
+  // features() takes N >= 1 rows; report_features() needs N >= 2.
+  virtual torch::Tensor features(const torch::Tensor& samples) = 0;
+  virtual std::map<std::string, double> report_features(const torch::Tensor& features) = 0;
 };
 
 // The key of the objective in SampleScorer::report(): "fid" or "mode_tvd".

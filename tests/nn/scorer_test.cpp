@@ -83,6 +83,22 @@ TEST(ToyScorerTest, RejectsWrongSampleShape) {
   EXPECT_THROW(scorer->objective(torch::zeros({1, 2})), std::invalid_argument);
 }
 
+// Features of parts, joined, score as the joined samples do (the mixture
+// ES computes each generator's features once and shares them). A single
+// row has features, but too few samples to score.
+TEST(ToyScorerTest, FeaturesOfPartsScoreAsTheWhole) {
+  Config config;
+  config.data.dataset = DatasetKind::kRing;
+  const auto scorer = make_scorer(config);
+  torch::manual_seed(3);
+  const auto a = torch::randn({150, 2});
+  const auto b = torch::randn({1, 2});
+  const auto joined = scorer->report_features(torch::cat({scorer->features(a), scorer->features(b)}));
+  EXPECT_EQ(joined, scorer->report(torch::cat({a, b})));
+  EXPECT_THROW(scorer->report(b), std::invalid_argument);
+  EXPECT_THROW(scorer->report_features(scorer->features(b)), std::invalid_argument);
+}
+
 // A synthetic IDX dataset and a classifier trained on it, shared by the
 // image scorer tests (built once; about a second). The folder is per
 // process, as ctest may run these tests in parallel processes.
@@ -165,6 +181,22 @@ TEST_F(ImageScorerTest, RealImagesScoreBetterThanCollapsedOrNoise) {
   EXPECT_GT(noise.at("tvd"), 0.3);
   EXPECT_EQ(objective_name(config()), "fid");
   EXPECT_DOUBLE_EQ(scorer->objective(test_images(false)), real.at("fid"));
+}
+
+TEST_F(ImageScorerTest, FeaturesOfPartsScoreAsTheWhole) {
+  const auto scorer = make_scorer(config());
+  const auto images = test_images(/*only_class_zero=*/false);
+  const std::int64_t n = images.size(0);
+  const auto a = images.narrow(0, 0, n / 2 + 17);
+  const auto b = images.narrow(0, n / 2 + 17, n - n / 2 - 17);
+  const auto parts = torch::cat({scorer->features(a), scorer->features(b)});
+  EXPECT_EQ(parts.sizes(), (std::vector<std::int64_t>{n, 10}));
+  const auto joined = scorer->report_features(parts);
+  const auto whole = scorer->report(images);
+  ASSERT_EQ(joined.size(), whole.size());
+  // The classifier works in float32 batches of 100, which the parts cut differently: equal to float rounding.
+  for (const auto& [name, value] : whole) EXPECT_NEAR(joined.at(name), value, 1e-6 * std::max(1.0, std::abs(value))) << name;
+  EXPECT_THROW(scorer->report(images.narrow(0, 0, 1)), std::invalid_argument);
 }
 
 TEST_F(ImageScorerTest, RealStatisticsAreCachedBesideTheClassifier) {
