@@ -4,18 +4,22 @@
 #   lipizzaner  Lipizzaner's own 1x1 (lipizzaner_1x1.py; needs its set-up, README "Q2 parity")
 #   cellgan     configs/mnist-1x1.yaml as it is
 #   bce         the same with training.bce: pytorch
+#   clamped     the same with training.bce: clamped
 #   lr          the same with training.mutated_lr_reaches_adam: false
 # each scored with `cellgan score` on 10,000 samples (Lipizzaner's snapshot,
 # cellgan's final ensemble). Two runs at a time, one thread each.
 # Output: DIR/<variant>-s<seed>/ and DIR/<variant>-s<seed>.score; then q5_report.py DIR.
-# Environment: Q5_SEEDS ("1 2 3 4 5 6"), Q5_VARIANTS ("lipizzaner cellgan bce lr"),
-#              Q5_GENERATIONS (200), Q5_PARALLEL (2), Q5_DIR (runs/q5-single-cell),
+# Q6 (the 2x2 at generation 100) is the same script on another configuration:
+#   Q5_CONFIG=configs/mnist-2x2.yaml Q5_GENERATIONS=100 Q5_SEEDS="1 2 3" Q5_VARIANTS="bce clamped" Q5_DIR=runs/q6-grid
+# Environment: Q5_SEEDS ("1 2 3 4 5 6"), Q5_VARIANTS ("lipizzaner cellgan bce lr"), Q5_CONFIG
+#              (configs/mnist-1x1.yaml), Q5_GENERATIONS (200), Q5_PARALLEL (2), Q5_DIR (runs/q5-single-cell),
 #              CELLGAN (build/app/cellgan), LIPIZZANER_CONFIG (/tmp/lipizzaner/conf/mnist-1x1-offline.yml).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CELLGAN=${CELLGAN:-build/app/cellgan}
 DIR=${Q5_DIR:-runs/q5-single-cell}
 GENERATIONS=${Q5_GENERATIONS:-200}
+CONFIG=${Q5_CONFIG:-configs/mnist-1x1.yaml}
 LIPIZZANER_CONFIG=${LIPIZZANER_CONFIG:-/tmp/lipizzaner/conf/mnist-1x1-offline.yml}
 export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE OMPI_MCA_mpi_yield_when_idle=1
 ROOT_FLAG=""; [ "$(id -u)" -eq 0 ] && ROOT_FLAG="--allow-run-as-root"
@@ -28,11 +32,12 @@ write_config() {
                -e "s|^  generations: .*|  generations: $GENERATIONS|")
   case $variant in
     cellgan) ;;
-    bce) edits+=(-e "s|^  loss: bce|  loss: bce\n  bce: pytorch|") ;;
+    bce) edits+=(-e "/^  bce: /d" -e "s|^  loss: bce|  loss: bce\n  bce: pytorch|") ;;
+    clamped) edits+=(-e "/^  bce: /d" -e "s|^  loss: bce|  loss: bce\n  bce: clamped|") ;;
     lr) edits+=(-e "s|^  mutation_scale: \(.*\)|  mutation_scale: \1\n  mutated_lr_reaches_adam: false|") ;;
     *) echo "q5: unknown variant $variant" >&2; return 2 ;;
   esac
-  sed "${edits[@]}" configs/mnist-1x1.yaml > "$out"
+  sed "${edits[@]}" "$CONFIG" > "$out"
 }
 
 jobs=()
