@@ -18,7 +18,7 @@ for path in sorted(root.glob("*.score")):
         sys.exit(f"{path}: expected fid and classes_covered in the score line")
     runs.setdefault(variant, {})[int(seed)] = values
 
-order = [v for v in ("lipizzaner", "cellgan", "bce", "lr") if v in runs] + sorted(set(runs) - {"lipizzaner", "cellgan", "bce", "lr"})
+order = [v for v in ("lipizzaner", "cellgan", "bce", "lr", "both") if v in runs] + sorted(set(runs) - {"lipizzaner", "cellgan", "bce", "lr", "both"})
 seeds = sorted({s for r in runs.values() for s in r})
 print("| variant | " + " | ".join(f"seed {s}" for s in seeds) + " |")
 print("| --- |" + " --- |" * len(seeds))

@@ -6,6 +6,7 @@
 #   bce         the same with training.bce: pytorch
 #   clamped     the same with training.bce: clamped
 #   lr          the same with training.mutated_lr_reaches_adam: false
+#   both        the same with both: Lipizzaner's BCE and its lr
 # each scored with `cellgan score` on 10,000 samples (Lipizzaner's snapshot,
 # cellgan's final ensemble). Two runs at a time, one thread each.
 # Output: DIR/<variant>-s<seed>/ and DIR/<variant>-s<seed>.score; then q5_report.py DIR.
@@ -35,6 +36,8 @@ write_config() {
     bce) edits+=(-e "/^  bce: /d" -e "s|^  loss: bce|  loss: bce\n  bce: pytorch|") ;;
     clamped) edits+=(-e "/^  bce: /d" -e "s|^  loss: bce|  loss: bce\n  bce: clamped|") ;;
     lr) edits+=(-e "s|^  mutation_scale: \(.*\)|  mutation_scale: \1\n  mutated_lr_reaches_adam: false|") ;;
+    both) edits+=(-e "/^  bce: /d" -e "s|^  loss: bce|  loss: bce\n  bce: pytorch|"
+                  -e "s|^  mutation_scale: \(.*\)|  mutation_scale: \1\n  mutated_lr_reaches_adam: false|") ;;
     *) echo "q5: unknown variant $variant" >&2; return 2 ;;
   esac
   sed "${edits[@]}" "$CONFIG" > "$out"
