@@ -57,6 +57,7 @@ struct GridConfig {
   std::int64_t cols = 2;
   NeighbourhoodKind neighbourhood = NeighbourhoodKind::kVonNeumann;
   ExchangeMode exchange = ExchangeMode::kSync;
+  std::int64_t async_lag = 2;  // exchange async only
 };
 
 struct TrainingConfig {

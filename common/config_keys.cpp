@@ -159,8 +159,13 @@ ConfigSection grid() {
               "how a worker takes the centres of neighbour cells on other workers: `sync`, each generation waits "
               "for the neighbours' same generation (deterministic: the same seed, grid and W give the same bits); "
               "`async`, each cell trains with the newest centres already received and waits only for the first, "
-              "as Lipizzaner's clients do. With `async` and W >= 2 the results depend on the workers' timing and "
-              "are not repeatable; a slow worker no longer holds the others back. Layout coevolution only")
+              "as Lipizzaner's clients do, and waits only when a neighbour falls more than `async_lag` generations "
+              "behind. With `async` and W >= 2 the results depend on the workers' timing and are not repeatable; "
+              "a worker that is slow now and then no longer holds the others back. Layout coevolution only")
+      .integer("async_lag", &G::async_lag, span<I>(1, 1000),
+               "`async` only: a cell trains with a neighbour centre at most this many generations older than its "
+               "own generation, so workers drift at most this far apart per neighbour step; it bounds how long a "
+               "stop takes and how many unfinished checkpoint folders a stop or a lost worker leaves")
       .rules([](const Config& c, const KeyFailure& fail) {
         if (c.grid.exchange == ExchangeMode::kAsync && c.layout != LayoutKind::kCoevolution)
           fail("exchange", fmt::format("async is for layout coevolution only (layout {} {}): expected sync",
@@ -229,6 +234,10 @@ ConfigSection training() {
           fail("r1_penalty", fmt::format("{} with loss wgan_gp: expected 0 (the critic has its own gradient penalty, "
                                          "gp_lambda)",
                                          t.r1_penalty));
+        if (t.bce == BceForm::kPyTorch && (t.loss == LossKind::kMse || t.loss == LossKind::kWganGp))
+          fail("bce", fmt::format("pytorch with loss {}, which takes no log: expected clamped (or loss bce, heuristic "
+                                  "or mustangs)",
+                                  to_string(t.loss)));
         if (t.n_replacements < 1 || t.n_replacements > t.population_size)
           fail("n_replacements", fmt::format("{} is out of range: expected 1..population_size, which is {}",
                                              t.n_replacements, t.population_size));

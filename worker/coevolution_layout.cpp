@@ -68,7 +68,8 @@ std::vector<GenerationRecord> CoevolutionLayout::run_generation(std::int64_t gen
   // 2. Take in the halos.
   const auto waited_from = std::chrono::steady_clock::now();
   const std::map<int, HaloMessage>& halos =
-      config_.grid.exchange == ExchangeMode::kAsync ? newest_halos(exchange) : same_generation_halos(generation, exchange);
+      config_.grid.exchange == ExchangeMode::kAsync ? newest_halos(generation, exchange)
+                                                    : same_generation_halos(generation, exchange);
   const double idle = std::chrono::duration<double>(std::chrono::steady_clock::now() - waited_from).count();
   // 3. Train every cell.
   std::vector<GenerationRecord> records = block_->run_generation(halos, faults_);
@@ -93,7 +94,7 @@ const std::map<int, HaloMessage>& CoevolutionLayout::same_generation_halos(std::
   return halos_;
 }
 
-const std::map<int, HaloMessage>& CoevolutionLayout::newest_halos(WorkerExchange& exchange) {
+const std::map<int, HaloMessage>& CoevolutionLayout::newest_halos(std::int64_t generation, WorkerExchange& exchange) {
   const auto keep = [this](HaloMessage halo) {
     const auto it = halos_.find(halo.cell);
     if (it == halos_.end() || it->second.generation < halo.generation) halos_[halo.cell] = std::move(halo);
@@ -104,10 +105,15 @@ const std::map<int, HaloMessage>& CoevolutionLayout::newest_halos(WorkerExchange
   sources.erase(std::unique(sources.begin(), sources.end()), sources.end());
   for (const int source : sources)
     while (auto message = exchange.try_receive_local(source, kTagHalo)) keep(decode_halo(message->payload));
-  // ...and a wait only for a cell never heard from (the first generation).
+  // ...and a wait only for a cell never heard from (the first generation)
+  // or more than async_lag generations behind.
+  const std::int64_t oldest = generation - config_.grid.async_lag;
+  const auto behind = [&](int cell) {
+    const auto it = halos_.find(cell);
+    return it == halos_.end() || it->second.generation < oldest;
+  };
   for (std::size_t i = 0; i < plan_.receives.size(); ++i)
-    while (halos_.count(plan_.receives[i]) == 0)
-      keep(decode_halo(exchange.receive_local(plan_.receive_from[i], kTagHalo).payload));
+    while (behind(plan_.receives[i])) keep(decode_halo(exchange.receive_local(plan_.receive_from[i], kTagHalo).payload));
   return halos_;
 }
 

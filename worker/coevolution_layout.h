@@ -13,7 +13,8 @@
 // does not depend on timing. async takes every halo that has arrived and
 // trains each cell with the newest centre of each neighbour; it waits only
 // for a cell not yet heard from at all (the first generation after a start
-// or a rehoming). Its results depend on the workers' timing.
+// or a rehoming) or more than grid.async_lag generations behind. Its
+// results depend on the workers' timing.
 //
 // Thread-safety: belongs to the worker's training thread.
 #pragma once
@@ -56,7 +57,7 @@ class CoevolutionLayout final : public WorkerLayout {
   std::map<int, HaloMessage> halos_;  // the halos the generation trains with; async keeps the newest
 
   const std::map<int, HaloMessage>& same_generation_halos(std::int64_t generation, WorkerExchange& exchange);
-  const std::map<int, HaloMessage>& newest_halos(WorkerExchange& exchange);
+  const std::map<int, HaloMessage>& newest_halos(std::int64_t generation, WorkerExchange& exchange);
 };
 
 }  // namespace cellgan

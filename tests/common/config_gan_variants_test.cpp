@@ -76,6 +76,10 @@ TEST(ConfigGanVariants, LipizzanersBceAndLrAreOptions) {
   EXPECT_FALSE(c.training.mutated_lr_reaches_adam);
   expect_one_line_about(parse_error("training: {bce: torch}\n"), "training.bce");
   expect_one_line_about(parse_error("training: {mutated_lr_reaches_adam: maybe}\n"), "training.mutated_lr_reaches_adam");
+  const std::string mse = parse_error("training: {loss: mse, bce: pytorch}\n");
+  expect_one_line_about(mse, "training.bce");
+  EXPECT_NE(mse.find("pytorch with loss mse, which takes no log: expected clamped"), std::string::npos) << mse;
+  EXPECT_NO_THROW(parse_config("training: {loss: mustangs, bce: pytorch}\n", "ok.yaml"));
 }
 
 }  // namespace
