@@ -28,7 +28,8 @@ std::string to_json(const RunState& s) {
                       {"generation", s.generation},   {"status", s.status},
                       {"exit_code", nullptr},         {"message", s.message},
                       {"stretches", s.stretches},     {"objective", s.objective},
-                      {"seconds", s.seconds},         {"spans", nlohmann::json::array()}};
+                      {"seconds", s.seconds},         {"spans", nlohmann::json::array()},
+                      {"exchange", s.exchange}};
   for (const auto& [from, to] : s.spans) j["spans"].push_back({from, to});
   if (s.exit_code) j["exit_code"] = *s.exit_code;
   return j.dump() + "\n";
@@ -74,6 +75,7 @@ std::optional<RunState> read_run_state(const std::string& dir) {
     // Recorded since the report and sweep read them; absent in older runs.
     s.objective = j.value("objective", std::string());
     s.seconds = j.value("seconds", 0.0);
+    s.exchange = j.value("exchange", std::string("sync"));
     if (j.contains("spans"))
       for (const auto& span : j.at("spans")) s.spans.emplace_back(span.at(0).get<double>(), span.at(1).get<double>());
     return s;

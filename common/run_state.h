@@ -6,7 +6,8 @@
 //    "cpu", "seed": 1, "generations": 40, "generation": 12,
 //    "status": "running", "exit_code": null, "message": "",
 //    "stretches": 2, "objective": "fid", "seconds": 512.3,
-//    "spans": [[1795000000.1, 1795000300.7], [1795000400.2, 1795000612.0]]}
+//    "spans": [[1795000000.1, 1795000300.7], [1795000400.2, 1795000612.0]],
+//    "exchange": "sync"}
 //
 // - status: "running" while the master lives (written at start and at each
 //   written generation), then "finished" (exit 0), "stopped" (checkpointed,
@@ -21,6 +22,9 @@
 // - seconds: the run's wall time so far, every stretch summed.
 // - spans: each stretch's start and last record, Unix seconds, oldest
 //   first (a sweep flags runs whose spans overlap).
+// - exchange: grid.exchange, "sync" or "async" (whose result depends on
+//   timing when workers > 1); "sync" in a run.json written before it was
+//   recorded.
 //
 // Thread-safety: plain value type and free functions of files.
 #pragma once
@@ -49,6 +53,7 @@ struct RunState {
   std::string objective;
   double seconds = 0.0;
   std::vector<std::pair<double, double>> spans;
+  std::string exchange = "sync";
 };
 
 // Now, in seconds since the Unix epoch (the clock of `spans`).

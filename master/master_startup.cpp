@@ -164,6 +164,7 @@ void Master::wait_until_ready() {
 void Master::start_run_state() {
   run_state_ = RunState{};
   run_state_.layout = to_string(config_.layout);
+  run_state_.exchange = config_.grid.exchange == ExchangeMode::kAsync ? "async" : "sync";
   run_state_.rows = static_cast<int>(config_.grid.rows);
   run_state_.cols = static_cast<int>(config_.grid.cols);
   run_state_.workers = workers_;

@@ -39,6 +39,8 @@ run_cellgan 3 "$asyncd" --fault delay:rank=2,ms=15 || { cat "$WORK/stderr" >&2; 
 [ "$(wc -l < "$WORK/async2/metrics.jsonl")" -eq 24 ] || fail "async: expected 24 metric lines (4 cells x 6 generations)"
 python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["scores"]; assert s["mode_tvd"] == s["mode_tvd"]' \
   "$WORK/async2/result.json" || fail "async: result.json has no score"
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["exchange"] == "async"' "$WORK/async2/run.json" \
+  || fail "async: run.json does not record the exchange"
 grep -q 'grid.exchange async: .*depends on the workers. timing' "$WORK/async2/events.log" \
   || { cat "$WORK/async2/events.log" >&2; fail "async: events.log does not say the result depends on timing"; }
 sync_idle=$(idle_of_rank1 "$WORK/sync2/metrics.jsonl")
