@@ -70,7 +70,7 @@ struct TrainingConfig {
   double adam_beta1 = 0.5;
   double adam_beta2 = 0.999;
   LossKind loss = LossKind::kBce;
-  BceForm bce = BceForm::kClamped;
+  BceForm bce = BceForm::kPyTorch;
   std::int64_t discriminator_skip = 1;
   double r1_penalty = 0.0;
   double gp_lambda = 10.0;    // loss wgan_gp only

@@ -18,13 +18,26 @@ constexpr double kLogEps = 1e-8;
 // log(max(p, eps)): finite for a saturated discriminator.
 torch::Tensor safe_log(const torch::Tensor& p) { return torch::clamp_min(p, kLogEps).log(); }
 
+// PyTorch's BCELoss (mean) against the constant target y: the value
+// -mean(max(log p, -100)) (or of log(1 - p) for y = 0) and the gradient
+// (p - y) / max(p(1 - p), 1e-12) / N, as its backward computes them. Built
+// from a surrogate rather than torch::binary_cross_entropy, which throws on
+// a NaN input where training must see a NaN loss (a diverged copy).
+torch::Tensor pytorch_bce(const torch::Tensor& p, double y) {
+  const torch::Tensor q = p.detach();
+  const torch::Tensor value = -torch::clamp_min((y == 1.0 ? q : 1.0 - q).log(), -100.0).mean();
+  const torch::Tensor slope = (q - y) / torch::clamp_min(q * (1.0 - q), 1e-12);
+  const torch::Tensor surrogate = (slope * p).mean();
+  return surrogate - surrogate.detach() + value;
+}
+
 // Binary cross-entropy against an all-ones / all-zeros target.
 torch::Tensor bce_real(const torch::Tensor& d, BceForm form) {
-  if (form == BceForm::kPyTorch) return torch::binary_cross_entropy(d, torch::ones_like(d));
+  if (form == BceForm::kPyTorch) return pytorch_bce(d, 1.0);
   return -safe_log(d).mean();
 }
 torch::Tensor bce_fake(const torch::Tensor& d, BceForm form) {
-  if (form == BceForm::kPyTorch) return torch::binary_cross_entropy(d, torch::zeros_like(d));
+  if (form == BceForm::kPyTorch) return pytorch_bce(d, 0.0);
   return -safe_log(1.0 - d).mean();
 }
 

@@ -20,7 +20,9 @@
 // forms (training.bce): kClamped, log max(p, 1e-8), finite for a saturated D
 // but with no gradient below 1e-8; kPyTorch, PyTorch's BCELoss, whose log is
 // clamped at -100 and whose gradient (p - y) / max(p(1 - p), 1e-12) never
-// vanishes. heuristic's generator log is always the clamped one.
+// vanishes. heuristic's generator log is always the clamped one. The
+// functions' default is kClamped (the unit tests' hand-worked values);
+// training passes training.bce, whose default is kPyTorch.
 //
 // Thread-safety: pure functions.
 #pragma once

@@ -18,10 +18,13 @@
 //             (G forward without grad, D on real and fake, loss, backward,
 //             step); the same batch size and index_select of the batch
 //   rescore   the P trained Gs against the n_D Ds, and the n_G Gs against
-//             the P trained Ds (the replacement's forwards)
-//   mixture   two samples of score_samples from the P + N-1 mixture
-//             generators (uniform weights, a seeded torch::Generator), and
-//             scorer.fid, scorer.fid, scorer.report
+//             the P trained Ds (the replacement's forwards); left out, as
+//             cellgan leaves it out, when P = 1 and replacement is always
+//             (and the fitness game too when n_G = n_D = 1)
+//   mixture   one sample of score_samples from the P + N-1 mixture
+//             generators (uniform weights, a seeded torch::Generator) and its
+//             scorer.report: cellgan scores both weight vectors on shared
+//             draws, about one sample's work
 //
 // The cell's "local" P individuals are trained in place (cellgan trains
 // copies chosen by tournament); the neighbours are the first individuals of
@@ -82,7 +85,7 @@ struct Cell {
 // Every G against every D on one real batch and one latent batch; the
 // losses are read back as doubles, as the fitness is.
 void evaluate(std::vector<Generator>& gens, const std::vector<LossKind>& g_loss,
-              std::vector<Discriminator>& discs, const torch::Tensor& real, const torch::Tensor& z) {
+              std::vector<Discriminator>& discs, const torch::Tensor& real, const torch::Tensor& z, BceForm bce) {
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> d_real;
   for (Discriminator& d : discs) {
@@ -94,8 +97,8 @@ void evaluate(std::vector<Generator>& gens, const std::vector<LossKind>& g_loss,
     const torch::Tensor fake = gens[i]->forward(z);
     for (std::size_t j = 0; j < discs.size(); ++j) {
       const torch::Tensor d_fake = discs[j]->forward(fake);
-      (void)generator_loss(g_loss[i], d_fake).item<double>();
-      (void)discriminator_loss(discriminator_loss_for(g_loss[i]), d_real[j], d_fake).item<double>();
+      (void)generator_loss(g_loss[i], d_fake, bce).item<double>();
+      (void)discriminator_loss(discriminator_loss_for(g_loss[i]), d_real[j], d_fake, bce).item<double>();
     }
   }
   for (Generator& g : gens) g->train();
@@ -154,7 +157,7 @@ int run(int argc, char** argv) {
   const TrainingData data(config);
   std::unique_ptr<SampleScorer> scorer = make_scorer(config);
   const std::string objective = objective_name(config);
-  std::int64_t mixture_improvements = 0;
+  double objective_sum = 0.0;  // printed, so that the scoring is not optimised away
   const NetworkShape shape = network_shape(config);
   const std::int64_t n = data.size();
   const std::int64_t latent = shape.latent_dim;
@@ -220,7 +223,8 @@ int run(int argc, char** argv) {
       const torch::Tensor fit_index = torch::randint(n, {t.fitness_samples}, torch::kLong);
       const torch::Tensor real_fit = data.rows(fit_index);
       const torch::Tensor z_fit = torch::randn({t.fitness_samples, latent});
-      evaluate(hood_g, hood_loss, hood_d, real_fit, z_fit);
+      const bool always = t.replacement == ReplacementRule::kAlways;
+      if (!(always && hood_g.size() == 1 && hood_d.size() == 1)) evaluate(hood_g, hood_loss, hood_d, real_fit, z_fit, t.bce);
 
       // Training.
       const torch::Tensor order = torch::randperm(n, torch::kLong);
@@ -233,7 +237,7 @@ int run(int argc, char** argv) {
           if (!generator_steps_on(t, b)) break;
           Discriminator& d = cell.local[rng.below(pop)].d;
           p.g_adam->zero_grad();
-          const torch::Tensor loss = generator_loss(p.loss, d->forward(p.g->forward(torch::randn({bs, latent}))));
+          const torch::Tensor loss = generator_loss(p.loss, d->forward(p.g->forward(torch::randn({bs, latent}))), t.bce);
           loss.backward();
           p.g_adam->step();
         }
@@ -255,11 +259,13 @@ int run(int argc, char** argv) {
 
       // Replacement's re-scoring: trained Gs against the neighbourhood's Ds,
       // the neighbourhood's Gs against the trained Ds.
-      evaluate(local_g, local_loss, hood_d, real_fit, z_fit);
-      evaluate(hood_g, hood_loss, local_d, real_fit, z_fit);
+      if (!(always && t.population_size == 1)) {
+        evaluate(local_g, local_loss, hood_d, real_fit, z_fit, t.bce);
+        evaluate(hood_g, hood_loss, local_d, real_fit, z_fit, t.bce);
+      }
 
-      // Mixture step: two samples with common random numbers, each scored
-      // once (report), the better one kept.
+      // Mixture step: one sample, scored once (report), as cellgan's shared
+      // draws cost about one.
       std::vector<Generator> mixture = local_g;
       for (int other : cell.neighbours) mixture.push_back(cells[static_cast<std::size_t>(other)].local.front().g);
       torch::Generator sampler = at::detail::createCPUGenerator(rng.next());
@@ -267,10 +273,7 @@ int run(int argc, char** argv) {
       sampler.set_current_seed(sample_seed);
       const torch::Tensor current = sample_uniform_mixture(mixture, t.score_samples, latent, sampler);
       const auto current_scores = scorer->report(current);
-      sampler.set_current_seed(sample_seed);
-      const torch::Tensor candidate = sample_uniform_mixture(mixture, t.score_samples, latent, sampler);
-      const auto candidate_scores = scorer->report(candidate);
-      if (candidate_scores.at(objective) < current_scores.at(objective)) ++mixture_improvements;
+      objective_sum += current_scores.at(objective);
     }
     generation_seconds.push_back(seconds_since(t_gen));
     std::printf("generation %lld/%lld: %.3f s (%.3f s per cell)\n", static_cast<long long>(gen_index + 1),
@@ -292,7 +295,7 @@ int run(int argc, char** argv) {
   } else {
     std::printf("seconds per generation per cell after warm-up: n/a (needs 2 or more generations)\n");
   }
-  std::printf("mixture candidates kept: %lld\n", static_cast<long long>(mixture_improvements));
+  std::printf("mean mixture objective: %.4f\n", objective_sum / static_cast<double>(generations * cells.size()));
   std::printf("peak RSS: %.1f MB\n", static_cast<double>(peak_rss_bytes()) / 1e6);
   std::printf("RSS at start: %.1f MB\n", start_rss_mb);
   return 0;

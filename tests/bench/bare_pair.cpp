@@ -98,7 +98,7 @@ int run(int argc, char** argv) {
       const std::int64_t step = gen * steps + s;
       g_adam.zero_grad();
       for (std::int64_t m = 0; m < k; ++m) {
-        const torch::Tensor l = generator_loss(g_loss, d->forward(g->forward(torch::randn({rows, shape.latent_dim})))) /
+        const torch::Tensor l = generator_loss(g_loss, d->forward(g->forward(torch::randn({rows, shape.latent_dim}))), t.bce) /
                                 static_cast<double>(k);
         l.backward();
         (void)l.item<double>();
@@ -118,7 +118,7 @@ int run(int argc, char** argv) {
           torch::NoGradGuard no_grad;
           fake = g->forward(torch::randn({rows, shape.latent_dim}));
         }
-        const torch::Tensor l = discriminator_step_loss(d, d_loss, real, fake, t.r1_penalty) / static_cast<double>(k);
+        const torch::Tensor l = discriminator_step_loss(d, d_loss, real, fake, discriminator_penalties(t)) / static_cast<double>(k);
         l.backward();
         (void)l.item<double>();
       }

@@ -63,6 +63,7 @@ for _ in $(seq 600); do
 done
 at_signal=$(python3 -c 'import json,sys; print(max(json.loads(l)["generation"] for l in open(sys.argv[1])))' "$WORK/lag1/metrics.jsonl")
 master=""
+[ -n "$lag1" ] || fail "async_lag 1: no configuration"  # an empty pattern would match every cellgan on the machine
 for p in $(pgrep -f "cellgan train $lag1"); do
   tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=0' && master=$p
 done

@@ -103,6 +103,24 @@ TEST(LossesTest, PyTorchBceKeepsAGradientWhereTheClampedOneHasNone) {
   EXPECT_NEAR(value(discriminator_loss(LossKind::kHeuristic, tiny, d_fake(), BceForm::kPyTorch)),
               value(discriminator_loss(LossKind::kBce, tiny, d_fake(), BceForm::kPyTorch)), kTolerance);
   EXPECT_NEAR(value(generator_loss(LossKind::kHeuristic, tiny, BceForm::kPyTorch)), -0.5 * std::log(1e-8), 1e-6);
+  // The same values and gradients as torch::binary_cross_entropy, which
+  // throws on NaN where this gives a NaN loss (a diverged copy is discarded).
+  for (const double y : {1.0, 0.0}) {
+    auto mine = torch::tensor({1e-10, 0.3, 0.9}, torch::kFloat64).requires_grad_(true);
+    auto theirs = mine.detach().clone().requires_grad_(true);
+    const auto a = y == 1.0 ? generator_loss(LossKind::kBce, mine, BceForm::kPyTorch)
+                            : discriminator_loss(LossKind::kBce, torch::ones({3}, torch::kFloat64), mine,
+                                                 BceForm::kPyTorch) - value(discriminator_loss(LossKind::kBce,
+                                                 torch::ones({3}, torch::kFloat64), torch::zeros({3}, torch::kFloat64),
+                                                 BceForm::kPyTorch));
+    const auto b = torch::binary_cross_entropy(theirs, torch::full({3}, y, torch::kFloat64));
+    EXPECT_NEAR(value(a), value(b), 1e-12);
+    a.backward();
+    b.backward();
+    EXPECT_TRUE(torch::allclose(mine.grad(), theirs.grad(), 1e-12, 1e-12)) << mine.grad() << theirs.grad();
+  }
+  const auto nan = torch::full({2}, std::nan(""), torch::kFloat32);
+  EXPECT_TRUE(std::isnan(value(generator_loss(LossKind::kBce, nan, BceForm::kPyTorch))));
 }
 
 TEST(LossesTest, DiscriminatorLossPairing) {
