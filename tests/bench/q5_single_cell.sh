@@ -7,6 +7,8 @@
 #   clamped     the same with training.bce: clamped
 #   lr          the same with training.mutated_lr_reaches_adam: false
 #   both        the same with both: Lipizzaner's BCE and its lr
+# (each variant changes only what it names: at 4f7761b, where docs/results.md's Q5 ran, the default BCE was
+# clamped; since then it is pytorch, so there `cellgan` is `bce` and `lr` is `both`)
 # each scored with `cellgan score` on 10,000 samples (Lipizzaner's snapshot,
 # cellgan's final ensemble). Two runs at a time, one thread each.
 # Output: DIR/<variant>-s<seed>/ and DIR/<variant>-s<seed>.score; then q5_report.py DIR.
