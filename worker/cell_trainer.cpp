@@ -113,7 +113,6 @@ GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector
   // Only the games that decide something are played.
   const bool play = !game_decides_nothing(t, work);
   const bool score_copies = !copies_score_decides_nothing(t);
-  work.keep_training_losses = !score_copies;
   if (play)
     evaluate_fitness(t, data_, shape.latent_dim, work);
   else

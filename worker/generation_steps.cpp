@@ -306,7 +306,7 @@ double train(const TrainingConfig& training, const TrainingData& data, std::int6
   const auto latent = on_device.dtype(torch::kFloat32);
   const torch::Tensor order = torch::randperm(n, on_device.dtype(torch::kLong));
   std::vector<LossWatch> g_watch(gens.size()), d_watch(discs.size());
-  const bool summing = work.keep_training_losses;
+  const bool summing = copies_score_decides_nothing(training);
   for (std::int64_t b = 0; b < batches; ++b) {
     if (work.batch_delay.count() > 0) std::this_thread::sleep_for(work.batch_delay);
     const std::int64_t start = (b * training.batch_size) % std::max<std::int64_t>(1, n - training.batch_size + 1);

@@ -88,9 +88,8 @@ struct GenerationWorkingSet {
   // score_trained_copies discards it.
   std::vector<bool> diverged_generators;
   std::vector<bool> diverged_discriminators;
-  // Set by the caller: train() also keeps each copy's mean training loss
-  // (NaN: it never stepped), for take_training_losses().
-  bool keep_training_losses = false;
+  // train, when copies_score_decides_nothing(): each copy's mean training
+  // loss (NaN: it never stepped), for take_training_losses(); else empty.
   std::vector<double> training_generator_losses;
   std::vector<double> training_discriminator_losses;
   // Set by the caller: where the cell computes (its training data's
@@ -183,7 +182,8 @@ std::vector<Individual> tournament_winners(const std::vector<Individual*>& pool,
 // random selected G, with its penalty (discriminator_step.h);
 // mutate_learning_rate() runs before every step. A copy whose
 // loss is ever non-finite is marked in work.diverged_* (the losses are
-// checked on the device and read once, after the last batch). Each batch first
+// checked on the device and read once, after the last batch), and so is
+// each copy's mean loss when copies_score_decides_nothing(). Each batch first
 // sleeps work.batch_delay. Then marks the copies as trained in `cell` and
 // frees their gradients. Draws from Torch's generator and work.rng.
 // Returns the seconds spent mutating.
@@ -211,7 +211,7 @@ void score_trained_copies(BceForm bce, GenerationWorkingSet& work);
 // fitness is strictly lower than the local one's (a NaN local counts as
 // +inf). Returns how many were replaced. Draws nothing.
 // Step 6, first half, when the game decides nothing: each trained copy's
-// fitness is its mean loss in training (work.keep_training_losses; every
+// fitness is its mean loss in training (kept by train(); every
 // copy steps on batch 0, step_schedule.h), with the same discards and
 // work.events lines as score_trained_copies.
 void take_training_losses(GenerationWorkingSet& work);
