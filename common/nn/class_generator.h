@@ -42,6 +42,8 @@ class ClassGenerator {
 
   int classes() const { return static_cast<int>(proportions_.size()); }
   const std::vector<double>& proportions() const { return proportions_; }
+  // Per class: its first generator in mixture() and how many it has.
+  const std::vector<std::pair<std::int64_t, std::int64_t>>& slices() const { return slices_; }
   // All classes as one ensemble (see above); `cell` is -1.
   Ensemble& mixture() { return mixture_; }
 
