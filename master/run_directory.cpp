@@ -33,14 +33,16 @@ InputError in_use(const Config& config, const std::string& holder) {
                                 config.source, config.output_dir, holder, run_files::kLock));
 }
 
-// The records of a run `dir` holds besides config.yaml (run.lock is none:
-// a folder with only that holds nothing of a run).
+// The records of a run `dir` holds besides config.yaml: the checkpoints
+// folder and the files a run writes (run.lock is none: a folder with only
+// that holds nothing of a run).
 std::vector<std::string> run_records_in(const fs::path& dir) {
   std::vector<std::string> found;
   std::error_code ec;
-  for (const char* name : {run_files::kCheckpoints, run_files::kMetrics, run_files::kEvents, run_files::kRunState,
-                           run_files::kEnsemble, run_files::kSummary, run_files::kSamples, run_files::kReport})
-    if (fs::exists(dir / name, ec)) found.push_back(name);
+  if (fs::is_directory(dir / run_files::kCheckpoints, ec)) found.push_back(run_files::kCheckpoints);
+  for (const char* name : {run_files::kMetrics, run_files::kEvents, run_files::kRunState, run_files::kEnsemble,
+                           run_files::kSummary, run_files::kSamples, run_files::kReport})
+    if (fs::is_regular_file(dir / name, ec)) found.push_back(name);
   return found;
 }
 
