@@ -16,7 +16,8 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "launch/launcher.h"
-#include "master/run_directory.h"
+#include "master/master_layout.h"
+#include "master/resume_plan.h"
 
 namespace cellgan::app {
 
@@ -79,13 +80,17 @@ int launch_command(const Args& args) {
   // Read here as the job will read it: bad input is refused before any rank starts.
   const Config config = load_config(config_path, settings);
 
-  // What the master would refuse after the ranks started, said at once.
-  check_folder_free(config);
-  check_run_directory(config);
+  if (vm.count("resume") && vm["resume"].as<std::string>().empty())
+    throw InputError("--resume: '': expected auto or a checkpoint folder");
+  const std::string resume = vm.count("resume") ? vm["resume"].as<std::string>() : "";
 
   launch::LaunchSetup setup;
   setup.starter = launch::choose_starter(vm["starter"].as<std::string>());
   setup.workers = launch::choose_workers(config, requested, worker_slots(setup.starter));
+  // What the master would refuse about the run folder after the ranks
+  // started (in use, finished, not this run, records missing), said at
+  // once, with nothing written there.
+  plan_resume(config, resume, make_master_layout(config, setup.workers)->records_per_generation());
   setup.max_restarts = max_restarts;
   setup.stall_floor = std::chrono::milliseconds(static_cast<std::int64_t>(stall * 1000));
   setup.run_dir = config.output_dir;
@@ -98,9 +103,7 @@ int launch_command(const Args& args) {
   if (vm.count("fault"))
     for (const std::string& f : vm["fault"].as<std::vector<std::string>>())
       setup.job.train_args.insert(setup.job.train_args.end(), {"--fault", f});
-  if (vm.count("resume") && vm["resume"].as<std::string>().empty())
-    throw InputError("--resume: '': expected auto or a checkpoint folder");
-  if (vm.count("resume")) setup.job.train_args.insert(setup.job.train_args.end(), {"--resume", vm["resume"].as<std::string>()});
+  if (!resume.empty()) setup.job.train_args.insert(setup.job.train_args.end(), {"--resume", resume});
 
   const auto say = [](const std::string& line) { std::cerr << "cellgan launch: " << line << std::endl; };
   return launch::run_launch(setup, interrupts, say);

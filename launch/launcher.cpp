@@ -74,9 +74,12 @@ std::string ending_text(const Verdict& verdict) {
   return verdict.cause.find(code) != std::string::npos ? verdict.cause : verdict.cause + " " + code;
 }
 
-// After the last attempt: events.log gets the launcher's ending, and a
-// run.json the job left "running" (its master killed, or ended by the
-// launcher) gets the launcher's verdict, so the folder tells how it ended.
+// After the last attempt of a job that wrote the run folder: events.log
+// gets the launcher's ending, and a run.json the job left "running" (its
+// master killed, or ended by the launcher) gets the launcher's verdict, so
+// the folder tells how it ended. A folder the job never wrote (its master
+// refused it, or the job ended before it started) is not the launcher's
+// to write either.
 void record_ending(const std::string& run_dir, const Verdict& verdict) {
   const fs::path events = fs::path(run_dir) / run_files::kEvents;
   if (fs::exists(events)) {
@@ -163,6 +166,7 @@ Watched watch(ChildProcess& child, const LaunchSetup& setup, const std::atomic<i
 int run_launch(const LaunchSetup& setup, const std::atomic<int>& interrupts,
                const std::function<void(const std::string&)>& say) {
   ScratchDir scratch;
+  const std::uint64_t untouched = progress_mark(setup.run_dir);
   std::vector<std::string> notes;
   Verdict verdict;
   for (int attempt = 0;; ++attempt) {
@@ -200,7 +204,7 @@ int run_launch(const LaunchSetup& setup, const std::atomic<int>& interrupts,
     say(what);
     notes.push_back("launch: " + what);
   }
-  record_ending(setup.run_dir, verdict);
+  if (progress_mark(setup.run_dir) != untouched) record_ending(setup.run_dir, verdict);
   say(ending_text(verdict));
   return verdict.exit_code;
 }

@@ -13,6 +13,9 @@
 //   (progress_watch.h), and the user's interrupts;
 // - ends with every process of its session ended (process_session.h), so
 //   no rank outlives it, a stopped one included.
+// After the last attempt, the ending goes into the run folder's events.log
+// (and a run.json left "running") only when the job wrote the folder: a
+// job its master refused leaves the folder as it was.
 // Interrupts: the first asks the run to checkpoint and stop (SIGUSR1 to
 // mpirun or srun, which pass it to every rank); the second ends the job at
 // once. Neither is followed by a restart.

@@ -84,7 +84,7 @@ void Master::validate() {
                                        config_.source, config_.source));
         layout_ = make_master_layout(config_, workers_);
         add_faults(config_, command_line_faults_, workers_);
-        plan_ = plan_resume(config_, resume_);
+        plan_ = plan_resume(config_, resume_, layout_->records_per_generation());
         board_ = make_job_status_board(config_, objective_name(config_), workers_, layout_->cell_owners(),
                                        Clock::now());
         status_ = start_status_server(config_, *board_);  // InputError if its port is taken

@@ -5,7 +5,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "common/error.h"
 #include "common/run_files.h"
@@ -16,13 +19,16 @@ namespace fs = std::filesystem;
 namespace {
 
 // The keys a resumed run may change: none of them changes a result.
+// output_dir is where the folder is now: a run folder may be moved.
 bool may_change_on_resume(const std::string& difference) {
-  for (const char* prefix : {"runtime.", "checkpoint.", "status.", "faults", "training.generations:"})
+  for (const char* prefix : {"output_dir:", "runtime.", "checkpoint.", "status.", "faults", "training.generations:"})
     if (difference.rfind(prefix, 0) == 0) return true;
   return false;
 }
 
-void check_same_run(const Config& config, const fs::path& dir) {
+// Throws unless `config` may go on with the run whose config.yaml `dir`
+// holds; returns that run's output_dir (where it was when it last ran).
+std::string check_same_run(const Config& config, const fs::path& dir) {
   const fs::path saved_path = dir / run_files::kConfig;
   std::ifstream in(saved_path);
   std::stringstream text;
@@ -38,9 +44,57 @@ void check_same_run(const Config& config, const fs::path& dir) {
   for (const std::string& d : config_differences(saved, config))
     if (!may_change_on_resume(d))
       throw InputError(fmt::format("{}: cannot resume the run in '{}': {} (the run's {} vs this file): only "
-                                   "runtime.*, checkpoint.*, status.*, faults and training.generations may change",
+                                   "output_dir, runtime.*, checkpoint.*, status.*, faults and training.generations "
+                                   "may change",
                                    config.source, config.output_dir, d.substr(0, d.find(':')), d.substr(d.find(':') + 2),
                                    config.source));
+  return saved.output_dir;
+}
+
+// Whether `was_at` (config.yaml's output_dir) names the folder at `now`.
+bool same_folder(const std::string& was_at, const std::string& now) {
+  std::error_code ec;
+  return was_at == now || fs::equivalent(was_at, now, ec);
+}
+
+// Generations 1..N (N at most `up_to`) each have `per_generation` lines in
+// metrics.jsonl; returns N. A line cut by an interruption is no line.
+std::int64_t metrics_complete_through(const fs::path& path, int per_generation, std::int64_t up_to) {
+  std::ifstream in(path);
+  std::map<std::int64_t, int> lines;
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_discarded() && j.is_object() && j.contains("generation") && j["generation"].is_number_integer())
+      ++lines[j["generation"].get<std::int64_t>()];
+  }
+  std::int64_t n = 0;
+  while (n < up_to && lines[n + 1] >= per_generation) ++n;
+  return n;
+}
+
+// A run goes on only with the records of every generation it resumes
+// after: the checkpoint cannot give back lines missing from metrics.jsonl.
+void check_metrics_kept(const Config& config, const std::string& resume, const ResumePlan& plan,
+                        int per_generation) {
+  const fs::path path = fs::path(config.output_dir) / run_files::kMetrics;
+  std::error_code ec;
+  const bool exists = fs::exists(path, ec);
+  const std::int64_t kept = exists ? metrics_complete_through(path, per_generation, plan.generation) : 0;
+  if (kept >= plan.generation) return;
+  std::vector<std::string> unused;
+  const auto covered = kept > 0 ? newest_complete_checkpoint(config.output_dir, unused, kept) : std::nullopt;
+  throw InputError(fmt::format(
+      "--resume {}: '{}' {}, but the checkpoint {} is of generation {}: the records of {} are missing; put the "
+      "file back, or {}",
+      resume, path.string(),
+      !exists    ? std::string("is missing")
+      : kept > 0 ? fmt::format("holds generations 1..{} only", kept)
+                 : std::string("holds no complete generation"),
+      plan.folder, plan.generation,
+      kept + 1 == plan.generation ? fmt::format("generation {}", plan.generation)
+                                  : fmt::format("generations {}..{}", kept + 1, plan.generation),
+      covered ? fmt::format("resume from a checkpoint it covers: --resume {}", covered->folder)
+              : std::string("start a new run in another output_dir")));
 }
 
 void check_checkpoint_fits(const Config& config, const ResumePlan& plan) {
@@ -56,7 +110,7 @@ void check_checkpoint_fits(const Config& config, const ResumePlan& plan) {
 
 }  // namespace
 
-ResumePlan plan_resume(const Config& config, const std::string& resume) {
+ResumePlan plan_resume(const Config& config, const std::string& resume, int records_per_generation) {
   const fs::path dir(config.output_dir);
   std::error_code ec;
   const bool exists = fs::exists(dir, ec);
@@ -82,7 +136,9 @@ ResumePlan plan_resume(const Config& config, const std::string& resume) {
     plan.notes.push_back(fmt::format("--resume auto: no run in {} yet: starting a new one", config.output_dir));
     return plan;
   }
-  check_same_run(config, dir);
+  const std::string was_at = check_same_run(config, dir);
+  if (!same_folder(was_at, config.output_dir))
+    plan.notes.push_back(fmt::format("the run's folder was at '{}' and goes on at '{}'", was_at, config.output_dir));
   plan.resuming = true;
   if (resume == "auto") {
     std::vector<std::string> skipped;
@@ -105,6 +161,7 @@ ResumePlan plan_resume(const Config& config, const std::string& resume) {
   }
   plan.generation = plan.manifest.generation;
   check_checkpoint_fits(config, plan);
+  check_metrics_kept(config, resume, plan, records_per_generation);
   plan.notes.push_back(fmt::format("resuming after generation {} from {}", plan.generation, plan.folder));
   return plan;
 }

@@ -5,6 +5,7 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <ctime>
@@ -30,6 +31,19 @@ InputError in_use(const Config& config, const std::string& holder) {
   return InputError(fmt::format("{}: output_dir: '{}' is in use by a running job (pid {}, {}): expected a folder no "
                                 "other job writes to",
                                 config.source, config.output_dir, holder, run_files::kLock));
+}
+
+// The records of a run `dir` holds besides config.yaml: the checkpoints
+// folder and the files a run writes (run.lock is none: a folder with only
+// that holds nothing of a run).
+std::vector<std::string> run_records_in(const fs::path& dir) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  if (fs::is_directory(dir / run_files::kCheckpoints, ec)) found.push_back(run_files::kCheckpoints);
+  for (const char* name : {run_files::kMetrics, run_files::kEvents, run_files::kRunState, run_files::kEnsemble,
+                           run_files::kSummary, run_files::kSamples, run_files::kReport})
+    if (fs::is_regular_file(dir / name, ec)) found.push_back(name);
+  return found;
 }
 
 }  // namespace
@@ -63,6 +77,12 @@ void check_run_directory(const Config& config) {
     throw InputError(fmt::format("{}: output_dir: '{}' already holds a finished run (result.json): expected a "
                                  "new or empty directory",
                                  config.source, config.output_dir));
+  if (fs::exists(dir / run_files::kConfig, ec)) return;
+  if (const auto records = run_records_in(dir); !records.empty())
+    throw InputError(fmt::format("{}: output_dir: '{}' holds records of a run ({}) but not its {}: it is no new "
+                                 "run, and cannot be resumed without it: put {} back, or choose another output_dir",
+                                 config.source, config.output_dir, fmt::join(records, ", "), run_files::kConfig,
+                                 run_files::kConfig));
 }
 
 namespace {

@@ -24,8 +24,11 @@
 namespace cellgan {
 
 // Throws InputError if `config.output_dir` already holds a finished run
-// (a result.json), or cannot be created or written (a file in its way, a
-// folder this process may not write into). Writes nothing.
+// (a result.json), holds records of a run (checkpoints/, metrics.jsonl,
+// events.log, run.json, results) without its config.yaml (neither a new
+// run nor one that can be resumed), or cannot be created or written (a
+// file in its way, a folder this process may not write into). Writes
+// nothing.
 void check_run_directory(const Config& config);
 
 // Throws InputError when another job holds `config.output_dir`

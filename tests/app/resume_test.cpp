@@ -3,7 +3,8 @@
 // metrics.jsonl (every field but `seconds`) of the run that never stopped;
 // a corrupt newest checkpoint is skipped for the one before; an
 // interrupted run's folder is refused without --resume; a bad --resume is
-// one line and exit 2. The last test stops a real mpirun job with SIGUSR1.
+// one line and exit 2; a moved folder resumes where it is; a folder whose
+// config.yaml or metrics.jsonl is gone is refused and left as it was. The last test stops a real mpirun job with SIGUSR1.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -28,6 +29,7 @@ namespace cellgan {
 namespace {
 
 namespace fs = std::filesystem;
+using test::folder_state;
 using test::JobOptions;
 using test::metrics_without_seconds;
 using test::read_bytes;
@@ -173,6 +175,75 @@ TEST(Resume, AResumedRunMustKeepItsConfiguration) {
   const auto out = run_one_process_job(config, 1, resume);
   EXPECT_EQ(out.master_code, kExitBadInput);
   EXPECT_NE(out.master_error.find("seed"), std::string::npos) << out.master_error;
+}
+
+// A run folder moved (here copied) elsewhere resumes where it now is, to
+// the bits of the same run resumed where it was; events.log says where it
+// was, and config.yaml where it is.
+TEST(Resume, AMovedRunFolderResumesToTheBitsOfTheUnmovedOne) {
+  TempDir tmp;
+  const std::string dir = tmp.file("run");
+  const std::string config = resume_config(tmp, "run", dir);
+  stop_run(config, 2, 2);
+  const std::string moved = tmp.file("elsewhere/run");
+  fs::create_directories(fs::path(moved).parent_path());
+  fs::copy(dir, moved, fs::copy_options::recursive);
+  JobOptions resume;
+  resume.resume = "auto";
+  const auto out = run_one_process_job(resume_config(tmp, "moved", moved), 1, resume);
+  ASSERT_TRUE(out.result.has_value()) << out.master_error;
+  const auto unmoved = run_one_process_job(config, 2, resume);
+  ASSERT_TRUE(unmoved.result.has_value()) << unmoved.master_error;
+  EXPECT_TRUE(read_bytes(moved + "/ensemble.bin") == read_bytes(dir + "/ensemble.bin")) << "ensemble.bin differs";
+  EXPECT_EQ(metrics_without_seconds(moved), metrics_without_seconds(dir));
+  const std::string events = read_bytes(moved + "/events.log");
+  EXPECT_NE(events.find(fmt::format("the run's folder was at '{}' and goes on at '{}'", dir, moved)),
+            std::string::npos)
+      << events;
+  EXPECT_EQ(read_bytes(dir + "/events.log").find("folder was at"), std::string::npos);
+  EXPECT_EQ(parse_config(read_bytes(moved + "/config.yaml"), "config.yaml").output_dir, moved);
+}
+
+// A folder with a run's records but no config.yaml, or with a metrics.jsonl
+// cut short, is refused in one line (exit 2) and left as it was; with the
+// files put back it resumes to the run that never stopped.
+TEST(Resume, ARunMissingItsConfigOrRecordsIsRefusedAndLeftAsItWas) {
+  TempDir tmp;
+  const Reference reference = uninterrupted(tmp);
+  const std::string dir = tmp.file("run");
+  const std::string config = resume_config(tmp, "run", dir);
+  stop_run(config, 2, 4);
+  const std::string saved_config = read_bytes(dir + "/config.yaml");
+  const std::string saved_metrics = read_bytes(dir + "/metrics.jsonl");
+  JobOptions resume;
+  resume.resume = "auto";
+  fs::remove(dir + "/config.yaml");
+  auto before = folder_state(dir);
+  for (const JobOptions& options : {resume, JobOptions{}}) {
+    SCOPED_TRACE("--resume '" + options.resume + "'");
+    const auto out = run_one_process_job(config, 2, options);
+    EXPECT_EQ(out.master_code, kExitBadInput) << out.master_error;
+    EXPECT_NE(out.master_error.find("'" + dir + "' holds records of a run"), std::string::npos) << out.master_error;
+    EXPECT_NE(out.master_error.find("not its config.yaml"), std::string::npos) << out.master_error;
+    EXPECT_EQ(folder_state(dir), before) << "a refused run changed its folder";
+  }
+  write_bytes(dir + "/config.yaml", saved_config);
+  // metrics.jsonl cut after generation 1 (4 cells).
+  std::size_t cut = 0;
+  for (int line = 0; line < 4; ++line) cut = saved_metrics.find('\n', cut) + 1;
+  write_bytes(dir + "/metrics.jsonl", saved_metrics.substr(0, cut));
+  before = folder_state(dir);
+  auto out = run_one_process_job(config, 2, resume);
+  EXPECT_EQ(out.master_code, kExitBadInput) << out.master_error;
+  EXPECT_NE(out.master_error.find("metrics.jsonl' holds generations 1..1 only"), std::string::npos)
+      << out.master_error;
+  EXPECT_EQ(folder_state(dir), before) << "a refused run changed its folder";
+
+  write_bytes(dir + "/metrics.jsonl", saved_metrics);
+  out = run_one_process_job(config, 1, resume);
+  ASSERT_TRUE(out.result.has_value()) << out.master_error;
+  EXPECT_TRUE(read_bytes(dir + "/ensemble.bin") == reference.ensemble) << "ensemble.bin differs";
+  EXPECT_EQ(metrics_without_seconds(dir), reference.metrics);
 }
 
 // The real path: SIGUSR1 to mpirun, forwarded to every rank; the master

@@ -1,5 +1,6 @@
 // Helpers shared by the common tests: a temporary folder removed at the
-// end of the test, whole-file reads and writes, and catching InputError.
+// end of the test, whole-file reads and writes, a folder's whole state,
+// and catching InputError.
 //
 // Thread-safety: each TempDir is owned by one test.
 #pragma once
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 
 #include "common/error.h"
@@ -53,6 +55,21 @@ inline void write_bytes(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   ASSERT_TRUE(out.good()) << "cannot write " << path;
+}
+
+// Everything under `dir`: each entry's path (relative) with its bytes (a
+// file), "<dir>" (a folder) or "<other>", and its modification time; a
+// change anywhere shows as a different map.
+inline std::map<std::string, std::string> folder_state(const std::string& dir) {
+  std::map<std::string, std::string> state;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    const std::string what = entry.is_directory()      ? "<dir>"
+                             : entry.is_regular_file() ? read_bytes(entry.path().string())
+                                                       : "<other>";
+    const auto time = entry.last_write_time().time_since_epoch().count();
+    state[std::filesystem::relative(entry.path(), dir).string()] = what + " @" + std::to_string(time);
+  }
+  return state;
 }
 
 // Runs `f`, expecting an InputError; returns its message ("" and a test

@@ -89,8 +89,28 @@ TEST(CheckRunDirectory, PassesForANewDirectory) {
 TEST(CheckRunDirectory, PassesForAnUnfinishedRun) {
   TempDir tmp;
   std::filesystem::create_directories(tmp.file("run"));
+  write_bytes(tmp.file("run/config.yaml"), to_yaml(config_in(tmp.file("run"))));
   write_bytes(tmp.file("run/metrics.jsonl"), record(1, 0) + "\n");
   EXPECT_NO_THROW(check_run_directory(config_in(tmp.file("run"))));
+}
+
+// Checkpoints, metrics.jsonl, events.log or run.json without config.yaml:
+// a run whose configuration is gone, which a new run would overwrite.
+TEST(CheckRunDirectory, RejectsTheRecordsOfARunWithoutItsConfig) {
+  TempDir tmp;
+  const std::string dir = tmp.file("run");
+  std::filesystem::create_directories(dir + "/checkpoints/gen-000002");
+  write_bytes(dir + "/run.json", "{}\n");
+  const std::string message = input_error_of([&] { check_run_directory(config_in(dir)); });
+  EXPECT_EQ(message, "configs/test.yaml: output_dir: '" + dir + "' holds records of a run (checkpoints, run.json) "
+                     "but not its config.yaml: it is no new run, and cannot be resumed without it: put config.yaml "
+                     "back, or choose another output_dir");
+  // Files of its own, or a lock left by a job that wrote nothing, are no run's.
+  const std::string other = tmp.file("other");
+  std::filesystem::create_directories(other);
+  write_bytes(other + "/notes.txt", "mine\n");
+  write_bytes(other + "/run.lock", "1@host\n");
+  EXPECT_NO_THROW(check_run_directory(config_in(other)));
 }
 
 TEST(CheckRunDirectory, RejectsAFinishedRun) {
