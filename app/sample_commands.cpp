@@ -2,6 +2,7 @@
 #include <torch/torch.h>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <iostream>
@@ -20,7 +21,9 @@
 #include "common/nn/ensemble.h"
 #include "common/nn/networks.h"
 #include "common/nn/scores.h"
+#include "common/path_checks.h"
 #include "common/rng.h"
+#include "common/run_files.h"
 #include "common/sample_limits.h"
 #include "master/sample_png.h"
 
@@ -39,12 +42,50 @@ std::vector<float> to_vector(const torch::Tensor& t) {
   return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
 }
 
-// The ensemble at `path` must make samples of the width `config`'s dataset has.
-void check_sample_width(const Config& config, const Ensemble& ensemble, const std::string& path) {
-  const std::int64_t dim = network_shape(config).data_dim;
-  if (ensemble.shape.data_dim != dim)
+// The latent size a configuration names for `shape` (a conditional
+// network's label slots are not part of it).
+std::int64_t latent_dim_of(const NetworkShape& shape) {
+  return shape.latent_dim - (is_conditional(shape) ? kClassCount : 0);
+}
+
+// The ensemble at `path` must be one that `config` describes: samples of
+// the width its dataset has, generators of its network (kind and sizes),
+// and, when the folder of the ensemble holds its run's config.yaml, the
+// dataset that run trained on. Otherwise one line naming what differs.
+void check_ensemble_matches(const Config& config, const Ensemble& ensemble, const std::string& path) {
+  const NetworkShape want = network_shape(config);
+  const NetworkShape& have = ensemble.shape;
+  if (have.data_dim != want.data_dim)
     throw InputError(fmt::format("{}: the ensemble makes {}-value samples: expected {} for dataset {}", path,
-                                 ensemble.shape.data_dim, dim, to_string(config.data.dataset)));
+                                 have.data_dim, want.data_dim, to_string(config.data.dataset)));
+  std::vector<std::string> differences;
+  if (have.kind != want.kind)
+    differences.push_back(fmt::format("network.kind {} vs {}", to_string(have.kind), to_string(want.kind)));
+  if (latent_dim_of(have) != latent_dim_of(want))
+    differences.push_back(fmt::format("network.latent_dim {} vs {}", latent_dim_of(have), latent_dim_of(want)));
+  if (have.kind == NetworkKind::kToy && want.kind == NetworkKind::kToy) {
+    if (have.toy_hidden != want.toy_hidden)
+      differences.push_back(fmt::format("network.toy_hidden {} vs {}", have.toy_hidden, want.toy_hidden));
+    if (have.toy_layers != want.toy_layers)
+      differences.push_back(fmt::format("network.toy_layers {} vs {}", have.toy_layers, want.toy_layers));
+  }
+  if (!differences.empty())
+    throw InputError(fmt::format("{}: the ensemble's generators are not the network of {} ({}: the ensemble's vs "
+                                 "the configuration's): expected the configuration of the run that made it",
+                                 path, config.source, fmt::join(differences, ", ")));
+  const std::string run_config = (std::filesystem::path(path).parent_path() / run_files::kConfig).string();
+  if (!why_no_input_file(run_config).empty()) return;  // an ensemble outside its run folder
+  DatasetKind trained_on;
+  try {
+    trained_on = load_config(run_config).data.dataset;
+  } catch (const InputError&) {
+    return;  // not a configuration cellgan can read: it records nothing
+  }
+  if (trained_on != config.data.dataset)
+    throw InputError(fmt::format("{}: the ensemble was trained on data.dataset {} ({}), {} has {}: expected the "
+                                 "configuration of the run that made it",
+                                 path, to_string(trained_on), run_config, config.source,
+                                 to_string(config.data.dataset)));
 }
 
 // The samples an ensemble drew, checked as a sample file is: a broken
@@ -141,7 +182,7 @@ int sample_command(const Args& args) {
   std::optional<Config> config;
   if (vm.count("config")) {
     config = load_config(vm["config"].as<std::string>());
-    check_sample_width(*config, drawn, path);
+    check_ensemble_matches(*config, drawn, path);
   }
   const std::uint64_t latent_seed = derive_seed(seed, Stream::kEvaluation, 2);
   std::vector<float> labels;
@@ -225,7 +266,7 @@ int score_command(const Args& args) {
   } else {
     const std::string path = vm["ensemble"].as<std::string>();
     Ensemble ensemble = Ensemble::load(path, device);
-    check_sample_width(config, ensemble, path);
+    check_ensemble_matches(config, ensemble, path);
     samples = ensemble.sample(count, derive_seed(seed, Stream::kEvaluation, 0));
     check_drawn_samples(samples, config.data.dataset, path);
     drawn = fmt::format(" (--count {}{}, --seed {}{})", count, vm.count("count") ? "" : ": evaluation.final_samples",

@@ -73,9 +73,7 @@ int collect(const po::variables_map& vm) {
   return kExitOk;
 }
 
-}  // namespace
-
-int sweep_command(const Args& args) {
+po::options_description sweep_options() {
   po::options_description options("options");
   options.add_options()("config", po::value<std::string>()->value_name("FILE"), "the base configuration")(
       "grids", po::value<std::string>()->value_name("RxC,..."),
@@ -97,84 +95,94 @@ int sweep_command(const Args& args) {
       "list", po::bool_switch(),
       "run nothing, write nothing: print the runs, one a line: NAME, W and the --set settings of the run "
       "(output_dir excepted), separated by tabs (deploy/slurm/sweep.sh reads it)");
-  po::variables_map vm;
-  if (!parse_options("sweep",
-                     "--config FILE [--grids 1x1,2x2] [--workers 1,2] [--vary KEY=V1,V2 ...] [--seeds N] [--out DIR]\n"
-                     "       cellgan sweep --collect DIR [--out DIR]\n\n"
-                     "Runs the experiments one after another, each through `cellgan launch -w W` (or\n"
-                     "`$CELLGAN_MPIRUN -np W+1 cellgan train` when set). Ctrl-C checkpoints and stops the current run;\n"
-                     "run the same command again to keep the finished runs and resume the others. A combination the\n"
-                     "layout refuses (a grid data_parallel cannot train, more workers than cells) is skipped with\n"
-                     "the reason.",
-                     options, nullptr, args, vm))
-    return kExitOk;
-  if (vm.count("collect")) {
-    for (const char* flag : {"config", "grids", "workers", "vary", "set", "list"})
-      if (vm.count(flag) && !vm[flag].defaulted())
-        throw InputError(fmt::format("cellgan sweep: --{}: has no effect with --collect: expected only --collect and "
-                                     "--out",
-                                     flag));
-    if (!vm["seeds"].defaulted())
-      throw InputError("cellgan sweep: --seeds: has no effect with --collect: expected only --collect and --out");
-    return collect(vm);
-  }
+  return options;
+}
+
+// --collect runs nothing, so the options that shape runs are refused with it.
+void refuse_run_options_with_collect(const po::variables_map& vm) {
+  for (const char* flag : {"config", "grids", "workers", "vary", "set", "list"})
+    if (vm.count(flag) && !vm[flag].defaulted())
+      throw InputError(fmt::format("cellgan sweep: --{}: has no effect with --collect: expected only --collect and "
+                                   "--out",
+                                   flag));
+  if (!vm["seeds"].defaulted())
+    throw InputError("cellgan sweep: --seeds: has no effect with --collect: expected only --collect and --out");
+}
+
+// What a sweep varies, read from its options.
+struct SweepRequest {
+  std::string config_path;
+  std::vector<sweep::GridSize> grids;
+  std::vector<int> workers;
+  int seeds = 1;
+  std::vector<std::string> settings;
+  std::vector<sweep::Variation> varies;
+};
+
+SweepRequest read_request(const po::variables_map& vm) {
   if (!vm.count("config"))
     throw InputError("cellgan sweep: --config is required (or --collect DIR; see cellgan sweep --help)");
   if (!vm.count("grids") && !vm.count("workers") && !vm.count("vary") && vm["seeds"].defaulted())
     throw InputError("cellgan sweep: nothing to sweep: expected --grids, --workers, --vary or --seeds");
-  const std::vector<sweep::GridSize> grids =
-      vm.count("grids") ? sweep::parse_grids(vm["grids"].as<std::string>()) : std::vector<sweep::GridSize>{};
-  const std::vector<int> workers =
-      vm.count("workers") ? sweep::parse_workers(vm["workers"].as<std::string>()) : std::vector<int>{};
-  const int seeds = static_cast<int>(int_option(vm, "sweep", "seeds", 1, 1000));
-  std::vector<std::string> settings;
-  if (vm.count("set")) settings = vm["set"].as<std::vector<std::string>>();
-  std::vector<sweep::Variation> varies;
+  SweepRequest request;
+  if (vm.count("grids")) request.grids = sweep::parse_grids(vm["grids"].as<std::string>());
+  if (vm.count("workers")) request.workers = sweep::parse_workers(vm["workers"].as<std::string>());
+  request.seeds = static_cast<int>(int_option(vm, "sweep", "seeds", 1, 1000));
+  if (vm.count("set")) request.settings = vm["set"].as<std::vector<std::string>>();
   if (vm.count("vary"))
-    for (const std::string& text : vm["vary"].as<std::vector<std::string>>()) varies.push_back(sweep::parse_vary(text));
-  sweep::check_sweep_settings(settings, varies);
-  const std::string config_path = vm["config"].as<std::string>();
-  // Checked once here, so a bad configuration fails before any run starts;
-  // each run's own settings are checked by the plan, which skips what the
-  // configuration refuses.
-  const Config config = load_config(config_path, settings);
+    for (const std::string& text : vm["vary"].as<std::vector<std::string>>())
+      request.varies.push_back(sweep::parse_vary(text));
+  sweep::check_sweep_settings(request.settings, request.varies);
+  request.config_path = vm["config"].as<std::string>();
+  return request;
+}
+
+// The runs of the sweep, refused when the configuration refuses every one.
+std::vector<sweep::PlannedRun> plan_runs(const SweepRequest& request, const Config& config) {
   const sweep::ConfigLoader load = [&](const std::vector<std::string>& own) {
-    std::vector<std::string> all = settings;
+    std::vector<std::string> all = request.settings;
     all.insert(all.end(), own.begin(), own.end());
-    return load_config(config_path, all);
+    return load_config(request.config_path, all);
   };
-  const std::vector<sweep::PlannedRun> plan = sweep::plan_sweep(config, grids, workers, seeds, varies, load);
+  std::vector<sweep::PlannedRun> plan =
+      sweep::plan_sweep(config, request.grids, request.workers, request.seeds, request.varies, load);
   if (!plan.empty() && std::all_of(plan.begin(), plan.end(), [](const sweep::PlannedRun& r) { return r.skip.has_value(); }))
     throw InputError(fmt::format("cellgan sweep: every run is refused, nothing to run: {}: {}", plan.front().name,
                                  *plan.front().skip));
-  if (vm["list"].as<bool>()) {
-    if (vm.count("out")) throw InputError("cellgan sweep: --out: has no effect with --list: it writes nothing");
-    for (const sweep::PlannedRun& run : plan) {
-      if (run.skip) {
-        std::cerr << "cellgan sweep: skipped " << run.name << ": " << *run.skip << "\n";
-        continue;
-      }
-      std::vector<std::string> line = settings;
-      const std::vector<std::string> own = sweep::run_settings(run, "");
-      line.insert(line.end(), own.begin(), own.end() - 1);  // all but output_dir
-      std::cout << run.name << "\t" << run.workers << "\t" << fmt::format("{}", fmt::join(line, "\t")) << "\n";
-    }
-    return kExitOk;
-  }
-  const std::string out = vm.count("out") ? vm["out"].as<std::string>() : "runs/sweep";
-  check_output_folder("sweep", "out", out);
+  return plan;
+}
 
+// --list: one line a run on stdout (NAME, W, its settings), the skipped ones on stderr.
+void list_runs(const std::vector<sweep::PlannedRun>& plan, const std::vector<std::string>& settings) {
+  for (const sweep::PlannedRun& run : plan) {
+    if (run.skip) {
+      std::cerr << "cellgan sweep: skipped " << run.name << ": " << *run.skip << "\n";
+      continue;
+    }
+    std::vector<std::string> line = settings;
+    const std::vector<std::string> own = sweep::run_settings(run, "");
+    line.insert(line.end(), own.begin(), own.end() - 1);  // all but output_dir
+    std::cout << run.name << "\t" << run.workers << "\t" << fmt::format("{}", fmt::join(line, "\t")) << "\n";
+  }
+}
+
+// Where and how each run of the sweep starts.
+sweep::SweepSetup make_setup(const SweepRequest& request, const Config& config, const std::string& out) {
   sweep::SweepSetup setup;
-  setup.config = fs::absolute(config_path).string();
-  setup.settings = settings;
+  setup.config = fs::absolute(request.config_path).string();
+  setup.settings = request.settings;
   setup.out = fs::absolute(out).lexically_normal().string();
   setup.launcher = launcher();
   setup.cellgan = fs::read_symlink("/proc/self/exe").string();
+  setup.generations = config.training.generations;
+  return setup;
+}
 
+// Runs the plan one run after another, with a status line on a terminal.
+sweep::SweepOutcome run_plan(const std::vector<sweep::PlannedRun>& plan, const sweep::SweepSetup& setup) {
   setenv("OMP_NUM_THREADS", "1", 0);
   setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
   const std::atomic<int>& interrupts = catch_interrupts({SIGINT, SIGTERM, SIGUSR1});
-  setup.generations = config.training.generations;
   // On a terminal, a status line redrawn in place while a run trains; the
   // lines of each run's start and end scroll above it.
   const bool terminal = ::isatty(STDERR_FILENO) != 0;
@@ -183,14 +191,25 @@ int sweep_command(const Args& args) {
   if (terminal) status = [](const std::string& line) { std::cerr << "\r\033[K" << line << std::flush; };
   const sweep::SweepOutcome outcome = sweep::run_sweep(plan, setup, interrupts, say, status);
   if (terminal) std::cerr << "\r\033[K" << std::flush;
+  return outcome;
+}
 
-  sweep::SweepNotes notes;
-  std::string command = fmt::format("cellgan sweep --config {}", config_path);
+// The command that made the sweep, as sweep.md's title shows it.
+std::string sweep_command_line(const po::variables_map& vm, const SweepRequest& request) {
+  std::string command = fmt::format("cellgan sweep --config {}", request.config_path);
   if (vm.count("grids")) command += " --grids " + vm["grids"].as<std::string>();
   if (vm.count("workers")) command += " --workers " + vm["workers"].as<std::string>();
-  for (const sweep::Variation& v : varies) command += fmt::format(" --vary {}={}", v.key, fmt::join(v.values, ","));
-  command += fmt::format(" --seeds {}", seeds);
-  for (const std::string& s : settings) command += " --set " + s;
+  for (const sweep::Variation& v : request.varies)
+    command += fmt::format(" --vary {}={}", v.key, fmt::join(v.values, ","));
+  command += fmt::format(" --seeds {}", request.seeds);
+  for (const std::string& s : request.settings) command += " --set " + s;
+  return command;
+}
+
+// Writes the sweep's outputs, prints what became of the runs, returns the exit code.
+int report_outcome(const sweep::SweepOutcome& outcome, const std::string& command, const sweep::SweepSetup& setup,
+                   const std::string& out) {
+  sweep::SweepNotes notes;
   notes.title = "`" + command + "`";
   notes.skipped = outcome.skipped;
   notes.failed = outcome.failed;
@@ -205,6 +224,43 @@ int sweep_command(const Args& args) {
     return kExitRestart;
   }
   return outcome.failed.empty() ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+int sweep_command(const Args& args) {
+  po::options_description options = sweep_options();
+  po::variables_map vm;
+  if (!parse_options("sweep",
+                     "--config FILE [--grids 1x1,2x2] [--workers 1,2] [--vary KEY=V1,V2 ...] [--seeds N] [--out DIR]\n"
+                     "       cellgan sweep --collect DIR [--out DIR]\n\n"
+                     "Runs the experiments one after another, each through `cellgan launch -w W` (or\n"
+                     "`$CELLGAN_MPIRUN -np W+1 cellgan train` when set). Ctrl-C checkpoints and stops the current run;\n"
+                     "run the same command again to keep the finished runs and resume the others. A combination the\n"
+                     "layout refuses (a grid data_parallel cannot train, more workers than cells) is skipped with\n"
+                     "the reason.",
+                     options, nullptr, args, vm))
+    return kExitOk;
+  if (vm.count("collect")) {
+    refuse_run_options_with_collect(vm);
+    return collect(vm);
+  }
+  const SweepRequest request = read_request(vm);
+  // Checked once here, so a bad configuration fails before any run starts;
+  // each run's own settings are checked by the plan, which skips what the
+  // configuration refuses.
+  const Config config = load_config(request.config_path, request.settings);
+  const std::vector<sweep::PlannedRun> plan = plan_runs(request, config);
+  if (vm["list"].as<bool>()) {
+    if (vm.count("out")) throw InputError("cellgan sweep: --out: has no effect with --list: it writes nothing");
+    list_runs(plan, request.settings);
+    return kExitOk;
+  }
+  const std::string out = vm.count("out") ? vm["out"].as<std::string>() : "runs/sweep";
+  check_output_folder("sweep", "out", out);
+  const sweep::SweepSetup setup = make_setup(request, config, out);
+  const sweep::SweepOutcome outcome = run_plan(plan, setup);
+  return report_outcome(outcome, sweep_command_line(vm, request), setup, out);
 }
 
 }  // namespace cellgan::app

@@ -14,6 +14,7 @@
 #include "common/config_keys.h"
 #include "common/error.h"
 #include "common/path_checks.h"
+#include "common/printable.h"
 
 namespace cellgan {
 namespace {
@@ -29,6 +30,10 @@ class SectionReader {
   SectionReader(const YAML::Node& node, std::string prefix, const std::string& source)
       : node_(node), prefix_(std::move(prefix)), source_(source) {
     if (present() && !node_.IsMap()) fail("", "expected a mapping");
+    // A section that is there but empty ("training:", "--set training=null")
+    // would silently stand for its defaults: only leaving it out does.
+    if (!prefix_.empty() && node_.IsDefined() && node_.IsNull())
+      fail("", "null: expected a mapping of the section's keys (leave the section out for its defaults)");
   }
 
   void read_keys(const ConfigSection& section, Config& c) {
@@ -83,9 +88,8 @@ class SectionReader {
   std::set<std::string> seen_;
 };
 
-}  // namespace
-
-Config parse_config(const std::string& yaml_text, const std::string& source) {
+// parse_config, its messages as they are made.
+Config read_config(const std::string& yaml_text, const std::string& source) {
   YAML::Node root;
   try {
     root = YAML::Load(yaml_text);
@@ -114,9 +118,8 @@ Config parse_config(const std::string& yaml_text, const std::string& source) {
   return c;
 }
 
-Config load_config(const std::string& path) { return load_config(path, {}); }
-
-Config load_config(const std::string& path, const std::vector<std::string>& settings) {
+// load_config, its messages as they are made.
+Config read_config_file(const std::string& path, const std::vector<std::string>& settings) {
   // Only a regular file: a FIFO or a device could block the open or never
   // end, and under mpirun each rank would read it differently.
   if (const std::string why = why_no_input_file(path); !why.empty())
@@ -132,6 +135,28 @@ Config load_config(const std::string& path, const std::vector<std::string>& sett
   if (settings.empty()) return parse_config(text, path);
   const std::string source = fmt::format("{} (with --set)", path);
   return parse_config(apply_settings(text, settings, path), source);
+}
+
+}  // namespace
+
+// The messages echo the file's bytes, its path and the settings: printable()
+// keeps them one line of text whatever those hold.
+Config parse_config(const std::string& yaml_text, const std::string& source) {
+  try {
+    return read_config(yaml_text, source);
+  } catch (const InputError& e) {
+    throw InputError(printable(e.what()));
+  }
+}
+
+Config load_config(const std::string& path) { return load_config(path, {}); }
+
+Config load_config(const std::string& path, const std::vector<std::string>& settings) {
+  try {
+    return read_config_file(path, settings);
+  } catch (const InputError& e) {
+    throw InputError(printable(e.what()));
+  }
 }
 
 std::string to_yaml(const Config& c) {

@@ -150,7 +150,12 @@ struct Config {
   std::string source = "<config>";
 };
 
-// Parses and validates. Throws InputError naming `path` and the key.
+// Parses and validates. Throws InputError naming `path` and the key. A
+// section present but null or not a mapping ("training:" with nothing under
+// it, "--set training=null") is an error, not its defaults. Every message
+// is one line: what it echoes of the input (the path, a key, a value, a
+// setting) has its unprintable and non-UTF-8 bytes written as \xNN
+// (common/printable.h).
 Config load_config(const std::string& path);
 // The same, with `settings` ("grid.rows=3", "seed=7": `cellgan train
 // --set`) replacing or adding keys of the file before it is validated; a

@@ -9,6 +9,7 @@
 
 #include "common/config.h"
 #include "common/error.h"
+#include "common/printable.h"
 
 namespace cellgan {
 namespace {
@@ -26,10 +27,9 @@ std::vector<std::string> key_parts(const std::string& key) {
   return parts;
 }
 
-}  // namespace
-
-std::string apply_settings(const std::string& yaml_text, const std::vector<std::string>& settings,
-                           const std::string& source) {
+// apply_settings, its messages as they are made.
+std::string settings_applied(const std::string& yaml_text, const std::vector<std::string>& settings,
+                             const std::string& source) {
   YAML::Node root;
   try {
     root = YAML::Load(yaml_text);
@@ -39,6 +39,12 @@ std::string apply_settings(const std::string& yaml_text, const std::vector<std::
   if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   if (!root.IsMap()) throw InputError(fmt::format("{}: expected a mapping of sections", source));
   for (const std::string& setting : settings) {
+    // Checked first: writing the YAML back would turn such bytes into U+FFFD
+    // and the messages below could no longer show them.
+    if (printable(setting) != setting)
+      throw InputError(fmt::format("--set {}: holds bytes that are not printable UTF-8 text (shown as \\xNN): "
+                                   "expected KEY=VALUE text",
+                                   printable(setting)));
     const std::size_t equals = setting.find('=');
     const std::string key = setting.substr(0, equals);
     const std::vector<std::string> parts = key_parts(key);
@@ -67,6 +73,17 @@ std::string apply_settings(const std::string& yaml_text, const std::vector<std::
   YAML::Emitter out;
   out << root;
   return out.c_str();
+}
+
+}  // namespace
+
+std::string apply_settings(const std::string& yaml_text, const std::vector<std::string>& settings,
+                           const std::string& source) {
+  try {
+    return settings_applied(yaml_text, settings, source);
+  } catch (const InputError& e) {
+    throw InputError(printable(e.what()));  // the settings and the file may hold any bytes
+  }
 }
 
 }  // namespace cellgan

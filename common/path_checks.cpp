@@ -1,9 +1,12 @@
-// Checks of output paths (see output_paths.h).
+// Checks of output paths (see path_checks.h).
 #include "common/path_checks.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 
@@ -13,11 +16,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// "" if `dir`, which exists, is a folder this process may write into.
+// "" if `dir`, which exists, is a folder this process may write into. An
+// empty folder made in it and removed at once answers what access(2) does
+// not: root passes access() for any folder, and a folder of a file system
+// that takes no new entries (/proc, /sys) passes it too.
 std::string why_not_writable_folder(const fs::path& dir, const std::string& shown) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return fmt::format("'{}' is a file, not a folder", shown);
   if (::access(dir.c_str(), W_OK | X_OK) != 0) return fmt::format("the folder '{}' is not writable", shown);
+  std::string probe = (dir / ".cellgan-write-check-XXXXXX").string();
+  if (::mkdtemp(probe.data()) == nullptr)
+    return fmt::format("nothing can be made in the folder '{}' ({})", shown, std::strerror(errno));
+  ::rmdir(probe.c_str());
   return "";
 }
 

@@ -5,8 +5,10 @@
 // ("cannot be created: 'a/b' is a file, not a folder"); the caller names
 // its flag or key and throws InputError.
 //
-// Writability is asked of access(2): a process running as root passes it
-// for any folder, and then meets the error only when it writes.
+// Writability is asked of access(2), then of the folder itself: an empty
+// folder is made in it and removed at once (root passes access(2) for any
+// folder; /proc takes no new entry whatever its mode says). Nothing is left
+// behind.
 //
 // Thread-safety: free functions; they only look at the file system.
 #pragma once

@@ -15,9 +15,10 @@
 # gnuplot (the plots of cellgan sweep), Chromium (the tests load the pages
 # in it, headless), SLURM and munge (the slurm tests run a single-node
 # cluster, deploy/slurm/local-cluster.sh), python3-yaml
-# (deploy/slurm/submit.sh reads the grid) and python3-torch (a test loads
-# `cellgan export` files with python/cellgan_ensemble.py). Safe to run
-# again: it skips what is already there.
+# (deploy/slurm/submit.sh reads the grid), python3-torch (a test loads
+# `cellgan export` files with python/cellgan_ensemble.py) and universal-ctags
+# (the style test measures functions with it). Safe to run again: it skips
+# what is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 only_run=0
@@ -39,7 +40,7 @@ PACKAGES=(
   libpng-dev zlib1g-dev nlohmann-json3-dev
 )
 if [ "$only_run" = 0 ]; then
-  PACKAGES+=(dataset-fashion-mnist chromium slurm-wlm munge python3-yaml gnuplot-nox python3-torch)
+  PACKAGES+=(dataset-fashion-mnist chromium slurm-wlm munge python3-yaml gnuplot-nox python3-torch universal-ctags)
 fi
 # npm only when the machine has none (a Node.js from elsewhere may already
 # provide it, and Debian's npm would conflict with it).

@@ -60,6 +60,85 @@ class GenerationCounter {
 // The work of a run on one worker, for the estimate of the time left.
 double weight(const PlannedRun& run) { return static_cast<double>(run.grid.cells()) / run.workers; }
 
+// The first words of a run's lines: its place in the plan and what it varies.
+std::string heading(const PlannedRun& run, std::size_t i, std::size_t n) {
+  std::string head = fmt::format("sweep [{}/{}] grid {}, W {}, seed {}", i + 1, n, run.grid.label(), run.workers,
+                                 run.seed);
+  for (const auto& [key, value] : run.varied) head += fmt::format(", {} {}", key, value);
+  return head;
+}
+
+// The sweep's pace so far, for the time its remaining runs will take.
+struct Pace {
+  double weight_left = 0.0, weight_done = 0.0, seconds_done = 0.0;
+  std::string time_left() const {
+    return weight_done > 0 ? fmt::format(", about {} left", duration(seconds_done / weight_done * weight_left)) : "";
+  }
+};
+
+// The status line of the run in training: its generation and, once two have
+// been seen in this session, the time left for it.
+class RunProgress {
+ public:
+  using Clock = std::chrono::steady_clock;
+  RunProgress(fs::path metrics, int cells, std::int64_t generations, Clock::time_point started)
+      : counter_(std::move(metrics), cells), generations_(generations), first_at_(started) {}
+  std::string line(const std::string& head, Clock::time_point now) {
+    const std::int64_t done = counter_.generations();
+    if (first_ < 0 && done > 0) {
+      first_ = done;
+      first_at_ = now;
+    }
+    std::string left;
+    if (first_ >= 0 && done > first_) {
+      const double per = std::chrono::duration<double>(now - first_at_).count() / static_cast<double>(done - first_);
+      left = fmt::format(", about {} left for this run", duration(per * static_cast<double>(generations_ - done)));
+    }
+    return fmt::format("{}: generation {}/{}{}", head, done, generations_, left);
+  }
+
+ private:
+  GenerationCounter counter_;
+  std::int64_t generations_;
+  std::int64_t first_ = -1;  // generations done when this session's first one was seen
+  Clock::time_point first_at_;
+};
+
+// Runs argv (its output to the run's log) until it exits, showing its status
+// line each second and passing interrupts on: the first as SIGUSR1
+// (checkpoint and stop), the next as SIGTERM. Returns its exit code, 127 when
+// it could not start.
+int train_run(const std::vector<std::string>& argv, const SweepSetup& setup, const PlannedRun& run,
+              const std::string& head, std::chrono::steady_clock::time_point started,
+              const std::atomic<int>& interrupts, const std::function<void(const std::string&)>& say,
+              const std::function<void(const std::string&)>& status) {
+  launch::ChildProcess child(argv, log_file(setup, run));
+  if (!child.started()) {
+    std::ofstream(log_file(setup, run), std::ios::app) << "could not start: " << child.start_error() << "\n";
+    return 127;
+  }
+  int sent = 0;
+  RunProgress progress(fs::path(run_folder(setup, run)) / run_files::kMetrics, run.grid.cells(), setup.generations,
+                       started);
+  auto next_status = started;
+  while (true) {
+    if (const auto exit = child.wait_for(std::chrono::milliseconds(200))) return *exit;
+    const auto now = std::chrono::steady_clock::now();
+    if (status && now >= next_status && setup.generations > 0) {
+      next_status = now + std::chrono::seconds(1);
+      status(progress.line(head, now));
+    }
+    const int asked = interrupts.load();
+    if (asked > sent) {
+      sent = asked;
+      child.signal(asked == 1 ? SIGUSR1 : SIGTERM);
+      say(fmt::format("{}: {}", head, asked == 1 ? "interrupted: checkpointing and stopping (interrupt again "
+                                                   "to end it at once)"
+                                                 : "interrupted again: ending it"));
+    }
+  }
+}
+
 }  // namespace
 
 std::string run_folder(const SweepSetup& setup, const PlannedRun& run) {
@@ -92,17 +171,13 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& plan, const SweepSetup& se
   fs::create_directories(fs::path(setup.out) / "runs");
   fs::create_directories(fs::path(setup.out) / "logs");
   const std::size_t n = plan.size();
-  // The runs still to run, by weight, for the time left.
-  double weight_left = 0.0;
+  Pace pace;  // weight_left: the runs still to run, by weight
   for (const PlannedRun& run : plan)
-    if (!run.skip && !fs::exists(fs::path(run_folder(setup, run)) / run_files::kResult)) weight_left += weight(run);
-  double weight_done = 0.0, seconds_done = 0.0;
+    if (!run.skip && !fs::exists(fs::path(run_folder(setup, run)) / run_files::kResult)) pace.weight_left += weight(run);
 
   for (std::size_t i = 0; i < n; ++i) {
     const PlannedRun& run = plan[i];
-    std::string head = fmt::format("sweep [{}/{}] grid {}, W {}, seed {}", i + 1, n, run.grid.label(), run.workers,
-                                   run.seed);
-    for (const auto& [key, value] : run.varied) head += fmt::format(", {} {}", key, value);
+    const std::string head = heading(run, i, n);
     const fs::path folder = run_folder(setup, run);
     if (run.skip) {
       out.skipped.push_back(fmt::format("{}: {}", run.name, *run.skip));
@@ -120,63 +195,21 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& plan, const SweepSetup& se
       continue;
     }
     const bool resuming = fs::exists(folder / run_files::kConfig);
-    const std::string eta =
-        weight_done > 0 ? fmt::format(", about {} left", duration(seconds_done / weight_done * weight_left)) : "";
-    say(fmt::format("{}: {}{}", head, resuming ? "resuming" : "running", eta));
+    say(fmt::format("{}: {}{}", head, resuming ? "resuming" : "running", pace.time_left()));
     const std::vector<std::string> argv = run_command(setup, run);
     {
       std::ofstream log(log_file(setup, run), std::ios::app);
       log << "# " << fmt::format("{}", fmt::join(argv, " ")) << "\n";
     }
     const auto started = std::chrono::steady_clock::now();
-    launch::ChildProcess child(argv, log_file(setup, run));
-    int code = 0;
-    if (!child.started()) {
-      code = 127;
-      std::ofstream(log_file(setup, run), std::ios::app) << "could not start: " << child.start_error() << "\n";
-    } else {
-      int sent = 0;
-      GenerationCounter counter(folder / run_files::kMetrics, run.grid.cells());
-      std::int64_t first = -1;  // generations done when this session's first one was seen
-      auto first_at = started;
-      auto next_status = started;
-      while (true) {
-        if (const auto exit = child.wait_for(std::chrono::milliseconds(200))) {
-          code = *exit;
-          break;
-        }
-        const auto now = std::chrono::steady_clock::now();
-        if (status && now >= next_status && setup.generations > 0) {
-          next_status = now + std::chrono::seconds(1);
-          const std::int64_t done = counter.generations();
-          if (first < 0 && done > 0) {
-            first = done;
-            first_at = now;
-          }
-          std::string left;
-          if (first >= 0 && done > first) {
-            const double per = std::chrono::duration<double>(now - first_at).count() / static_cast<double>(done - first);
-            left = fmt::format(", about {} left for this run", duration(per * static_cast<double>(setup.generations - done)));
-          }
-          status(fmt::format("{}: generation {}/{}{}", head, done, setup.generations, left));
-        }
-        const int asked = interrupts.load();
-        if (asked > sent) {
-          sent = asked;
-          child.signal(asked == 1 ? SIGUSR1 : SIGTERM);
-          say(fmt::format("{}: {}", head, asked == 1 ? "interrupted: checkpointing and stopping (interrupt again "
-                                                       "to end it at once)"
-                                                     : "interrupted again: ending it"));
-        }
-      }
-    }
+    const int code = train_run(argv, setup, run, head, started, interrupts, say, status);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const std::string log = fs::relative(log_file(setup, run), setup.out).string();
     if (code == 0 && fs::exists(folder / run_files::kResult)) {
       ++out.finished;
-      weight_done += weight(run);
-      seconds_done += seconds;
-      weight_left -= weight(run);
+      pace.weight_done += weight(run);
+      pace.seconds_done += seconds;
+      pace.weight_left -= weight(run);
       say(fmt::format("{}: finished in {}", head, duration(seconds)));
     } else if (interrupts.load() > 0 || code == 75) {
       out.unfinished.push_back(run.name);
@@ -184,7 +217,7 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& plan, const SweepSetup& se
                       code));
     } else {
       out.failed.push_back(fmt::format("{}: exit {} (see {})", run.name, code, log));
-      weight_left -= weight(run);
+      pace.weight_left -= weight(run);
       say(fmt::format("{}: failed after {} with exit {} (see {})", head, duration(seconds), code,
                       (fs::path(setup.out) / log).string()));
     }

@@ -69,5 +69,37 @@ TEST(ConfigSettings, ASettingThatIsNotKeyEqualsValueIsOneClearLine) {
   EXPECT_NE(bad_yaml.find("not valid YAML"), std::string::npos) << bad_yaml;
 }
 
+
+// A section set to null used to stand for its defaults without a word; a
+// scalar is no section either. Each is one line naming the key.
+TEST(ConfigSettings, ASectionSetToNullOrAScalarIsAnErrorNamingIt) {
+  TempDir dir;
+  const std::string path = config_file(dir);
+  for (const std::string value : {"null", "~", ""}) {
+    const std::string message = input_error_of([&] { load_config(path, {"training=" + value}); });
+    EXPECT_NE(message.find(path + " (with --set): training: null: expected a mapping"), std::string::npos)
+        << "training=" << value << ": " << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+  const std::string scalar = input_error_of([&] { load_config(path, {"grid=5"}); });
+  EXPECT_NE(scalar.find(path + " (with --set): grid: expected a mapping"), std::string::npos) << scalar;
+  // A key inside a null section still makes the section.
+  EXPECT_EQ(load_config(path, {"checkpoint=null", "checkpoint.every=2"}).checkpoint.every, 2);
+}
+
+// The settings are echoed in messages: bytes that are not printable UTF-8
+// are refused at once and shown as \xNN, before the YAML round trip could
+// turn them into U+FFFD.
+TEST(ConfigSettings, UnprintableBytesOfASettingAreRefusedAndEscaped) {
+  TempDir dir;
+  const std::string path = config_file(dir);
+  const std::string key = input_error_of([&] { load_config(path, {"grid.r\xff\x1bws=3"}); });
+  EXPECT_NE(key.find("--set grid.r\\xFF\\x1Bws=3: holds bytes that are not printable UTF-8 text"), std::string::npos)
+      << key;
+  const std::string value = input_error_of([&] { load_config(path, {"training.loss=\"\xc3\x28\""}); });
+  EXPECT_NE(value.find("--set training.loss=\"\\xC3(\": holds bytes"), std::string::npos) << value;
+  EXPECT_EQ(load_config(path, {"output_dir=runs/caf\xc3\xa9"}).output_dir, "runs/caf\xc3\xa9") << "UTF-8 is text";
+}
+
 }  // namespace
 }  // namespace cellgan

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/config_keys.h"
 #include "common/error.h"
 #include "tests/common/test_files.h"
 
@@ -98,7 +99,7 @@ void expect_lipizzaner_mnist(const Config& c) {
 TEST(Config, DefaultsAreLipizzanersMnistSettings) { expect_lipizzaner_mnist(Config{}); }
 
 TEST(Config, KeysLeftOutKeepTheirDefaults) {
-  const Config c = parse_config("seed: 7\ndata:\ntraining:\n  generations: 3\n", "short.yaml");
+  const Config c = parse_config("seed: 7\ntraining:\n  generations: 3\n", "short.yaml");
   EXPECT_EQ(c.seed, 7u);
   EXPECT_EQ(c.training.generations, 3);
   EXPECT_EQ(c.source, "short.yaml");
@@ -213,6 +214,47 @@ TEST(ConfigErrors, EmptyFile) {
 TEST(ConfigErrors, NotAMapping) {
   expect_mentions(parse_error("just a string\n", "scalar.yaml"), {"scalar.yaml"});
   expect_mentions(parse_error("- a\n- b\n", "list.yaml"), {"list.yaml"});
+}
+
+// "training:" with nothing under it used to read as the defaults of the
+// whole section; a section present is a mapping, or an error naming it.
+TEST(ConfigErrors, ASectionThatIsNullIsAnErrorNamingIt) {
+  for (const ConfigSection& section : config_sections()) {
+    if (section.name.empty()) continue;
+    for (const std::string value : {"", " null", " ~"})
+      expect_mentions(parse_error("seed: 1\n" + section.name + ":" + value + "\n"),
+                      {"configs/bad.yaml: " + section.name + ": null: expected a mapping"});
+  }
+  expect_mentions(parse_error("training: [1, 2]\n"), {"configs/bad.yaml: training: expected a mapping"});
+}
+
+// Bytes that are not printable UTF-8 in the echoed input come out as \xNN;
+// printable UTF-8 comes out as it is.
+TEST(ConfigErrors, UnprintableBytesOfTheInputAreEscaped) {
+  const auto expect_printable = [](const std::string& message) {
+    for (const char ch : message) {
+      const auto byte = static_cast<unsigned char>(ch);
+      EXPECT_TRUE(byte >= 0x20 && byte < 0x7f) << "byte " << int(byte) << " in: " << message;
+    }
+  };
+  const std::string key = parse_error("seed: 1\n\xff\xfe: 3\n");
+  expect_mentions(key, {"configs/bad.yaml: \\xFF\\xFE: unknown key"});
+  expect_printable(key);
+  const std::string value = parse_error("seed: \"\xff\x01\"\n");
+  expect_mentions(value, {"seed: expected a non-negative integer, got '\\xFF\\x01'"});
+  expect_printable(value);
+  const std::string escape = parse_error("training:\n  loss: \"\x1b[31mred\"\n", "a\tb.yaml");
+  expect_mentions(escape, {"a\\x09b.yaml: training.loss: '\\x1B[31mred' is not one of"});
+  expect_printable(escape);
+  expect_mentions(parse_error("training:\n  loss: \"\xc3\xa9\"\n"), {"'\xc3\xa9' is not one of"});  // é
+  // A file of random-looking bytes: still one printable line.
+  TempDir dir;
+  const std::string path = dir.file("garbage.yaml");
+  const char bytes[] = "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe: [\x80\x81";
+  write_bytes(path, std::string(bytes, sizeof bytes - 1));
+  const std::string garbage = input_error_of([&] { load_config(path); });
+  expect_mentions(garbage, {path});
+  expect_printable(garbage);
 }
 
 TEST(ConfigErrors, MissingFileNamesThePath) {

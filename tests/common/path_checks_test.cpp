@@ -64,6 +64,21 @@ TEST(OutputFolder, AReadOnlyFolderIsNamedUnlessRoot) {
   ::chmod(tmp.file("ro").c_str(), 0755);
 }
 
+// access(2) says yes to root for any folder, /proc included: the check
+// makes (and removes) an entry to know, and leaves nothing behind.
+TEST(OutputFolder, AFolderThatTakesNoNewEntryIsNamedEvenForRoot) {
+  EXPECT_EQ(why_no_directory("/proc/cellgan-run").rfind("cannot be created: ", 0), 0u)
+      << why_no_directory("/proc/cellgan-run");
+  EXPECT_NE(why_no_directory("/proc/cellgan/a/b"), "");
+  EXPECT_NE(why_no_file("/proc/cellgan.npy"), "");
+  TempDir tmp;
+  fs::create_directories(tmp.file("run"));
+  EXPECT_EQ(why_no_directory(tmp.file("run")), "");
+  EXPECT_EQ(why_no_directory(tmp.file("run/a")), "");
+  EXPECT_EQ(why_no_file(tmp.file("run/s.npy")), "");
+  EXPECT_TRUE(fs::is_empty(tmp.file("run"))) << "the check left an entry behind";
+}
+
 TEST(OutputFile, ANewFileInAFolderPasses) {
   TempDir tmp;
   EXPECT_EQ(why_no_file(tmp.file("s.npy")), "");

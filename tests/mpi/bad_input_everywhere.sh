@@ -70,6 +70,19 @@ expect_mpi_error generations-1e12 "training.generations: 1000000000000 is out of
 expect_mpi_error output-dir-under-a-file "output_dir: '$WORK/out/afile/run' cannot be created: '$WORK/out/afile' is a file" \
   3 train "$(make_config "$SRC" "$WORK/out/afile/run")"
 expect_mpi_error config-is-a-folder "$WORK/out/adir: is a folder" 3 train "$WORK/out/adir"
+# /proc takes no new folder, though access(2) tells root it may write there.
+expect_mpi_error output-dir-in-proc "output_dir: '/proc/cellgan-test/run' cannot be created: nothing can be made in the folder '/proc'" \
+  3 train "$(make_config "$SRC" /proc/cellgan-test/run)"
+# ---- launch: the same, refused before any rank starts (no mpirun line, no rank's lines).
+expect_one_line launch-output-dir-in-proc "output_dir: '/proc/cellgan-test/run' cannot be created" \
+  "$CELLGAN" launch -w 2 "$cfg" --set output_dir=/proc/cellgan-test/run
+# A section set to null is not its defaults.
+expect_one_line launch-section-null "(with --set): training: null: expected a mapping" \
+  "$CELLGAN" launch -w 2 "$cfg" --set training=null --set output_dir="$WORK/out/null"
+# Bytes of a garbage configuration come back as \xNN, never raw.
+printf 'seed: 1\n\xff\xfe\x1b[2J: 3\n' > "$WORK/garbage.yaml"
+expect_one_line launch-garbage-config 'garbage.yaml: \\xFF\\xFE\\x1B\[2J: unknown key' "$CELLGAN" launch -w 2 "$WORK/garbage.yaml"
+! LC_ALL=C grep -q '[^[:print:]]' "$WORK/stderr" || fail "launch-garbage-config: unprintable bytes in: $(cat -v "$WORK/stderr")"
 # ---- command-line errors under mpirun: once, by rank 0.
 expect_mpi_error unknown-flag "unrecognised option '--bogus'" 3 train "$cfg" --bogus
 expect_mpi_error no-config "the option '--config' is required" 3 train

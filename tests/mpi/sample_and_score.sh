@@ -26,6 +26,26 @@ rc=0; "$CELLGAN" sample --ensemble "$E" --config "$(dirname "$0")/../../configs/
 [ "$(wc -l < "$WORK/err")" -eq 1 ] && grep -q "ensemble.bin: the ensemble makes 2-value samples: expected 784" "$WORK/err" \
   || fail "mismatched --config: $(cat "$WORK/err")"
 [ ! -e "$WORK/q.png" ] || fail "mismatched --config: a file was written"
+# A configuration of another network, or of another toy dataset than the run
+# folder's config.yaml records: one line naming what differs, exit 2, no score.
+expect_mismatch() {  # NAME PATTERN CMD...
+  local name=$1 pattern=$2; shift 2
+  local rc=0; "$@" > "$WORK/out" 2> "$WORK/err" || rc=$?
+  [ "$rc" -eq 2 ] || fail "$name: expected exit 2, got $rc: $(cat "$WORK/out" "$WORK/err")"
+  [ "$(wc -l < "$WORK/err")" -eq 1 ] && grep -q -- "$pattern" "$WORK/err" || fail "$name: $(cat "$WORK/err")"
+  [ ! -s "$WORK/out" ] || fail "$name: printed $(cat "$WORK/out")"
+}
+sed 's/toy_hidden: 32/toy_hidden: 64/; s/latent_dim: 8/latent_dim: 4/' "$WORK/run/config.yaml" > "$WORK/other-net.yaml"
+expect_mismatch score-other-network \
+  "ensemble.bin: the ensemble's generators are not the network of $WORK/other-net.yaml (network.latent_dim 8 vs 4, network.toy_hidden 32 vs 64: the ensemble's vs the configuration's)" \
+  "$CELLGAN" score --config "$WORK/other-net.yaml" --ensemble "$E"
+sed 's/dataset: ring/dataset: grid/' "$WORK/run/config.yaml" > "$WORK/other-data.yaml"
+expect_mismatch score-other-dataset \
+  "ensemble.bin: the ensemble was trained on data.dataset ring ($WORK/run/config.yaml), $WORK/other-data.yaml has grid" \
+  "$CELLGAN" score --config "$WORK/other-data.yaml" --ensemble "$E"
+expect_mismatch sample-other-dataset "the ensemble was trained on data.dataset ring" \
+  "$CELLGAN" sample --ensemble "$E" --config "$WORK/other-data.yaml" --out "$WORK/g.png"
+[ ! -e "$WORK/g.png" ] || fail "sample-other-dataset: a file was written"
 # Scoring the ensemble's own samples through both paths gives the same numbers.
 a=$("$CELLGAN" score --config "$WORK/run/config.yaml" --samples "$WORK/s.npy" 2>/dev/null)
 "$CELLGAN" sample --ensemble "$E" -n 500 --seed 9 --out "$WORK/s9.npy" > /dev/null 2>&1
