@@ -173,7 +173,7 @@ int sweep_command(const Args& args) {
 
   setenv("OMP_NUM_THREADS", "1", 0);
   setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
-  const std::atomic<int>& interrupts = catch_interrupts({SIGINT, SIGTERM, SIGUSR1});
+  const std::atomic<int>& interrupts = catch_interrupts(Supervisor::kSweep);
   setup.generations = config.training.generations;
   // On a terminal, a status line redrawn in place while a run trains; the
   // lines of each run's start and end scroll above it.
