@@ -3,16 +3,24 @@
 // and the command's loop reads the count (the first asks for a clean stop,
 // the second ends the child at once).
 //
+// `cellgan launch` and `cellgan sweep` count their signals from the start
+// of the process, before any library's constructor runs (the executable's
+// .preinit_array), so an interrupt while LibTorch loads is counted too.
+//
 // Thread-safety: catch_interrupts() once, on the main thread; the count is
 // an atomic a signal handler raises.
 #pragma once
 
 #include <atomic>
-#include <initializer_list>
 
 namespace cellgan::app {
 
-// From now on each of `signals` adds one to the returned count.
-const std::atomic<int>& catch_interrupts(std::initializer_list<int> signals);
+// launch counts SIGINT, SIGTERM, SIGUSR1 and SIGHUP (a closed terminal or
+// ssh session stops a launched job cleanly); sweep the first three.
+enum class Supervisor { kLaunch, kSweep };
+
+// The count of `supervisor`'s signals (counted from the start of the
+// process; again from now on, should a library have changed a handler).
+const std::atomic<int>& catch_interrupts(Supervisor supervisor);
 
 }  // namespace cellgan::app

@@ -40,7 +40,7 @@ int launch_command(const Args& args) {
   // From the first moment: an interrupt before the job starts ends it at
   // once (the launcher's loop sees it), with nothing lost.
   // SIGHUP too: a closed terminal or ssh session stops the job cleanly.
-  const std::atomic<int>& interrupts = catch_interrupts({SIGINT, SIGTERM, SIGUSR1, SIGHUP});
+  const std::atomic<int>& interrupts = catch_interrupts(Supervisor::kLaunch);
   po::options_description options("options");
   options.add_options()("config", po::value<std::string>()->required(), "the run's YAML configuration")(
       "workers,w", po::value<int>()->default_value(0)->value_name("W"),

@@ -11,6 +11,7 @@
 //   cellgan report RUN_DIR        write the run folder's report.html
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <stdexcept>
 #include <string>
@@ -82,12 +83,20 @@ int run_command(const std::string& command, int argc, char** argv, bool speaker)
   }
 }
 
+// A stop asked of the job in its first moments (SIGUSR1, passed on by
+// mpirun) must not end a rank before the master can act on it: held from
+// before any library's constructor runs (LibTorch's take a second or more),
+// not from main().
+void hold_stop_from_the_start(int argc, char** argv, char** /*envp*/) {
+  if (argc >= 2 && argv != nullptr && argv[1] != nullptr && std::strcmp(argv[1], "train") == 0)
+    cellgan::hold_stop_signal_early();
+}
+__attribute__((section(".preinit_array"), used)) void (*const g_hold_stop)(int, char**, char**) =
+    hold_stop_from_the_start;
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  // A stop asked of the job in its first moments (SIGUSR1, passed on by
-  // mpirun) must not end a rank before the master can act on it.
-  if (argc >= 2 && std::string(argv[1]) == "train") cellgan::hold_stop_signal_early();
   setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
   // Under mpirun every rank meets a bad command line alike: rank 0 says so.
   const bool speaker = cellgan::launch_rank() == 0;

@@ -182,7 +182,7 @@ sweep::SweepSetup make_setup(const SweepRequest& request, const Config& config, 
 sweep::SweepOutcome run_plan(const std::vector<sweep::PlannedRun>& plan, const sweep::SweepSetup& setup) {
   setenv("OMP_NUM_THREADS", "1", 0);
   setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
-  const std::atomic<int>& interrupts = catch_interrupts({SIGINT, SIGTERM, SIGUSR1});
+  const std::atomic<int>& interrupts = catch_interrupts(Supervisor::kSweep);
   // On a terminal, a status line redrawn in place while a run trains; the
   // lines of each run's start and end scroll above it.
   const bool terminal = ::isatty(STDERR_FILENO) != 0;

@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/error.h"
 #include "common/image_files.h"
 
 namespace cellgan {
@@ -25,6 +26,7 @@ namespace {
 std::atomic<std::uint64_t> g_temp_counter{0};
 
 [[noreturn]] void fail(const std::string& path, const char* what, int err) {
+  if (is_disk_full(err)) throw_write_failure(path, err);
   throw std::runtime_error(path + ": " + what + ": " + std::strerror(err));
 }
 
@@ -45,6 +47,13 @@ bool write_all(int fd, const std::string& bytes) {
 }
 
 }  // namespace
+
+void throw_write_failure(const std::string& path, int err) {
+  if (is_disk_full(err))
+    throw DiskFull(path + ": no space left on the device" + (err == ENOSPC ? "" : std::string(" (") + std::strerror(err) + ")") +
+                   ": free some space, then run the same command again (with --resume auto for a run)");
+  throw std::runtime_error(path + ": cannot write: " + std::strerror(err));
+}
 
 void write_file_atomic(const std::string& path, const std::string& bytes, bool durable) {
   const std::string temp = path + ".tmp." + std::to_string(::getpid()) + "." +

@@ -32,8 +32,10 @@
 // Thread-safety: plain value types.
 #pragma once
 
+#include <cerrno>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 
 namespace cellgan {
 
@@ -42,6 +44,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;    // a runtime failure during the run
 inline constexpr int kExitBadInput = 2;   // bad configuration, data or arguments
 inline constexpr int kExitInternal = 70;  // a bug: a std::logic_error reached main (EX_SOFTWARE)
+inline constexpr int kExitDiskFull = 74;  // no space left where the run writes (EX_IOERR): never restarted
 inline constexpr int kExitRestart = 75;   // checkpointed: run the same command again with --resume auto (EX_TEMPFAIL)
 
 class InputError : public std::runtime_error {
@@ -57,12 +60,30 @@ class RestartNeeded : public std::runtime_error {
   explicit RestartNeeded(const std::string& message) : std::runtime_error(message) {}
 };
 
+// An errno that says the disk is full: no space left, or the quota used up.
+inline bool is_disk_full(int err) { return err == ENOSPC || err == EDQUOT; }
+
+// A write failed for want of space (is_disk_full). what() is one line
+// naming the file and saying "no space left"; the command line exits with
+// kExitDiskFull, which `cellgan launch` does not restart: a restart would
+// meet the same full disk.
+class DiskFull : public std::runtime_error {
+ public:
+  explicit DiskFull(const std::string& message) : std::runtime_error(message) {}
+};
+
 // The exit code of an ending by exception: InputError -> kExitBadInput,
-// RestartNeeded -> kExitRestart, std::logic_error -> kExitInternal, any
-// other -> kExitFailure.
+// RestartNeeded -> kExitRestart, DiskFull or a std::system_error whose
+// errno is_disk_full (std::filesystem's) -> kExitDiskFull,
+// std::logic_error -> kExitInternal, any other -> kExitFailure.
 inline int exit_code_of(const std::exception& e) {
   if (dynamic_cast<const InputError*>(&e) != nullptr) return kExitBadInput;
   if (dynamic_cast<const RestartNeeded*>(&e) != nullptr) return kExitRestart;
+  if (dynamic_cast<const DiskFull*>(&e) != nullptr) return kExitDiskFull;
+  if (const auto* system = dynamic_cast<const std::system_error*>(&e);
+      system != nullptr && is_disk_full(system->code().value()) &&
+      (system->code().category() == std::generic_category() || system->code().category() == std::system_category()))
+    return kExitDiskFull;
   if (dynamic_cast<const std::logic_error*>(&e) != nullptr) return kExitInternal;
   return kExitFailure;
 }

@@ -49,11 +49,16 @@ struct NpyArray {
 NpyArray read_npy(const std::string& path);
 
 // Atomic write of raw bytes (temp file, fsync, rename). Returns normally or
-// throws std::runtime_error naming the path. With `durable` false the
+// throws std::runtime_error naming the path: DiskFull (error.h) when there
+// is no space left for it. With `durable` false the
 // fsyncs are left out: readers still see the old file or the whole new
 // one, but a power cut may lose it; for a status record written often
 // (run.json), where an fsync on a loaded disk would stall the caller.
 void write_file_atomic(const std::string& path, const std::string& bytes, bool durable = true);
+
+// Throws the error of a write to `path` that failed with errno `err`:
+// DiskFull when is_disk_full(err), else std::runtime_error.
+[[noreturn]] void throw_write_failure(const std::string& path, int err);
 
 // The whole of a file's bytes; std::nullopt when it cannot be opened
 // (missing, unreadable, a folder).

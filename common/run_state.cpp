@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <fmt/core.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +14,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/error.h"
 #include "common/image_files.h"
 #include "common/run_files.h"
 
@@ -41,9 +44,26 @@ std::string write_run_state(const std::string& dir, const RunState& state) {
     // which must not wait for the disk.
     write_file_atomic((std::filesystem::path(dir) / run_files::kRunState).string(), to_json(state), false);
     return "";
+  } catch (const DiskFull&) {
+    throw;
   } catch (const std::exception& e) {
     return e.what();
   }
+}
+
+bool write_run_state_in_place(const std::string& dir, const RunState& state) {
+  const std::string path = (std::filesystem::path(dir) / run_files::kRunState).string();
+  const std::string text = to_json(state);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st {};
+  // Within the blocks the file holds already: no new space is needed.
+  const bool fits = ::fstat(fd, &st) == 0 && static_cast<std::int64_t>(text.size()) <=
+                                                  std::max<std::int64_t>(st.st_blocks * 512, st.st_size);
+  bool written = fits && ::pwrite(fd, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size()) &&
+                 ::ftruncate(fd, static_cast<off_t>(text.size())) == 0;
+  if (::close(fd) != 0) written = false;
+  return written;
 }
 
 void touch_run_state(const std::string& dir) {

@@ -61,8 +61,14 @@ double unix_seconds();
 
 // The run.json text of `state` (one JSON object and a newline).
 std::string to_json(const RunState& state);
-// Writes `dir`/run.json atomically. Returns "" or why it could not.
+// Writes `dir`/run.json atomically. Returns "" or why it could not; throws
+// DiskFull (error.h) when there is no space for it.
 std::string write_run_state(const std::string& dir, const RunState& state);
+// Rewrites `dir`/run.json in place, within the space the file holds
+// already: how a run that ends on a full disk records it. Not atomic (a
+// reader may see it half written). False when it cannot (no run.json, no
+// room in its blocks, an error).
+bool write_run_state_in_place(const std::string& dir, const RunState& state);
 // Sets run.json's modification time to now, leaving its content: a master
 // busy with a long step that writes nothing else (scoring the final
 // ensembles) shows it is alive to `cellgan launch`'s progress watch. No

@@ -75,10 +75,15 @@ std::vector<std::string> job_command(const JobOptions& options, Starter starter,
   return argv;
 }
 
-std::vector<std::string> job_environment() {
+std::vector<std::string> job_environment(const JobOptions& options) {
+  std::vector<std::pair<const char*, const char*>> defaults = {
+      {"OMP_NUM_THREADS", "1"},
+      {"OMP_WAIT_POLICY", "PASSIVE"},
+      {"OMPI_MCA_mpi_yield_when_idle", "1"},
+      {"OMPI_MCA_btl_vader_single_copy_mechanism", "none"}};
+  if (options.recovery) defaults.emplace_back("PMIX_OUTPUT_REDIRECT", "syslog");
   std::vector<std::string> env;
-  for (const auto& [name, value] : {std::pair{"OMP_NUM_THREADS", "1"}, std::pair{"OMP_WAIT_POLICY", "PASSIVE"},
-                                    std::pair{"OMPI_MCA_mpi_yield_when_idle", "1"}}) {
+  for (const auto& [name, value] : defaults) {
     const char* set = std::getenv(name);
     env.push_back(fmt::format("{}={}", name, set != nullptr ? set : value));
   }

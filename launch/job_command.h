@@ -43,7 +43,13 @@ int choose_workers(const Config& config, int requested, int slots);
 // only (the configuration's `faults:` apply to every attempt).
 std::vector<std::string> job_command(const JobOptions& options, Starter starter, int workers, bool resume);
 
-// The environment every rank gets: one intra-op thread, passive waits.
-std::vector<std::string> job_environment();
+// The environment every rank (and mpirun) gets, each unless already set:
+// one intra-op thread, passive waits; no single-copy (CMA) transfers
+// between ranks on one machine, whose failed reads print "Read -1,
+// expected N" lines under load or when a peer dies; and, under
+// --enable-recovery, PMIx's messages to syslog rather than stderr (a lost
+// rank makes mpirun print "PMIX ERROR: BAD-PARAM", a known harmless defect of Open MPI
+// 4.1 with PMIx 4).
+std::vector<std::string> job_environment(const JobOptions& options);
 
 }  // namespace cellgan::launch

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "launch/child_process.h"
 #include "launch/process_session.h"
 #include "launch/progress_watch.h"
+#include "common/error.h"
 #include "common/image_files.h"
 #include "common/process_stats.h"
 #include "common/run_files.h"
@@ -32,6 +34,12 @@ namespace {
 
 constexpr std::chrono::milliseconds kPoll{200};
 constexpr std::chrono::milliseconds kTermGrace{5000};
+// Once the master has written its exit code, the run is over: mpirun has
+// this long to exit after its last rank has, and a rank this long to
+// finalize (MPI_Finalize gives up after 10 s: train_command.cpp). A stopped
+// or hung mpirun is then ended instead of waiting for the stall deadline.
+constexpr std::chrono::milliseconds kStarterGrace{3000};
+constexpr std::chrono::milliseconds kFinalizeAllowance{20000};
 
 // A folder of the launcher's own for the attempts' exit files.
 class ScratchDir {
@@ -96,11 +104,46 @@ void record_ending(const std::string& run_dir, const Verdict& verdict) {
     state->status = verdict.exit_code == 0 ? "finished" : verdict.exit_code == 75 ? "stopped" : "failed";
     state->exit_code = verdict.exit_code;
     state->message = "cellgan launch: " + verdict.cause;
-    write_run_state(run_dir, *state);
+    try {
+      write_run_state(run_dir, *state);
+    } catch (const DiskFull&) {
+      write_run_state_in_place(run_dir, *state);  // the space run.json holds already
+    }
   } catch (const std::exception&) {
     // An unreadable run.json stays as it is; the launcher's line says the rest.
   }
 }
+
+// Whether the job should have exited by `now`: the master's exit code is
+// written (at `ended`), and under mpirun no rank has been left for
+// kStarterGrace, or (any starter) kFinalizeAllowance has passed.
+class EndWatch {
+ public:
+  using Clock = std::chrono::steady_clock;
+  EndWatch(std::string exit_file, bool ranks_visible) : exit_file_(std::move(exit_file)), ranks_visible_(ranks_visible) {}
+
+  bool overdue(pid_t starter, Clock::time_point now) {
+    if (!ended_) {
+      if (!read_exit_file(exit_file_)) return false;
+      ended_ = now;
+    }
+    if (now - *ended_ >= kFinalizeAllowance) return true;
+    if (!ranks_visible_) return false;
+    const std::vector<pid_t> members = session_members(starter);
+    const bool ranks_left = std::any_of(members.begin(), members.end(), [starter](pid_t p) { return p != starter; });
+    if (ranks_left) {
+      ranks_gone_.reset();
+      return false;
+    }
+    if (!ranks_gone_) ranks_gone_ = now;
+    return now - *ranks_gone_ >= kStarterGrace;
+  }
+
+ private:
+  std::string exit_file_;
+  bool ranks_visible_;  // mpirun's ranks are in its session; srun's are on the nodes
+  std::optional<Clock::time_point> ended_, ranks_gone_;
+};
 
 struct Watched {
   int status = 0;
@@ -110,10 +153,11 @@ struct Watched {
 };
 
 // Runs one attempt to its end.
-Watched watch(ChildProcess& child, const LaunchSetup& setup, const std::atomic<int>& interrupts,
-              const std::function<void(const std::string&)>& say) {
+Watched watch(ChildProcess& child, const LaunchSetup& setup, const std::string& exit_file,
+              const std::atomic<int>& interrupts, const std::function<void(const std::string&)>& say) {
   Watched w;
   ProgressWatch progress(setup.stall_floor, ProgressWatch::Clock::now());
+  EndWatch end_watch(exit_file, setup.starter == Starter::kMpirun);
   const std::uint64_t first_mark = progress_mark(setup.run_dir);
   bool stop_sent = false, ended = false;
   for (;;) {
@@ -142,6 +186,11 @@ Watched watch(ChildProcess& child, const LaunchSetup& setup, const std::atomic<i
       end_session(child.pid(), std::chrono::milliseconds(1000));
     }
     const auto now = ProgressWatch::Clock::now();
+    if (!ended && end_watch.overdue(child.pid(), now)) {
+      say("the run has ended (its exit code is written) but mpirun/srun has not exited: ending it");
+      ended = true;
+      end_session(child.pid(), kTermGrace);
+    }
     progress.observe(progress_mark(setup.run_dir), now);
     if (!ended && progress.stalled(now)) {
       w.stall = fmt::format("no progress for {:.0f} s (the deadline: nothing new in metrics.jsonl, events.log or "
@@ -171,7 +220,7 @@ int run_launch(const LaunchSetup& setup, const std::atomic<int>& interrupts,
   Verdict verdict;
   for (int attempt = 0;; ++attempt) {
     const std::string exit_file = fmt::format("{}/exit-{}", scratch.path(), attempt);
-    std::vector<std::string> env = job_environment();
+    std::vector<std::string> env = job_environment(setup.job);
     env.push_back("CELLGAN_EXIT_FILE=" + exit_file);
     env.push_back(fmt::format("CELLGAN_LAUNCHER_PID={}@{}", ::getpid(), host_name()));
     notes = undelivered(notes, setup.run_dir);
@@ -183,7 +232,7 @@ int run_launch(const LaunchSetup& setup, const std::atomic<int>& interrupts,
       say(fmt::format("error: cannot start the job: {}", child.start_error()));
       return 1;
     }
-    const Watched w = watch(child, setup, interrupts, say);
+    const Watched w = watch(child, setup, exit_file, interrupts, say);
     AttemptEnd end;
     end.launcher_status = w.status;
     end.master_code = read_exit_file(exit_file);

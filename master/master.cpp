@@ -105,7 +105,14 @@ void Master::record_state(const std::string& status, std::optional<int> exit_cod
     run_state_.seconds = earlier_seconds_ + (span.second - span.first);
   }
   std::string why = run_->why_gone();
-  if (why.empty()) why = write_run_state(config_.output_dir, run_state_);
+  try {
+    if (why.empty()) why = write_run_state(config_.output_dir, run_state_);
+  } catch (const DiskFull&) {
+    // The run's ending is recorded in the space run.json holds already; a
+    // full disk while it runs ends the run.
+    if (status != "running" && write_run_state_in_place(config_.output_dir, run_state_)) return;
+    throw;
+  }
   if (!why.empty())
     throw std::runtime_error(fmt::format("{}: the run folder can no longer be written ({}): ending the run; its "
                                          "newest complete checkpoint, if the folder still holds it, resumes it",
@@ -122,11 +129,15 @@ bool Master::alive(int worker) const {
          (!monitor_ || monitor_->liveness(worker) != HeartbeatMonitor::Liveness::kDead);
 }
 
-void Master::fail_worker(int worker, const std::string& reason) {
+void Master::fail_worker(int worker, const FailureMessage& failure) {
   failed_[static_cast<std::size_t>(worker - 1)] = true;
   show_worker(worker);
-  const std::string what = fmt::format("worker rank {} failed: {}", worker, reason);
+  const std::string what = fmt::format("worker rank {} failed: {}", worker, failure.reason);
   if (run_) run_->event(what + "; ending the run");
+  if (failure.exit_code == kExitDiskFull) {
+    abort_workers(kExitDiskFull, what);
+    throw DiskFull(fmt::format("worker rank {}: {}", worker, failure.reason));
+  }
   log::error("{}; ending the run", what);
   abort_workers(kExitFailure, what);
   throw std::runtime_error(what);
@@ -207,7 +218,7 @@ void Master::take(const Message& message, bool from_global, Clock::time_point no
   } else if (!from_global && message.tag == kTagPaused) {
     stop_.paused(w, decode_generation(message.payload, "paused message").generation);
   } else if (!from_global && message.tag == kTagFailure) {
-    fail_worker(w, decode_failure(message.payload).reason);
+    fail_worker(w, decode_failure(message.payload));
   } else {
     log::warn("ignoring a message with tag {} from rank {} on {}", message.tag, w, from_global ? "GLOBAL" : "WORLD");
     return;
@@ -241,6 +252,8 @@ void Master::take_checkpoint(int worker, const CheckpointMessage& message) {
 void Master::write_report() const {
   try {
     write_run_report(config_.output_dir);
+  } catch (const DiskFull&) {
+    throw;  // the run cannot keep its records: it ends (kExitDiskFull)
   } catch (const std::exception& e) {
     log::warn("report.html not written: {}", e.what());
   }
@@ -406,9 +419,10 @@ RunResult Master::run() {
     try {
       const int code = exit_code_of(e);
       record_state(code == kExitRestart ? "stopped" : "failed", code, e.what());
-      if (run_) write_report();
+      if (run_ && code != kExitDiskFull) write_report();
     } catch (const std::exception& also) {
-      log::warn("{}", also.what());
+      // A full disk with no room even for run.json is said once, by main().
+      if (exit_code_of(also) != kExitDiskFull) log::warn("{}", also.what());
     }
     throw;
   }

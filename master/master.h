@@ -150,8 +150,9 @@ class Master {
   // A line in events.log (once it exists) and the log.
   void event(const std::string& line);
   // A worker reported a failure: says so (log, events.log once the run
-  // directory exists), aborts the others, and throws std::runtime_error.
-  [[noreturn]] void fail_worker(int worker, const std::string& reason);
+  // directory exists), aborts the others, and throws std::runtime_error;
+  // a full disk (kExitDiskFull) is said once, by the DiskFull thrown.
+  [[noreturn]] void fail_worker(int worker, const FailureMessage& failure);
   void take(const Message& message, bool from_global, Clock::time_point now);
   void check_liveness(Clock::time_point now);
   void write_progress(std::int64_t generation, Clock::time_point now);
@@ -159,7 +160,8 @@ class Master {
   // run.json at the start: what the run is, and, when it resumes, its
   // earlier stretches (and how the last one ended, in events.log).
   void start_run_state();
-  // report.html (run_report.h), from what the run folder holds now; a failure is only a warning.
+  // report.html (run_report.h), from what the run folder holds now; a failure is only a warning,
+  // except a full disk (DiskFull, thrown: the run ends).
   void write_report() const;
   // run.json (common/run_state.h) with `status`; throws std::runtime_error
   // when it cannot be written, which is how a run folder that disappeared

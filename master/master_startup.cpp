@@ -146,7 +146,7 @@ void Master::wait_until_ready() {
       continue;
     }
     if (msg->tag == kTagMasterHeartbeat || msg->tag == kTagHeartbeat) continue;
-    if (msg->tag == kTagFailure) fail_worker(msg->source, decode_failure(msg->payload).reason);
+    if (msg->tag == kTagFailure) fail_worker(msg->source, decode_failure(msg->payload));
     if (msg->tag != kTagReady)
       throw std::logic_error(fmt::format("start-up: tag {} from worker rank {} before it was ready", msg->tag,
                                          msg->source));

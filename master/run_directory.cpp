@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cerrno>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -58,6 +59,7 @@ std::unique_ptr<RunLock> lock_run_directory(const Config& config) {
   try {
     lock = RunLock::take(config.output_dir, &holder);
   } catch (const std::exception& e) {
+    if (exit_code_of(e) == kExitDiskFull) throw;
     throw InputError(fmt::format("{}: output_dir: '{}' cannot be created or written ({}): expected a folder that "
                                  "can be created or written",
                                  config.source, config.output_dir, e.what()));
@@ -135,7 +137,9 @@ std::vector<std::int64_t> RunDirectory::add_records(std::int64_t generation, std
     auto it = pending_.find(generations_written_ + 1);
     if (it == pending_.end() || static_cast<int>(it->second.size()) < cell_count_) break;
     for (const auto& [cell, record] : it->second) metrics_ << to_json_line(record);
+    errno = 0;
     metrics_.flush();
+    if (!metrics_) throw_write_failure(path(run_files::kMetrics), errno != 0 ? errno : EIO);
     for (const auto& [cell, record] : it->second)
       for (const std::string& line : record.events) event(line);
     written_[generations_written_ + 1] = std::move(it->second);

@@ -57,7 +57,8 @@ class RunDirectory {
   // Adds a worker's records of one generation (their previews included);
   // returns the generations that became complete and were written to
   // metrics.jsonl (metrics_line.h), in order. The records' events lines go
-  // to events.log then, in cell order.
+  // to events.log then, in cell order. Throws when metrics.jsonl cannot be
+  // written (DiskFull when there is no space left: error.h).
   std::vector<std::int64_t> add_records(std::int64_t generation, std::vector<GenerationRecord> records);
   // The preview samples of a complete generation, by cell (cells without
   // one are left out); handed over once. Like generation_records(), only

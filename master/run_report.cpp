@@ -180,6 +180,8 @@ std::string write_run_report(const std::string& run_dir) {
   const std::string html = run_report_html(run_dir);
   try {
     write_file_atomic(path, html, false);
+  } catch (const DiskFull&) {
+    throw;
   } catch (const std::runtime_error& e) {
     throw InputError(fmt::format("{}: cannot write the report: {}", run_dir, e.what()));
   }

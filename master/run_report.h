@@ -24,8 +24,9 @@ namespace cellgan {
 // is not what the run writes.
 std::string run_report_html(const std::string& run_dir);
 
-// Writes run_dir/report.html; returns its path. Throws as above, or
-// InputError naming the folder when the report cannot be written there.
+// Writes run_dir/report.html; returns its path. Throws as above, DiskFull
+// (error.h) when there is no space left for it, or InputError naming the
+// folder when it cannot be written there otherwise.
 std::string write_run_report(const std::string& run_dir);
 
 }  // namespace cellgan

@@ -88,7 +88,10 @@ std::variant<MembersMessage, int> wait_for_go(Communicator& world, int rank, std
   while (go.tag == kTagMasterHeartbeat) go = receive_blocking(world, kMasterRank, kAnyTag, dead_after);
   if (go.tag == kTagAbort) {
     const AbortMessage abort = decode_abort(go.payload);
-    log::error("worker rank {}: run ended by the master: {}", rank, abort.reason);
+    if (abort.exit_code == kExitDiskFull)  // the master says it, once
+      log::debug("worker rank {}: run ended by the master: {}", rank, abort.reason);
+    else
+      log::error("worker rank {}: run ended by the master: {}", rank, abort.reason);
     return abort.exit_code;
   }
   if (go.tag != kTagGo) throw std::logic_error(fmt::format("expected go or abort from the master, got tag {}", go.tag));
@@ -181,15 +184,22 @@ int train(JobCommsFactory& factory, const Worker::TestHooks& hooks, WorkerComm& 
       }
     }
   } catch (const JobAborted& e) {
-    if (e.exit_code() == kExitRestart)
+    // A stop is no error here; a full disk is the master's to say, once.
+    if (e.exit_code() == kExitDiskFull)
+      log::debug("worker rank {}: run ended: {}", rank, e.what());
+    else if (e.exit_code() == kExitRestart)
       log::info("worker rank {}: {}", rank, e.what());
     else
       log::error("worker rank {}: run ended: {}", rank, e.what());
     return e.exit_code();
   } catch (const std::exception& e) {
-    log::error("worker rank {}: {}", rank, e.what());
-    comm.send_failure(fmt::format("generation {}: {}", place.done + 1, e.what()));
-    return exit_code_of(e);
+    const int code = exit_code_of(e);
+    if (code == kExitDiskFull)  // the master says it, once
+      log::debug("worker rank {}: {}", rank, e.what());
+    else
+      log::error("worker rank {}: {}", rank, e.what());
+    comm.send_failure(fmt::format("generation {}: {}", place.done + 1, e.what()), code);
+    return code;
   }
 }
 
@@ -220,7 +230,8 @@ int Worker::run() {
     prepare(start, rank, workers, hooks_.throw_at_start, setup);
   } catch (const std::exception& e) {
     log::error("worker rank {}: {}", rank, e.what());
-    comms.world->send(kMasterRank, kTagFailure, encode(FailureMessage{fmt::format("start-up: {}", e.what())}));
+    comms.world->send(kMasterRank, kTagFailure,
+                      encode(FailureMessage{fmt::format("start-up: {}", e.what()), exit_code_of(e)}));
     flush_sends(*comms.world, start_timeout());
     return exit_code_of(e);
   }

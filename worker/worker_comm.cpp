@@ -161,8 +161,8 @@ void WorkerComm::abort_locked(int exit_code, const std::string& reason) {
   changed_.notify_all();
 }
 
-void WorkerComm::send_failure(const std::string& reason) {
-  Bytes payload = encode(FailureMessage{reason});
+void WorkerComm::send_failure(const std::string& reason, int exit_code) {
+  Bytes payload = encode(FailureMessage{reason, exit_code});
   std::lock_guard<std::mutex> lock(mutex_);
   state_ = WorkerState::kFailed;
   outgoing_.push_back({Channel::kWorld, kMaster, kTagFailure, std::move(payload)});

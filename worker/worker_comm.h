@@ -45,6 +45,7 @@
 
 #include "common/comm/job_comms.h"
 #include "common/comm/protocol.h"
+#include "common/error.h"
 #include "worker/worker_exchange.h"
 
 namespace cellgan {
@@ -106,8 +107,9 @@ class WorkerComm final : public WorkerExchange {
   // is released by the communication thread; returns once it has taken
   // the new one.
   void replace_local(std::unique_ptr<Communicator> local);
-  // Queues a failure report for the master and sets the state to kFailed.
-  void send_failure(const std::string& reason);
+  // Queues a failure report for the master (with the exit code the run is
+  // to end with) and sets the state to kFailed.
+  void send_failure(const std::string& reason, int exit_code = kExitFailure);
   // Asks run() to flush its sends, send a last heartbeat and return.
   void finish();
   // Set once the master has aborted the run or is presumed dead.

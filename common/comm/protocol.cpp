@@ -308,6 +308,7 @@ GenerationMessage decode_generation(const Bytes& b, const char* what) {
 Bytes encode(const FailureMessage& m) {
   ByteWriter w;
   w.put_string(m.reason);
+  w.put<std::int32_t>(m.exit_code);
   return w.take();
 }
 
@@ -315,6 +316,7 @@ FailureMessage decode_failure(const Bytes& b) {
   ByteReader r(b, "failure message");
   FailureMessage m;
   m.reason = r.get_string();
+  m.exit_code = r.get<std::int32_t>();
   return m;
 }
 

@@ -63,7 +63,8 @@
 //     checkpoint generation and folder, LOCAL tag}; the survivors make a new
 //     LOCAL and go on from that checkpoint.
 //  8. Errors. A worker whose training fails sends kTagFailure:
-//     FailureMessage{reason} on WORLD and exits with kExitFailure. When the
+//     FailureMessage{reason, exit code} on WORLD and exits with that code
+//     (kExitFailure, or kExitDiskFull for a full disk: error.h). When the
 //     master ends the run early (a failed or dead worker, or its own
 //     error), it sends every worker still alive kTagAbort:
 //     AbortMessage{exit code, reason}; each exits with that code. Nothing
@@ -229,7 +230,8 @@ Bytes encode(const GenerationMessage& m);
 GenerationMessage decode_generation(const Bytes& b, const char* what);
 
 struct FailureMessage {
-  std::string reason;  // one line: what failed on the worker
+  std::string reason;                  // one line: what failed on the worker
+  std::int32_t exit_code = 1;          // the worker's (error.h's exit_code_of); the run ends with it
 };
 Bytes encode(const FailureMessage& m);
 FailureMessage decode_failure(const Bytes& b);

@@ -217,6 +217,11 @@ TEST(Protocol, HelloFailureAndAbortRoundTrip) {
   EXPECT_EQ(decode_hello(encode(HelloMessage{"OpenBLAS SkylakeX", "cpu"})).blas_kernels, "OpenBLAS SkylakeX");
   EXPECT_EQ(decode_failure(encode(FailureMessage{"cell 3: weights not finite"})).reason,
             "cell 3: weights not finite");
+  EXPECT_EQ(decode_failure(encode(FailureMessage{"cell 3: weights not finite"})).exit_code, 1);
+  // A full disk travels as such: the run ends with 74, which is not restarted.
+  EXPECT_EQ(decode_failure(encode(FailureMessage{"x: no space left on the device", 74})).exit_code, 74);
+  expect_prefixes_rejected(encode(FailureMessage{"x", 74}), [](const Bytes& b) { decode_failure(b); },
+                           "failure message");
   const AbortMessage a = decode_abort(encode(AbortMessage{2, "bad input on rank 0"}));
   EXPECT_EQ(a.exit_code, 2);
   EXPECT_EQ(a.reason, "bad input on rank 0");

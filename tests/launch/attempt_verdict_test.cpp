@@ -44,6 +44,14 @@ TEST(AttemptVerdict, BadInputAndBugsAreFinal) {
   }
 }
 
+TEST(AttemptVerdict, AFullDiskIsFinal) {
+  // A restart would meet the same full disk: said once, with its own code.
+  const Verdict v = judge(ended(kExitDiskFull, 0));
+  EXPECT_FALSE(v.restart);
+  EXPECT_EQ(v.exit_code, kExitDiskFull);
+  EXPECT_NE(v.cause.find("the disk is full"), std::string::npos) << v.cause;
+}
+
 TEST(AttemptVerdict, StopsFailuresAndDeathsAreRestarted) {
   EXPECT_TRUE(judge(ended(kExitRestart)).restart);
   EXPECT_EQ(judge(ended(kExitRestart)).exit_code, kExitRestart);

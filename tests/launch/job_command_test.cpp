@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <vector>
 
@@ -62,6 +63,27 @@ TEST(JobCommand, MpirunWithTheRankCountAndTheTrainOptions) {
   EXPECT_EQ(job_command(o, Starter::kMpirun, 1, true),
             (Argv{"mpirun", "--allow-run-as-root", "-q", "--oversubscribe", "--bind-to", "none", "-np", "2", "/bin/cellgan",
                   "train", "c.yaml", "--set", "seed=2", "--resume", "auto"}));
+}
+
+// No stray lines from Open MPI: no single-copy (CMA) reads, and PMIx's
+// "BAD-PARAM" of a rank lost under --enable-recovery kept off stderr; what
+// the user set wins.
+TEST(JobEnvironment, KeepsOpenMpisStrayLinesOut) {
+  ::unsetenv("OMPI_MCA_btl_vader_single_copy_mechanism");
+  ::unsetenv("PMIX_OUTPUT_REDIRECT");
+  JobOptions o;
+  const auto has = [](const Argv& env, const std::string& entry) {
+    return std::find(env.begin(), env.end(), entry) != env.end();
+  };
+  Argv env = job_environment(o);
+  EXPECT_TRUE(has(env, "OMPI_MCA_btl_vader_single_copy_mechanism=none"));
+  EXPECT_TRUE(has(env, "OMP_NUM_THREADS=1"));
+  EXPECT_FALSE(std::any_of(env.begin(), env.end(), [](const std::string& e) { return e.rfind("PMIX_OUTPUT", 0) == 0; }));
+  o.recovery = true;
+  EXPECT_TRUE(has(job_environment(o), "PMIX_OUTPUT_REDIRECT=syslog"));
+  ::setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "cma", 1);
+  EXPECT_TRUE(has(job_environment(o), "OMPI_MCA_btl_vader_single_copy_mechanism=cma"));
+  ::unsetenv("OMPI_MCA_btl_vader_single_copy_mechanism");
 }
 
 TEST(JobCommand, SrunInsideAnAllocation) {

@@ -180,5 +180,23 @@ TEST(Master, AWorkersFailureEndsTheRunWithItsReason) {
             std::string::npos);
 }
 
+// A full disk on a worker ends the run with kExitDiskFull, which the
+// launcher does not restart: said once, by the exception's one line.
+TEST(Master, AWorkersFullDiskEndsTheRunAsSuch) {
+  TempDir tmp;
+  OneWorker t(tmp);
+  t.world->send(0, kTagFailure,
+                encode(FailureMessage{"generation 5: /r/cell-0000.bin: no space left on the device", kExitDiskFull}));
+  try {
+    t.master->run_once(t.t0 + milliseconds(10));
+    FAIL() << "a worker's full disk did not end the run";
+  } catch (const std::exception& e) {
+    EXPECT_EQ(exit_code_of(e), kExitDiskFull) << e.what();
+    EXPECT_STREQ(e.what(), "worker rank 1: generation 5: /r/cell-0000.bin: no space left on the device");
+  }
+  EXPECT_NE(read_bytes(tmp.file("run/events.log")).find("worker rank 1 failed: generation 5: /r/cell-0000.bin"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace cellgan
