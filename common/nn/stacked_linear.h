@@ -9,13 +9,14 @@
 // three matrix products of a step are the ones Linear's autograd takes,
 // with the same operands in the same layouts, batched: x W^T forward, then
 // g W for the input's gradient and g^T x for the weight's (bmm's own
-// backward would take x^T g, whose sums round differently). On the CPU a
-// member's outputs and gradients are then Linear's to the bit
-// (tests/nn/stacked_*_test.cpp): LibTorch runs a CPU bmm as one gemm per
-// member, the gemm mm calls, once the product has 400 or more
-// multiply-adds (below that it takes a plain loop of its own). The bias's
-// gradient is summed over the batch as Linear's is. The backward pass is
-// itself differentiable (gradient penalties take a double backward).
+// backward would take x^T g, whose sums round differently). LibTorch runs
+// a CPU bmm as one gemm per member, the gemm mm calls, once the product has
+// 400 or more multiply-adds (below that it takes a plain loop of its own).
+// A stacked GAN step then equals the members' own steps to the bit on the
+// CPU for batches that are multiples of 16, and to the last bit otherwise
+// (tests/nn/stacked_training_test.cpp). The bias's gradient is summed over
+// the batch as Linear's is. The backward pass is itself differentiable
+// (gradient penalties take a double backward).
 //
 // tensors() maps the rows to Linear's weight and bias, in the order Linear
 // lists them (stacked_tensor.h).

@@ -1,5 +1,7 @@
 // Stacked individuals as rows (stacked_networks.h): construction, learning
 // rates, and a row to and from the Individual byte form.
+#include "common/nn/stacked_networks.h"
+
 #include <torch/torch.h>
 
 #include <fmt/core.h>
@@ -11,7 +13,6 @@
 #include <string>
 
 #include "common/nn/individual_bytes.h"
-#include "common/nn/stacked_networks.h"
 
 namespace cellgan {
 namespace {

@@ -27,7 +27,7 @@ void expect_member_losses(LossKind kind, BceForm form) {
   const torch::Tensor fake = outputs(2).requires_grad_(true);
   const MemberLosses g = stacked_generator_loss(kind, fake, form);
   const MemberLosses d = stacked_discriminator_loss(kind, real, fake, form);
-  const auto [g_fake] = std::array<torch::Tensor, 1>{torch::autograd::grad({g.total}, {fake})[0]};
+  const torch::Tensor g_fake = torch::autograd::grad({g.total}, {fake})[0];
   const auto d_grads = torch::autograd::grad({d.total}, {real, fake});
   EXPECT_TRUE(same_bits(g.total, g.per_member.sum()));
   for (int p = 0; p < 4; ++p) {

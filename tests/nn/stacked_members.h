@@ -8,7 +8,9 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <cmath>
 #include <cstring>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -62,8 +64,11 @@ inline std::string bytes_difference(const Bytes& a, const Bytes& b) {
   const auto compare = [](const torch::Tensor& x, const torch::Tensor& y, const std::string& what) -> std::string {
     if (same_bits(x, y)) return "";
     if (x.sizes() != y.sizes()) return what + ": sizes differ";
-    return what + ": " + std::to_string((x != y).sum().item<std::int64_t>()) + " of " + std::to_string(x.numel()) +
-           " values differ, max |difference| " + std::to_string((x - y).abs().max().item<double>());
+    std::ostringstream text;
+    text << what << ": " << (x != y).sum().item<std::int64_t>() << " of " << x.numel()
+         << " values differ, max |difference| " << (x - y).abs().max().item<double>() << ", max relative "
+         << ((x - y).abs() / y.abs().clamp_min(1e-30)).max().item<double>();
+    return text.str();
   };
   std::string out;
   for (std::uint32_t i = 0; i < ha.parameter_count + ha.buffer_count; ++i)
@@ -78,6 +83,44 @@ inline std::string bytes_difference(const Bytes& a, const Bytes& b) {
   }
   (void)hb;
   return out.empty() ? "the bytes differ elsewhere" : out;
+}
+
+// Where two Individual byte forms differ by more than a tolerance ("" when
+// within it): the headers and step counts exactly; every parameter and
+// buffer value within `ulps` units in the last place of b's value plus
+// `atol`; Adam's moments within `moment_share` of the largest magnitude in
+// b's tensor.
+inline std::string beyond_tolerance(const Bytes& a, const Bytes& b, int ulps, double atol, double moment_share) {
+  ByteReader ra(a, "a");
+  ByteReader rb(b, "b");
+  const IndividualHeader ha = read_individual_header(ra);
+  read_individual_header(rb);
+  if (a.size() != b.size() || std::memcmp(a.data(), b.data(), kIndividualHeaderBytes) != 0)
+    return "the headers or sizes differ";
+  const auto tensor = [](ByteReader& r) {
+    const auto n = static_cast<std::int64_t>(r.get<std::uint64_t>());
+    torch::Tensor t = torch::empty({n});
+    r.get_raw(t.data_ptr<float>(), static_cast<std::size_t>(n) * sizeof(float));
+    return t;
+  };
+  std::string out;
+  for (std::uint32_t i = 0; i < ha.parameter_count + ha.buffer_count; ++i) {
+    const torch::Tensor x = tensor(ra);
+    const torch::Tensor y = tensor(rb);
+    const torch::Tensor ulp = torch::nextafter(y.abs(), torch::full_like(y, INFINITY)) - y.abs();
+    if (((x - y).abs() > ulp * ulps + atol).any().item<bool>())
+      out += "\n tensor " + std::to_string(i) + " beyond tolerance";
+  }
+  for (std::uint32_t i = 0; i < ha.parameter_count; ++i) {
+    if (ra.get<std::int64_t>() != rb.get<std::int64_t>()) return out + "\n Adam steps differ";
+    for (const char* moment : {"exp_avg", "exp_avg_sq"}) {
+      const torch::Tensor x = tensor(ra);
+      const torch::Tensor y = tensor(rb);
+      if (((x - y).abs() > moment_share * y.abs().max()).any().item<bool>())
+        out += std::string("\n ") + moment + " " + std::to_string(i) + " beyond tolerance";
+    }
+  }
+  return out;
 }
 
 // A fresh individual (weights from `seed`) that has already taken
