@@ -11,7 +11,6 @@ namespace {
 constexpr std::int64_t kChannels1 = 32;
 constexpr std::int64_t kChannels2 = 64;
 constexpr std::int64_t kQuarterSide = kImageSide / 4;  // 28 -> 14 -> 7
-constexpr double kLeakySlope = 0.2;
 constexpr double kDropout = 0.3;
 
 torch::nn::LeakyReLU leaky() {

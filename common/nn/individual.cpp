@@ -13,8 +13,6 @@
 namespace cellgan {
 namespace {
 
-constexpr std::uint32_t kMagic = 0x49434731;  // "ICG1"
-
 // Adam's state map is keyed by the parameter's TensorImpl: as its address
 // printed to a string up to LibTorch 1.x, as the pointer itself from 2.0.
 using StateMap = std::decay_t<decltype(std::declval<torch::optim::Adam&>().state())>;
@@ -31,34 +29,6 @@ Key state_key_of(const torch::Tensor& p) {
 }
 
 StateMap::key_type state_key(const torch::Tensor& p) { return state_key_of<StateMap::key_type>(p); }
-
-void put_tensor(ByteWriter& w, const torch::Tensor& t) {
-  const torch::Tensor c = t.detach().to(torch::TensorOptions().device(torch::kCPU).dtype(torch::kFloat32)).contiguous();
-  w.put<std::uint64_t>(static_cast<std::uint64_t>(c.numel()));
-  w.put_raw(c.data_ptr<float>(), static_cast<std::size_t>(c.numel()) * sizeof(float));
-}
-
-// Reads the value count of a tensor written by put_tensor and checks it
-// against the tensor it stands for.
-std::uint64_t get_tensor_size(ByteReader& r, const torch::Tensor& like) {
-  const auto n = r.get<std::uint64_t>();
-  if (n != static_cast<std::uint64_t>(like.numel()))
-    throw InputError(r.what() + ": a tensor has " + std::to_string(n) + " values, expected " +
-                     std::to_string(like.numel()) + " (network shapes differ)");
-  return n;
-}
-
-// Reads into an existing tensor of the expected size.
-void get_tensor(ByteReader& r, torch::Tensor& into) {
-  const std::uint64_t n = get_tensor_size(r, into);
-  torch::Tensor buf = torch::empty({static_cast<std::int64_t>(n)}, torch::kFloat32);
-  r.get_raw(buf.data_ptr<float>(), n * sizeof(float));
-  torch::NoGradGuard no_grad;
-  into.copy_(buf.view(into.sizes()));
-}
-
-// Passes over a tensor written by put_tensor.
-void skip_tensor(ByteReader& r, const torch::Tensor& like) { r.skip(get_tensor_size(r, like) * sizeof(float)); }
 
 }  // namespace
 
@@ -114,8 +84,7 @@ double Individual::adam_learning_rate() const { return optimizer_->param_groups(
 std::size_t Individual::encoded_size_bound(bool with_optimizer_state) const {
   auto& self = const_cast<Individual&>(*this);
   // The header (see encode_to), then every parameter with its Adam state.
-  std::size_t size = sizeof(std::uint32_t) + 2 * sizeof(std::uint8_t) + sizeof(std::int32_t) + 2 * sizeof(double) +
-                     2 * sizeof(std::uint32_t);
+  std::size_t size = kIndividualHeaderBytes;
   const auto tensor_size = [](const torch::Tensor& t) {
     return sizeof(std::uint64_t) + static_cast<std::size_t>(t.numel()) * sizeof(float);
   };
@@ -134,18 +103,12 @@ std::vector<std::uint8_t> Individual::encode(bool with_optimizer_state) const {
 
 void Individual::encode_to(ByteWriter& w, bool with_optimizer_state) const {
   auto& self = const_cast<Individual&>(*this);
-  w.put<std::uint32_t>(kMagic);
-  w.put<std::uint8_t>(static_cast<std::uint8_t>(role_));
-  w.put<std::uint8_t>(static_cast<std::uint8_t>(loss));
-  w.put<std::int32_t>(source_cell);
-  w.put<double>(learning_rate_);
-  w.put<double>(fitness);
   const auto params = self.module().parameters();
   const auto buffers = self.module().buffers();
-  w.put<std::uint32_t>(static_cast<std::uint32_t>(params.size()));
-  w.put<std::uint32_t>(static_cast<std::uint32_t>(buffers.size()));
-  for (const auto& p : params) put_tensor(w, p);
-  for (const auto& b : buffers) put_tensor(w, b);
+  write_individual_header(w, {role_, loss, source_cell, learning_rate_, fitness,
+                              static_cast<std::uint32_t>(params.size()), static_cast<std::uint32_t>(buffers.size())});
+  for (const auto& p : params) write_individual_tensor(w, p);
+  for (const auto& b : buffers) write_individual_tensor(w, b);
   auto& state = self.optimizer_->state();
   for (const auto& p : params) {
     auto it = with_optimizer_state ? state.find(state_key(p)) : state.end();
@@ -155,44 +118,41 @@ void Individual::encode_to(ByteWriter& w, bool with_optimizer_state) const {
     }
     const auto& s = static_cast<const torch::optim::AdamParamState&>(*it->second);
     w.put<std::int64_t>(s.step());
-    put_tensor(w, s.exp_avg());
-    put_tensor(w, s.exp_avg_sq());
+    write_individual_tensor(w, s.exp_avg());
+    write_individual_tensor(w, s.exp_avg_sq());
   }
 }
 
 Individual Individual::decode(const std::vector<std::uint8_t>& bytes, const NetworkShape& shape, AdamSettings adam,
                               bool with_optimizer_state, torch::Device device) {
   ByteReader r(bytes, "individual");
-  if (r.get<std::uint32_t>() != kMagic) throw InputError("individual: bad magic number: not an encoded individual");
-  const auto role = static_cast<Role>(r.get<std::uint8_t>());
-  if (role != Role::kGenerator && role != Role::kDiscriminator) throw InputError("individual: unknown role");
-  Individual ind(role, shape, adam, device);
-  ind.loss = static_cast<LossKind>(r.get<std::uint8_t>());
-  ind.source_cell = r.get<std::int32_t>();
-  const double lr = r.get<double>();
-  ind.fitness = r.get<double>();
-  ind.make_optimizer(lr);
+  const IndividualHeader header = read_individual_header(r);
+  Individual ind(header.role, shape, adam, device);
+  ind.loss = header.loss;
+  ind.source_cell = header.source_cell;
+  ind.fitness = header.fitness;
+  ind.make_optimizer(header.learning_rate);
   auto params = ind.module().parameters();
   auto buffers = ind.module().buffers();
-  if (r.get<std::uint32_t>() != params.size() || r.get<std::uint32_t>() != buffers.size())
+  if (header.parameter_count != params.size() || header.buffer_count != buffers.size())
     throw InputError("individual: tensor count differs from the configured network");
-  for (auto& p : params) get_tensor(r, p);
-  for (auto& b : buffers) get_tensor(r, b);
+  for (auto& p : params) read_individual_tensor(r, p);
+  for (auto& b : buffers) read_individual_tensor(r, b);
   auto& state = ind.optimizer_->state();
   for (auto& p : params) {
     const auto step = r.get<std::int64_t>();
     if (step < 0) continue;
     if (!with_optimizer_state) {
-      skip_tensor(r, p);
-      skip_tensor(r, p);
+      skip_individual_tensor(r, p);
+      skip_individual_tensor(r, p);
       continue;
     }
     auto s = std::make_unique<torch::optim::AdamParamState>();
     s->step(step);
     torch::Tensor m = torch::zeros_like(p, torch::MemoryFormat::Contiguous);
     torch::Tensor v = torch::zeros_like(p, torch::MemoryFormat::Contiguous);
-    get_tensor(r, m);
-    get_tensor(r, v);
+    read_individual_tensor(r, m);
+    read_individual_tensor(r, v);
     s->exp_avg(m);
     s->exp_avg_sq(v);
     state[state_key(p)] = std::move(s);

@@ -10,8 +10,8 @@
 // (training.mutated_lr_reaches_adam: false) to compare the two.
 //
 // encode()/decode() give a flat, bit-exact byte form (parameters, buffers,
-// Adam moments and step counts, lr, fitness, loss kind) used for the
-// neighbour exchange and for checkpoints.
+// Adam moments and step counts, lr, fitness, loss kind; individual_bytes.h)
+// used for the neighbour exchange and for checkpoints.
 //
 // Device: an individual's network and Adam state live on one device
 // (device.h), chosen when it is made; its bytes do not depend on it, so an
@@ -30,13 +30,12 @@
 #include <vector>
 
 #include "common/config.h"
+#include "common/nn/individual_bytes.h"
 #include "common/nn/networks.h"
 
 namespace cellgan {
 
 class ByteWriter;
-
-enum class Role : std::uint8_t { kGenerator = 0, kDiscriminator = 1 };
 
 struct AdamSettings {
   double beta1 = 0.5;

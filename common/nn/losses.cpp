@@ -15,6 +15,11 @@ namespace {
 
 constexpr double kLogEps = 1e-8;
 
+// The mean of `t`: over everything, or over all but the member dimension.
+torch::Tensor mean_of(const torch::Tensor& t, LossMean mean) {
+  return mean == LossMean::kWhole ? t.mean() : t.flatten(1).mean(1);
+}
+
 // log(max(p, eps)): finite for a saturated discriminator.
 torch::Tensor safe_log(const torch::Tensor& p) { return torch::clamp_min(p, kLogEps).log(); }
 
@@ -23,22 +28,22 @@ torch::Tensor safe_log(const torch::Tensor& p) { return torch::clamp_min(p, kLog
 // (p - y) / max(p(1 - p), 1e-12) / N, as its backward computes them. Built
 // from a surrogate rather than torch::binary_cross_entropy, which throws on
 // a NaN input where training must see a NaN loss (a diverged copy).
-torch::Tensor pytorch_bce(const torch::Tensor& p, double y) {
+torch::Tensor pytorch_bce(const torch::Tensor& p, double y, LossMean mean) {
   const torch::Tensor q = p.detach();
-  const torch::Tensor value = -torch::clamp_min((y == 1.0 ? q : 1.0 - q).log(), -100.0).mean();
+  const torch::Tensor value = -mean_of(torch::clamp_min((y == 1.0 ? q : 1.0 - q).log(), -100.0), mean);
   const torch::Tensor slope = (q - y) / torch::clamp_min(q * (1.0 - q), 1e-12);
-  const torch::Tensor surrogate = (slope * p).mean();
+  const torch::Tensor surrogate = mean_of(slope * p, mean);
   return surrogate - surrogate.detach() + value;
 }
 
 // Binary cross-entropy against an all-ones / all-zeros target.
-torch::Tensor bce_real(const torch::Tensor& d, BceForm form) {
-  if (form == BceForm::kPyTorch) return pytorch_bce(d, 1.0);
-  return -safe_log(d).mean();
+torch::Tensor bce_real(const torch::Tensor& d, BceForm form, LossMean mean) {
+  if (form == BceForm::kPyTorch) return pytorch_bce(d, 1.0, mean);
+  return -mean_of(safe_log(d), mean);
 }
-torch::Tensor bce_fake(const torch::Tensor& d, BceForm form) {
-  if (form == BceForm::kPyTorch) return pytorch_bce(d, 0.0);
-  return -safe_log(1.0 - d).mean();
+torch::Tensor bce_fake(const torch::Tensor& d, BceForm form, LossMean mean) {
+  if (form == BceForm::kPyTorch) return pytorch_bce(d, 0.0, mean);
+  return -mean_of(safe_log(1.0 - d), mean);
 }
 
 [[noreturn]] void unresolved_mustangs(const char* where) {
@@ -49,30 +54,39 @@ torch::Tensor bce_fake(const torch::Tensor& d, BceForm form) {
 }  // namespace
 
 torch::Tensor generator_loss(LossKind kind, const torch::Tensor& d_fake, BceForm form) {
+  return generator_loss(kind, d_fake, form, LossMean::kWhole);
+}
+
+torch::Tensor discriminator_loss(LossKind kind, const torch::Tensor& d_real, const torch::Tensor& d_fake, BceForm form) {
+  return discriminator_loss(kind, d_real, d_fake, form, LossMean::kWhole);
+}
+
+torch::Tensor generator_loss(LossKind kind, const torch::Tensor& d_fake, BceForm form, LossMean mean) {
   switch (kind) {
     case LossKind::kBce:
-      return bce_real(d_fake, form);
+      return bce_real(d_fake, form, mean);
     case LossKind::kMse:
-      return (d_fake - 1.0).square().mean();
+      return mean_of((d_fake - 1.0).square(), mean);
     case LossKind::kHeuristic:
-      return -0.5 * safe_log(d_fake).mean();
+      return -0.5 * mean_of(safe_log(d_fake), mean);
     case LossKind::kWganGp:
-      return -d_fake.mean();
+      return -mean_of(d_fake, mean);
     case LossKind::kMustangs:
       break;
   }
   unresolved_mustangs("generator_loss");
 }
 
-torch::Tensor discriminator_loss(LossKind kind, const torch::Tensor& d_real, const torch::Tensor& d_fake, BceForm form) {
+torch::Tensor discriminator_loss(LossKind kind, const torch::Tensor& d_real, const torch::Tensor& d_fake, BceForm form,
+                                 LossMean mean) {
   switch (kind) {
     case LossKind::kBce:
     case LossKind::kHeuristic:
-      return bce_real(d_real, form) + bce_fake(d_fake, form);
+      return bce_real(d_real, form, mean) + bce_fake(d_fake, form, mean);
     case LossKind::kMse:
-      return (d_real - 1.0).square().mean() + d_fake.square().mean();
+      return mean_of((d_real - 1.0).square(), mean) + mean_of(d_fake.square(), mean);
     case LossKind::kWganGp:
-      return d_fake.mean() - d_real.mean();
+      return mean_of(d_fake, mean) - mean_of(d_real, mean);
     case LossKind::kMustangs:
       break;
   }

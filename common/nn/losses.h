@@ -38,6 +38,14 @@ torch::Tensor generator_loss(LossKind kind, const torch::Tensor& d_fake, BceForm
 torch::Tensor discriminator_loss(LossKind kind, const torch::Tensor& d_real, const torch::Tensor& d_fake,
                                  BceForm form = BceForm::kClamped);
 
+// Over what the losses' means are taken: the whole batch (one network, a
+// scalar loss), or each member's rows of a stack (inputs [P, B, 1], a loss
+// per member [P]; stacked_losses.h). The formulas are the same.
+enum class LossMean { kWhole, kPerMember };
+torch::Tensor generator_loss(LossKind kind, const torch::Tensor& d_fake, BceForm form, LossMean mean);
+torch::Tensor discriminator_loss(LossKind kind, const torch::Tensor& d_real, const torch::Tensor& d_fake,
+                                 BceForm form, LossMean mean);
+
 // The loss a discriminator pairs with a generator's loss kind.
 inline LossKind discriminator_loss_for(LossKind generator_kind) {
   return generator_kind == LossKind::kHeuristic ? LossKind::kBce : generator_kind;

@@ -22,7 +22,6 @@ namespace {
 
 constexpr std::int64_t kMlpHidden = 256;
 constexpr std::int64_t kMlpHiddenLayers = 2;
-constexpr double kLeakySlope = 0.2;
 constexpr double kDropout = 0.3;
 // DCGAN geometry for 28x28 images.
 constexpr std::int64_t kSeedSide = 7;  // 7 -> 14 -> 28
@@ -58,13 +57,13 @@ void check_shape(const NetworkShape& shape) {
 }
 
 // `layers` hidden layers of width `hidden` with LeakyReLU 0.2, then `out`.
-torch::nn::Sequential hidden_mlp(std::int64_t in, std::int64_t hidden, std::int64_t layers, std::int64_t out) {
+torch::nn::Sequential hidden_mlp(const HiddenMlpWidths& widths) {
   torch::nn::Sequential body;
-  for (std::int64_t i = 0; i < layers; ++i) {
-    body->push_back(torch::nn::Linear(i == 0 ? in : hidden, hidden));
+  for (std::int64_t i = 0; i < widths.layers; ++i) {
+    body->push_back(torch::nn::Linear(i == 0 ? widths.in : widths.hidden, widths.hidden));
     body->push_back(leaky());
   }
-  body->push_back(torch::nn::Linear(hidden, out));
+  body->push_back(torch::nn::Linear(widths.hidden, widths.out));
   return body;
 }
 
@@ -155,6 +154,20 @@ NetworkShape network_shape(const Config& config) {
   return shape;
 }
 
+HiddenMlpWidths generator_mlp_widths(const NetworkShape& shape) {
+  if (shape.kind == NetworkKind::kMlp) return {shape.latent_dim, kMlpHidden, kMlpHiddenLayers, shape.data_dim};
+  if (shape.kind == NetworkKind::kToy) return {shape.latent_dim, shape.toy_hidden, shape.toy_layers, shape.data_dim};
+  throw std::invalid_argument("generator_mlp_widths: network kind " + std::string(to_string(shape.kind)) +
+                              " is not mlp or toy");
+}
+
+HiddenMlpWidths discriminator_mlp_widths(const NetworkShape& shape) {
+  if (shape.kind == NetworkKind::kMlp) return {shape.data_dim, kMlpHidden, kMlpHiddenLayers, 1};
+  if (shape.kind == NetworkKind::kToy) return {shape.data_dim, shape.toy_hidden, shape.toy_layers, 1};
+  throw std::invalid_argument("discriminator_mlp_widths: network kind " + std::string(to_string(shape.kind)) +
+                              " is not mlp or toy");
+}
+
 GeneratorImpl::GeneratorImpl(NetworkShape shape) : shape_(shape) {
   check_shape(shape_);
   reset();
@@ -163,7 +176,7 @@ GeneratorImpl::GeneratorImpl(NetworkShape shape) : shape_(shape) {
 void GeneratorImpl::reset() {
   switch (shape_.kind) {
     case NetworkKind::kMlp:
-      body_ = hidden_mlp(shape_.latent_dim, kMlpHidden, kMlpHiddenLayers, shape_.data_dim);
+      body_ = hidden_mlp(generator_mlp_widths(shape_));
       body_->push_back(torch::nn::Tanh());
       break;
     case NetworkKind::kDcgan:
@@ -174,7 +187,7 @@ void GeneratorImpl::reset() {
       body_ = conditional_generator_body(shape_);
       break;
     case NetworkKind::kToy:
-      body_ = hidden_mlp(shape_.latent_dim, shape_.toy_hidden, shape_.toy_layers, shape_.data_dim);
+      body_ = hidden_mlp(generator_mlp_widths(shape_));
       break;
   }
   register_module("body", body_);
@@ -194,7 +207,7 @@ DiscriminatorImpl::DiscriminatorImpl(NetworkShape shape) : shape_(shape) {
 void DiscriminatorImpl::reset() {
   switch (shape_.kind) {
     case NetworkKind::kMlp:
-      body_ = hidden_mlp(shape_.data_dim, kMlpHidden, kMlpHiddenLayers, 1);
+      body_ = hidden_mlp(discriminator_mlp_widths(shape_));
       break;
     case NetworkKind::kDcgan:
       body_ = shape_.d_output == DiscriminatorOutput::kScore ? dcgan_critic() : dcgan_discriminator();
@@ -206,7 +219,7 @@ void DiscriminatorImpl::reset() {
       body_ = conditional_discriminator_body();
       break;
     case NetworkKind::kToy:
-      body_ = hidden_mlp(shape_.data_dim, shape_.toy_hidden, shape_.toy_layers, 1);
+      body_ = hidden_mlp(discriminator_mlp_widths(shape_));
       break;
   }
   if (shape_.d_output == DiscriminatorOutput::kProbability) body_->push_back(torch::nn::Sigmoid());

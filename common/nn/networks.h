@@ -76,6 +76,21 @@ class DiscriminatorImpl : public torch::nn::Cloneable<DiscriminatorImpl> {
 };
 TORCH_MODULE(Discriminator);
 
+// The layers of the mlp and toy kinds' bodies: `layers` hidden layers of
+// width `hidden`, each a Linear then LeakyReLU(kLeakySlope), then a Linear to
+// `out` (the generator's mlp adds Tanh, a probability discriminator
+// Sigmoid). The stacked networks (stacked_networks.h) build the same.
+constexpr double kLeakySlope = 0.2;
+struct HiddenMlpWidths {
+  std::int64_t in = 0;
+  std::int64_t hidden = 0;
+  std::int64_t layers = 0;
+  std::int64_t out = 0;
+};
+// For shape.kind mlp or toy only (std::invalid_argument otherwise).
+HiddenMlpWidths generator_mlp_widths(const NetworkShape& shape);
+HiddenMlpWidths discriminator_mlp_widths(const NetworkShape& shape);
+
 // Number of trainable parameters.
 std::int64_t parameter_count(const torch::nn::Module& module);
 

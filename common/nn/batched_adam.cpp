@@ -1,0 +1,116 @@
+// Adam over stacked tensors, per member (batched_adam.h).
+#include "common/nn/batched_adam.h"
+
+#include <torch/torch.h>
+
+#include <fmt/core.h>
+
+#include <stdexcept>
+
+namespace cellgan {
+namespace {
+
+// [P] -> [P, 1, ..., 1] broadcasting against `like`.
+torch::Tensor per_row(const torch::Tensor& values, const torch::Tensor& like) {
+  std::vector<std::int64_t> sizes(static_cast<std::size_t>(like.dim()), 1);
+  sizes[0] = like.size(0);
+  return values.view(sizes);
+}
+
+}  // namespace
+
+BatchedAdam::BatchedAdam(std::vector<torch::Tensor> params, double learning_rate, BatchedAdamOptions options)
+    : params_(std::move(params)), options_(options) {
+  if (params_.empty()) throw std::invalid_argument("BatchedAdam: no parameters");
+  members_ = params_.front().dim() > 0 ? params_.front().size(0) : 0;
+  const torch::Device device = params_.front().device();
+  for (const torch::Tensor& p : params_) {
+    if (p.dim() < 1 || p.size(0) != members_ || p.device() != device || !p.is_leaf() || !p.requires_grad())
+      throw std::invalid_argument(
+          fmt::format("BatchedAdam: every parameter must be a [{}, ...] leaf on {} that requires grad", members_,
+                      device.str()));
+    exp_avg_.push_back(torch::zeros_like(p, torch::MemoryFormat::Contiguous));
+    exp_avg_sq_.push_back(torch::zeros_like(p, torch::MemoryFormat::Contiguous));
+  }
+  const auto on_device = torch::TensorOptions().device(device);
+  learning_rates_ = torch::full({members_}, learning_rate, on_device.dtype(torch::kFloat64));
+  steps_ = torch::zeros({members_}, on_device.dtype(torch::kLong));
+}
+
+void BatchedAdam::check_member(std::int64_t p, const char* what) const {
+  if (p < 0 || p >= members_)
+    throw std::out_of_range(fmt::format("BatchedAdam::{}: member {} outside a stack of {}", what, p, members_));
+}
+
+void BatchedAdam::set_learning_rate(std::int64_t p, double lr) {
+  check_member(p, "set_learning_rate");
+  learning_rates_[p].fill_(lr);
+}
+
+void BatchedAdam::set_step(std::int64_t p, std::int64_t step) {
+  check_member(p, "set_step");
+  if (step < 0) throw std::invalid_argument("BatchedAdam::set_step: a step count is >= 0");
+  steps_[p].fill_(step);
+}
+
+void BatchedAdam::zero_grad() {
+  for (torch::Tensor& p : params_) {
+    if (p.mutable_grad().defined()) {
+      p.mutable_grad().detach_();
+      p.mutable_grad().zero_();
+    }
+  }
+}
+
+void BatchedAdam::step() { update(torch::Tensor()); }
+
+void BatchedAdam::step(const torch::Tensor& row_mask) {
+  if (row_mask.dim() != 1 || row_mask.size(0) != members_ || row_mask.scalar_type() != torch::kBool ||
+      row_mask.device() != steps_.device())
+    throw std::invalid_argument(
+        fmt::format("BatchedAdam::step: the row mask must be a bool [{}] on {}", members_, steps_.device().str()));
+  update(row_mask);
+}
+
+// An undefined `row_mask` steps every member, in place; a defined one
+// computes the update aside and keeps it for the marked rows only.
+void BatchedAdam::update(const torch::Tensor& row_mask) {
+  torch::NoGradGuard no_grad;
+  const bool masked = row_mask.defined();
+  const torch::Tensor next_steps = masked ? steps_ + row_mask.to(torch::kLong) : steps_ + 1;
+  // As LibTorch's Adam on the host, in double: 1 - beta^t and lr / (1 - beta1^t).
+  // A masked row's t may be 0; its values are computed and then dropped.
+  const torch::Tensor t = next_steps.clamp_min(1).to(torch::kFloat64);
+  const torch::Tensor bias_correction1 = 1.0 - torch::pow(options_.beta1, t);
+  const torch::Tensor bias_correction2 = 1.0 - torch::pow(options_.beta2, t);
+  const torch::Tensor neg_step_size = (-(learning_rates_ / bias_correction1)).to(torch::kFloat32);
+  const torch::Tensor sqrt_bias_correction2 = bias_correction2.sqrt().to(torch::kFloat32);
+  const double beta1 = options_.beta1;
+  const double beta2 = options_.beta2;
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    torch::Tensor& p = params_[i];
+    const torch::Tensor& g = p.grad();
+    if (!g.defined()) continue;
+    torch::Tensor& m = exp_avg_[i];
+    torch::Tensor& v = exp_avg_sq_[i];
+    if (!masked) {
+      m.mul_(beta1).add_(g, 1 - beta1);
+      v.mul_(beta2).addcmul_(g, g, 1 - beta2);
+      const torch::Tensor denom = (v.sqrt() / per_row(sqrt_bias_correction2, v)).add_(options_.eps);
+      // Adam's p.addcdiv_(m, denom, -step_size) is p + (-step_size * m) / denom.
+      p.addcdiv_(per_row(neg_step_size, p) * m, denom);
+      continue;
+    }
+    const torch::Tensor keep = per_row(row_mask, p);
+    const torch::Tensor new_m = m.mul(beta1).add_(g, 1 - beta1);
+    const torch::Tensor new_v = v.mul(beta2).addcmul_(g, g, 1 - beta2);
+    const torch::Tensor denom = (new_v.sqrt() / per_row(sqrt_bias_correction2, v)).add_(options_.eps);
+    const torch::Tensor new_p = p.addcdiv(per_row(neg_step_size, p) * new_m, denom);
+    m.copy_(torch::where(keep, new_m, m));
+    v.copy_(torch::where(keep, new_v, v));
+    p.copy_(torch::where(keep, new_p, p));
+  }
+  steps_.copy_(next_steps);
+}
+
+}  // namespace cellgan

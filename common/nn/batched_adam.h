@@ -1,0 +1,89 @@
+// Adam over stacked tensors (docs/architecture.md, "Stacked networks"):
+// every tensor has a leading member dimension P, and member p is updated as
+// torch::optim::Adam would update that member alone, with its own learning
+// rate and its own step count.
+//
+// The update, per member p with step count t (after adding this step),
+// learning rate lr[p] and gradient g (weight decay 0, no amsgrad), is
+// LibTorch's (torch/csrc/api/src/optim/adam.cpp), operation for operation:
+//   m = m * beta1 + (1 - beta1) * g
+//   v = v * beta2 + (1 - beta2) * g * g
+//   bias_correction1 = 1 - beta1^t,  bias_correction2 = 1 - beta2^t
+//   denom = sqrt(v) / sqrt(bias_correction2) + eps
+//   param = param + (-lr / bias_correction1) * m / denom
+// The bias corrections and the step size are computed in float64, as
+// LibTorch computes them on the host, but here on the device from the step
+// counts there, so a step enqueues no host work and reads nothing back (a
+// CUDA graph can capture it). On the CPU the result equals Adam's to the
+// bit (tests/nn/stacked_training_test.cpp); the one place it could differ
+// is beta^t, taken by the vectorised pow of 8 or more members, which may
+// differ from std::pow in a double's last bit, almost never visible once
+// rounded to float.
+//
+// Step counts: 0 means "no Adam state yet" (an individual whose bytes carry
+// step -1; its moments are zero, as Adam's would be when it makes them).
+// A row mask (bool [P] on the device) makes only the members it marks step:
+// the others keep their parameters, moments and step count bit for bit.
+// Tensors without a gradient are left alone, as Adam does.
+//
+// Thread-safety: one BatchedAdam and its tensors belong to one thread at a
+// time.
+#pragma once
+
+#include <torch/types.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace cellgan {
+
+struct BatchedAdamOptions {
+  double beta1 = 0.5;
+  double beta2 = 0.999;
+  double eps = 1e-8;  // torch::optim::AdamOptions' default
+};
+
+class BatchedAdam {
+ public:
+  // `params`: leaf tensors that require grad, each [P, ...] on one device.
+  // Every member starts with `learning_rate` and no state (step 0).
+  BatchedAdam(std::vector<torch::Tensor> params, double learning_rate, BatchedAdamOptions options = {});
+
+  std::int64_t members() const { return members_; }
+  const BatchedAdamOptions& options() const { return options_; }
+
+  // Zeroes the gradients that exist (torch::optim::Optimizer::zero_grad of
+  // LibTorch 1.13), keeping their tensors for the next backward pass.
+  void zero_grad();
+  // One step of every member.
+  void step();
+  // One step of the members whose entry of `row_mask` (bool [P], on the
+  // parameters' device) is true.
+  void step(const torch::Tensor& row_mask);
+
+  // [P] float64 on the device: each member's learning rate.
+  const torch::Tensor& learning_rates() const { return learning_rates_; }
+  void set_learning_rate(std::int64_t p, double lr);
+  // [P] int64 on the device: each member's step count.
+  const torch::Tensor& steps() const { return steps_; }
+  void set_step(std::int64_t p, std::int64_t step);
+
+  // The moments, one per parameter, of its shape.
+  const std::vector<torch::Tensor>& params() const { return params_; }
+  const std::vector<torch::Tensor>& exp_avg() const { return exp_avg_; }
+  const std::vector<torch::Tensor>& exp_avg_sq() const { return exp_avg_sq_; }
+
+ private:
+  void check_member(std::int64_t p, const char* what) const;
+  void update(const torch::Tensor& row_mask);
+
+  std::vector<torch::Tensor> params_;
+  std::vector<torch::Tensor> exp_avg_;
+  std::vector<torch::Tensor> exp_avg_sq_;
+  BatchedAdamOptions options_;
+  std::int64_t members_ = 0;
+  torch::Tensor learning_rates_;
+  torch::Tensor steps_;
+};
+
+}  // namespace cellgan

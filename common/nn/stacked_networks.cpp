@@ -1,0 +1,63 @@
+// The layers of stacked networks (stacked_networks.h): the mlp and toy
+// bodies of networks.cpp as StackedLinear layers.
+#include "common/nn/stacked_networks.h"
+
+#include <torch/torch.h>
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace cellgan {
+
+StackedNetworkImpl::StackedNetworkImpl(Role role, const NetworkShape& shape, std::int64_t members)
+    : role_(role), shape_(shape), members_(members) {
+  if (shape.kind != NetworkKind::kMlp && shape.kind != NetworkKind::kToy)
+    throw std::invalid_argument(fmt::format("StackedNetwork: network kind {} is not stacked yet (mlp and toy are)",
+                                            to_string(shape.kind)));
+  if (members < 1) throw std::invalid_argument("StackedNetwork: a stack has at least one member");
+  const HiddenMlpWidths widths =
+      role == Role::kGenerator ? generator_mlp_widths(shape) : discriminator_mlp_widths(shape);
+  for (std::int64_t i = 0; i <= widths.layers; ++i) {
+    const std::int64_t in = i == 0 ? widths.in : widths.hidden;
+    const std::int64_t out = i == widths.layers ? widths.out : widths.hidden;
+    layers_.push_back(register_module("layer" + std::to_string(i), StackedLinear(members, in, out)));
+  }
+  if (role == Role::kGenerator && shape.kind == NetworkKind::kMlp) output_ = Output::kTanh;
+  if (role == Role::kDiscriminator && shape.d_output == DiscriminatorOutput::kProbability) output_ = Output::kSigmoid;
+}
+
+torch::Tensor StackedNetworkImpl::forward(const torch::Tensor& x) {
+  const std::int64_t width = role_ == Role::kGenerator ? shape_.latent_dim : shape_.data_dim;
+  if (x.dim() != 3 || x.size(0) != members_ || x.size(2) != width)
+    throw std::invalid_argument(fmt::format("StackedNetwork::forward: expected a [{}, B, {}] tensor, got [{}]",
+                                            members_, width, fmt::join(x.sizes(), ", ")));
+  torch::Tensor h = x;
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    h = layers_[i]->forward(h);
+    if (i + 1 < layers_.size()) h = torch::leaky_relu(h, kLeakySlope);
+  }
+  switch (output_) {
+    case Output::kTanh:
+      return torch::tanh(h);
+    case Output::kSigmoid:
+      return torch::sigmoid(h);
+    case Output::kLinear:
+      break;
+  }
+  return h;
+}
+
+std::vector<StackedTensor> StackedNetworkImpl::parameter_tensors() const {
+  std::vector<StackedTensor> tensors;
+  for (const StackedLinear& layer : layers_) {
+    for (StackedTensor& t : layer->tensors()) tensors.push_back(std::move(t));
+  }
+  return tensors;
+}
+
+std::vector<StackedTensor> StackedNetworkImpl::buffer_tensors() const { return {}; }
+
+}  // namespace cellgan

@@ -1,0 +1,160 @@
+// Stacked networks (docs/architecture.md, "Stacked networks"): P networks
+// of one role and shape held as tensors with a leading member dimension and
+// run in lockstep, one batched kernel per layer. A member's output and
+// gradient depend on its own rows only.
+//
+// StackedNetwork is the layers: for the mlp and toy kinds exactly those of
+// networks.h (hidden_mlp widths from generator_mlp_widths /
+// discriminator_mlp_widths, LeakyReLU 0.2 between layers, Tanh after the
+// mlp generator, Sigmoid after a probability discriminator), each Linear a
+// StackedLinear. Inputs are [P, B, in], outputs [P, B, out].
+//
+// StackedGenerator / StackedDiscriminator are P individuals (individual.h)
+// as rows: the network, a BatchedAdam (batched_adam.h) over its
+// parameters, and per member what Individual keeps besides (learning rate,
+// fitness, loss kind, source cell). A row reads and writes the Individual
+// byte form (individual_bytes.h): row_bytes(p) is, byte for byte,
+// Individual::encode() of the individual load_row(p, ...) took, after the
+// same training. Halos, checkpoints and ensembles therefore keep their
+// format. Differences from an Individual:
+// - one Adam step count per member (an individual keeps one per tensor;
+//   load_row refuses bytes whose tensors' counts differ);
+// - the Adam learning rate is per member on the device; set_learning_rate
+//   sets it with the member's own (as Individual::set_learning_rate),
+//   set_adam_learning_rate only Adam's (not part of the bytes).
+//
+// Other kinds, later, in the same shape (a layer lists its StackedTensor
+// rows in its torch::nn counterpart's parameters()/buffers() order):
+// - dcgan: the Linear as StackedLinear; Conv2d as a grouped convolution,
+//   x [P, B, C, H, W] viewed as [B, P*C, H, W] with weights [P*O, C, k, k]
+//   and groups = P (rows [O, C, k, k]); the generator's
+//   nearest Upsample needs nothing; BatchNorm2d as a batch norm over P*C
+//   channels (each member's statistics apart), its running mean, variance
+//   and num_batches_tracked as stacked buffers [P, C] and [P]; Dropout with
+//   each member's own mask, which follows from one draw over [P, B, ...];
+//   the critic's LayerNorm per member over [64, 7, 7].
+// - sngan: spectral norm (spectral_norm.h) per member: u [P, O] as a
+//   stacked buffer and one batched power iteration (bmm) per forward pass.
+// - dcgan_conditional: as dcgan, with the label slots split off per member.
+//
+// Thread-safety: a stack belongs to one thread at a time.
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/nn/pimpl.h>
+#include <torch/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/bytes.h"
+#include "common/nn/batched_adam.h"
+#include "common/nn/individual.h"
+#include "common/nn/networks.h"
+#include "common/nn/stacked_linear.h"
+#include "common/nn/stacked_tensor.h"
+
+namespace cellgan {
+
+class StackedNetworkImpl : public torch::nn::Module {
+ public:
+  // shape.kind mlp or toy (std::invalid_argument otherwise); fresh rows are
+  // drawn from Torch's global generator (stacked_linear.h).
+  StackedNetworkImpl(Role role, const NetworkShape& shape, std::int64_t members);
+
+  // [P, B, in] -> [P, B, out] (in: latent_dim for a generator, data_dim for
+  // a discriminator).
+  torch::Tensor forward(const torch::Tensor& x);
+
+  // The rows of the parameters, in the order of the individual network's
+  // parameters(), and of its buffers (none for mlp and toy).
+  std::vector<StackedTensor> parameter_tensors() const;
+  std::vector<StackedTensor> buffer_tensors() const;
+
+  Role role() const { return role_; }
+  const NetworkShape& shape() const { return shape_; }
+  std::int64_t members() const { return members_; }
+
+ private:
+  enum class Output { kLinear, kTanh, kSigmoid };
+  Role role_;
+  NetworkShape shape_;
+  std::int64_t members_;
+  std::vector<StackedLinear> layers_;
+  Output output_ = Output::kLinear;
+};
+TORCH_MODULE(StackedNetwork);
+
+// P individuals of one role as rows (see the top of this file).
+class StackedMembers {
+ public:
+  std::int64_t size() const { return members_; }
+  Role role() const { return role_; }
+  const NetworkShape& shape() const { return shape_; }
+  const AdamSettings& adam_settings() const { return adam_; }
+  const torch::Device& device() const { return device_; }
+  StackedNetwork& network() { return network_; }
+  BatchedAdam& optimizer() { return *optimizer_; }
+
+  // [P, B, in] -> [P, B, out].
+  torch::Tensor forward(const torch::Tensor& x) { return network_->forward(x); }
+
+  double learning_rate(std::int64_t p) const;
+  void set_learning_rate(std::int64_t p, double lr);
+  void set_adam_learning_rate(std::int64_t p, double lr);
+
+  // Per member, as Individual's fields of the same names.
+  std::vector<double> fitness;
+  std::vector<LossKind> loss;
+  std::vector<int> source_cell;
+
+  // Row p becomes the individual: its network, Adam state, learning rates
+  // (its own and Adam's) and bookkeeping. Same role and shape required.
+  void load_row(std::int64_t p, const Individual& individual);
+  // Row p from Individual::encode() bytes (with or without the optimizer
+  // state); Adam's learning rate becomes the bytes' learning rate, as
+  // Individual::decode gives. InputError naming "individual" on foreign,
+  // short or mismatched bytes, or a role other than the stack's; the row
+  // is left as it was.
+  void load_row(std::int64_t p, const Bytes& bytes);
+  // Row p in the Individual byte form (reads the step count back from the
+  // device).
+  Bytes row_bytes(std::int64_t p, bool with_optimizer_state = true) const;
+  // Row p as an Individual on the stack's device (Individual::decode of
+  // row_bytes(p), which draws from Torch's global generator as decode
+  // does), with Adam's learning rate too.
+  Individual to_individual(std::int64_t p) const;
+
+ protected:
+  StackedMembers(Role role, const NetworkShape& shape, std::int64_t members, double learning_rate,
+                 AdamSettings adam, LossKind loss_kind, torch::Device device);
+
+ private:
+  void check_member(std::int64_t p, const char* what) const;
+
+  Role role_;
+  NetworkShape shape_;
+  std::int64_t members_;
+  AdamSettings adam_;
+  torch::Device device_;
+  StackedNetwork network_{nullptr};
+  std::unique_ptr<BatchedAdam> optimizer_;
+  std::vector<double> learning_rates_;
+};
+
+class StackedGenerator : public StackedMembers {
+ public:
+  StackedGenerator(const NetworkShape& shape, std::int64_t members, double learning_rate, AdamSettings adam,
+                   LossKind loss, torch::Device device = torch::kCPU)
+      : StackedMembers(Role::kGenerator, shape, members, learning_rate, adam, loss, device) {}
+};
+
+class StackedDiscriminator : public StackedMembers {
+ public:
+  StackedDiscriminator(const NetworkShape& shape, std::int64_t members, double learning_rate, AdamSettings adam,
+                       LossKind loss, torch::Device device = torch::kCPU)
+      : StackedMembers(Role::kDiscriminator, shape, members, learning_rate, adam, loss, device) {}
+};
+
+}  // namespace cellgan

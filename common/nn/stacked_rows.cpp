@@ -1,0 +1,174 @@
+// Stacked individuals as rows (stacked_networks.h): construction, learning
+// rates, and a row to and from the Individual byte form.
+#include "common/nn/stacked_networks.h"
+
+#include <torch/torch.h>
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "common/nn/individual_bytes.h"
+
+namespace cellgan {
+namespace {
+
+// One row's tensors read from bytes, in the individual's layout, before
+// they are written into the stack.
+struct RowTensors {
+  std::vector<torch::Tensor> params;
+  std::vector<torch::Tensor> buffers;
+  std::int64_t step = -1;  // -1: no Adam state
+  std::vector<torch::Tensor> exp_avg;
+  std::vector<torch::Tensor> exp_avg_sq;
+};
+
+torch::Tensor read_member_tensor(ByteReader& r, const StackedTensor& layout) {
+  torch::Tensor t = torch::empty(layout.member_sizes, torch::kFloat32);
+  read_individual_tensor(r, t);
+  return t;
+}
+
+// The Adam states of all parameters: one step count for all, or none.
+void read_adam_states(ByteReader& r, const std::vector<StackedTensor>& params, RowTensors& row) {
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const auto step = r.get<std::int64_t>();
+    const std::int64_t normalised = step < 0 ? -1 : step;
+    if (i > 0 && normalised != row.step)
+      throw InputError("individual: its tensors' Adam step counts differ (" + std::to_string(row.step) + " and " +
+                       std::to_string(step) + "); a stack keeps one per member");
+    row.step = normalised;
+    if (step < 0) continue;
+    row.exp_avg.push_back(read_member_tensor(r, params[i]));
+    row.exp_avg_sq.push_back(read_member_tensor(r, params[i]));
+  }
+}
+
+}  // namespace
+
+StackedMembers::StackedMembers(Role role, const NetworkShape& shape, std::int64_t members, double learning_rate,
+                               AdamSettings adam, LossKind loss_kind, torch::Device device)
+    : fitness(static_cast<std::size_t>(members), std::numeric_limits<double>::quiet_NaN()),
+      loss(static_cast<std::size_t>(members), loss_kind),
+      source_cell(static_cast<std::size_t>(members), -1),
+      role_(role),
+      shape_(shape),
+      members_(members),
+      adam_(adam),
+      device_(device),
+      network_(StackedNetwork(role, shape, members)),
+      learning_rates_(static_cast<std::size_t>(members), learning_rate) {
+  if (!device_.is_cpu()) network_->to(device_);
+  std::vector<torch::Tensor> params;
+  for (const StackedTensor& t : network_->parameter_tensors()) params.push_back(t.stacked);
+  optimizer_ = std::make_unique<BatchedAdam>(std::move(params), learning_rate,
+                                             BatchedAdamOptions{adam.beta1, adam.beta2});
+}
+
+void StackedMembers::check_member(std::int64_t p, const char* what) const {
+  if (p < 0 || p >= members_)
+    throw std::out_of_range(fmt::format("StackedMembers::{}: member {} outside a stack of {}", what, p, members_));
+}
+
+double StackedMembers::learning_rate(std::int64_t p) const {
+  check_member(p, "learning_rate");
+  return learning_rates_[static_cast<std::size_t>(p)];
+}
+
+void StackedMembers::set_learning_rate(std::int64_t p, double lr) {
+  check_member(p, "set_learning_rate");
+  learning_rates_[static_cast<std::size_t>(p)] = lr;
+  optimizer_->set_learning_rate(p, lr);
+}
+
+void StackedMembers::set_adam_learning_rate(std::int64_t p, double lr) {
+  check_member(p, "set_adam_learning_rate");
+  optimizer_->set_learning_rate(p, lr);
+}
+
+void StackedMembers::load_row(std::int64_t p, const Individual& individual) {
+  if (individual.role() != role_) throw std::invalid_argument("StackedMembers::load_row: the individual's role differs");
+  load_row(p, individual.encode());
+  optimizer_->set_learning_rate(p, individual.adam_learning_rate());
+}
+
+void StackedMembers::load_row(std::int64_t p, const Bytes& bytes) {
+  check_member(p, "load_row");
+  ByteReader r(bytes, "individual");
+  const IndividualHeader header = read_individual_header(r);
+  if (header.role != role_)
+    throw InputError(fmt::format("individual: a {} where the stack holds {}s",
+                                 header.role == Role::kGenerator ? "generator" : "discriminator",
+                                 role_ == Role::kGenerator ? "generator" : "discriminator"));
+  const std::vector<StackedTensor> params = network_->parameter_tensors();
+  const std::vector<StackedTensor> buffers = network_->buffer_tensors();
+  if (header.parameter_count != params.size() || header.buffer_count != buffers.size())
+    throw InputError("individual: tensor count differs from the configured network");
+  RowTensors row;
+  for (const StackedTensor& t : params) row.params.push_back(read_member_tensor(r, t));
+  for (const StackedTensor& t : buffers) row.buffers.push_back(read_member_tensor(r, t));
+  read_adam_states(r, params, row);
+  if (r.remaining() != 0) throw InputError("individual: trailing bytes after the encoded individual");
+  // Everything read and checked: now the row changes.
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    set_member_row(params[i], params[i].stacked, p, row.params[i]);
+    const bool has_state = row.step >= 0;
+    set_member_row(params[i], optimizer_->exp_avg()[i], p,
+                   has_state ? row.exp_avg[i] : torch::zeros(params[i].member_sizes));
+    set_member_row(params[i], optimizer_->exp_avg_sq()[i], p,
+                   has_state ? row.exp_avg_sq[i] : torch::zeros(params[i].member_sizes));
+  }
+  for (std::size_t i = 0; i < buffers.size(); ++i) set_member_row(buffers[i], buffers[i].stacked, p, row.buffers[i]);
+  optimizer_->set_step(p, std::max<std::int64_t>(row.step, 0));
+  const auto row_index = static_cast<std::size_t>(p);
+  loss[row_index] = header.loss;
+  source_cell[row_index] = header.source_cell;
+  fitness[row_index] = header.fitness;
+  set_learning_rate(p, header.learning_rate);
+}
+
+Bytes StackedMembers::row_bytes(std::int64_t p, bool with_optimizer_state) const {
+  check_member(p, "row_bytes");
+  const std::vector<StackedTensor> params = network_->parameter_tensors();
+  const std::vector<StackedTensor> buffers = network_->buffer_tensors();
+  const auto row_index = static_cast<std::size_t>(p);
+  const std::int64_t step = optimizer_->steps()[p].item<std::int64_t>();
+  const bool with_state = with_optimizer_state && step > 0;
+  std::size_t size = kIndividualHeaderBytes;
+  const auto tensor_size = [](const StackedTensor& t) {
+    std::int64_t n = 1;
+    for (const std::int64_t s : t.member_sizes) n *= s;
+    return sizeof(std::uint64_t) + static_cast<std::size_t>(n) * sizeof(float);
+  };
+  for (const StackedTensor& t : params) size += sizeof(std::int64_t) + (with_state ? 3 : 1) * tensor_size(t);
+  for (const StackedTensor& t : buffers) size += tensor_size(t);
+  ByteWriter w;
+  w.reserve(size);
+  write_individual_header(w, {role_, loss[row_index], source_cell[row_index], learning_rates_[row_index],
+                              fitness[row_index], static_cast<std::uint32_t>(params.size()),
+                              static_cast<std::uint32_t>(buffers.size())});
+  for (const StackedTensor& t : params) write_individual_tensor(w, member_row(t, t.stacked, p));
+  for (const StackedTensor& t : buffers) write_individual_tensor(w, member_row(t, t.stacked, p));
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    if (!with_state) {
+      w.put<std::int64_t>(-1);
+      continue;
+    }
+    w.put<std::int64_t>(step);
+    write_individual_tensor(w, member_row(params[i], optimizer_->exp_avg()[i], p));
+    write_individual_tensor(w, member_row(params[i], optimizer_->exp_avg_sq()[i], p));
+  }
+  return w.take();
+}
+
+Individual StackedMembers::to_individual(std::int64_t p) const {
+  Individual individual = Individual::decode(row_bytes(p), shape_, adam_, /*with_optimizer_state=*/true, device_);
+  individual.set_adam_learning_rate(optimizer_->learning_rates()[p].item<double>());
+  return individual;
+}
+
+}  // namespace cellgan

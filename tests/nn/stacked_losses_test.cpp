@@ -1,0 +1,64 @@
+// Per-member losses: each member's loss and gradient are those of losses.h
+// on its rows alone.
+#include "common/nn/stacked_losses.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "common/nn/losses.h"
+#include "tests/nn/stacked_members.h"
+
+namespace cellgan {
+namespace {
+
+using test::same_bits;
+
+// Outputs in (0, 1), some saturated, for P = 4 members of batch 64.
+torch::Tensor outputs(std::uint64_t seed) {
+  torch::manual_seed(seed);
+  torch::Tensor d = torch::rand({4, 64, 1});
+  d[1][3][0] = 0.0F;  // saturated: the clamps matter
+  d[2][5][0] = 1.0F;
+  return d;
+}
+
+void expect_member_losses(LossKind kind, BceForm form) {
+  const torch::Tensor real = outputs(1).requires_grad_(true);
+  const torch::Tensor fake = outputs(2).requires_grad_(true);
+  const MemberLosses g = stacked_generator_loss(kind, fake, form);
+  const MemberLosses d = stacked_discriminator_loss(kind, real, fake, form);
+  const torch::Tensor g_fake = torch::autograd::grad({g.total}, {fake})[0];
+  const auto d_grads = torch::autograd::grad({d.total}, {real, fake});
+  EXPECT_TRUE(same_bits(g.total, g.per_member.sum()));
+  for (int p = 0; p < 4; ++p) {
+    const torch::Tensor r = real[p].detach().requires_grad_(true);
+    const torch::Tensor f = fake[p].detach().requires_grad_(true);
+    const torch::Tensor g_alone = generator_loss(kind, f, form);
+    const torch::Tensor d_alone = discriminator_loss(kind, r, f, form);
+    EXPECT_TRUE(same_bits(g.per_member[p], g_alone)) << "member " << p;
+    EXPECT_TRUE(same_bits(d.per_member[p], d_alone)) << "member " << p;
+    EXPECT_TRUE(same_bits(g_fake[p], torch::autograd::grad({g_alone}, {f})[0])) << "member " << p;
+    const auto alone = torch::autograd::grad({d_alone}, {r, f});
+    EXPECT_TRUE(same_bits(d_grads[0][p], alone[0])) << "member " << p;
+    EXPECT_TRUE(same_bits(d_grads[1][p], alone[1])) << "member " << p;
+  }
+}
+
+TEST(StackedLosses, EachMemberHasItsOwnLossAndGradient) {
+  for (const BceForm form : {BceForm::kPyTorch, BceForm::kClamped}) {
+    for (const LossKind kind : {LossKind::kBce, LossKind::kMse, LossKind::kHeuristic, LossKind::kWganGp}) {
+      SCOPED_TRACE(std::string(to_string(kind)) + (form == BceForm::kPyTorch ? " pytorch" : " clamped"));
+      expect_member_losses(kind, form);
+    }
+  }
+}
+
+TEST(StackedLosses, RefusesUnstackedShapes) {
+  EXPECT_THROW(stacked_generator_loss(LossKind::kBce, torch::rand({64, 1})), std::invalid_argument);
+  EXPECT_THROW(stacked_discriminator_loss(LossKind::kBce, torch::rand({2, 8, 1}), torch::rand({3, 8, 1})),
+               std::invalid_argument);
+  EXPECT_THROW(stacked_generator_loss(LossKind::kMustangs, torch::rand({2, 8, 1})), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace cellgan
