@@ -16,8 +16,10 @@
 #include <thread>
 
 #include "app/commands.h"
+#include "app/kernel_choice.h"
 #include "common/error.h"
 #include "common/launch_rank.h"
+#include "common/log.h"
 #include "master/stop_signals.h"
 
 namespace {
@@ -82,9 +84,12 @@ int run_command(const std::string& command, int argc, char** argv, bool speaker)
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything else: this may start the program again.
+  cellgan::app::choose_kernels_at_start(argv);
   // A stop asked of the job in its first moments (SIGUSR1, passed on by
   // mpirun) must not end a rank before the master can act on it.
   if (argc >= 2 && std::string(argv[1]) == "train") cellgan::hold_stop_signal_early();
+  cellgan::app::release_held_stop_signal();
   setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
   // Under mpirun every rank meets a bad command line alike: rank 0 says so.
   const bool speaker = cellgan::launch_rank() == 0;
@@ -99,6 +104,10 @@ int main(int argc, char** argv) {
     return cellgan::kExitOk;
   }
   const std::string command = argv[1];
+  // Said once: by the launcher (launch_command) for its job, else by the
+  // speaker that chose, with its first line.
+  if (command != "launch" && speaker && cellgan::app::kernels_chosen_here())
+    cellgan::log::set_preamble(cellgan::app::kernel_choice_line());
   const int code = run_command(command, argc, argv, speaker);
   if (command == "train") cellgan::report_exit_code(code);
   return code;

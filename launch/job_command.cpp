@@ -56,6 +56,7 @@ std::vector<std::string> job_command(const JobOptions& options, Starter starter,
     // rank's exit code would repeat it in many lines.
     argv.insert(argv.end(), {"-q", "--oversubscribe", "--bind-to", "none"});
     if (options.recovery) argv.push_back("--enable-recovery");
+    for (const std::string& name : options.exported) argv.insert(argv.end(), {"-x", name});
     argv.insert(argv.end(), {"-np", ranks});
   }
   argv.insert(argv.end(), {options.cellgan, "train", options.config});

@@ -64,6 +64,19 @@ TEST(JobCommand, MpirunWithTheRankCountAndTheTrainOptions) {
                   "train", "c.yaml", "--set", "seed=2", "--resume", "auto"}));
 }
 
+TEST(JobCommand, MpirunPassesTheExportedVariablesToEveryRank) {
+  JobOptions o;
+  o.cellgan = "cellgan";
+  o.config = "c.yaml";
+  o.exported = {"OPENBLAS_CORETYPE", "CELLGAN_BLAS_CHOSEN"};
+  EXPECT_EQ(job_command(o, Starter::kMpirun, 1, false),
+            (Argv{"mpirun", "-q", "--oversubscribe", "--bind-to", "none", "-x", "OPENBLAS_CORETYPE", "-x",
+                  "CELLGAN_BLAS_CHOSEN", "-np", "2", "cellgan", "train", "c.yaml"}));
+  // srun passes the whole environment (its default, --export=ALL).
+  EXPECT_EQ(job_command(o, Starter::kSrun, 1, false),
+            (Argv{"srun", "--mpi=pmix", "--ntasks", "2", "cellgan", "train", "c.yaml"}));
+}
+
 TEST(JobCommand, SrunInsideAnAllocation) {
   JobOptions o;
   o.cellgan = "cellgan";
