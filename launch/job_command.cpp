@@ -55,8 +55,8 @@ std::vector<std::string> job_command(const JobOptions& options, Starter starter,
     // -q: the launcher says how a job ended; Open MPI's banners about a
     // rank's exit code would repeat it in many lines.
     argv.insert(argv.end(), {"-q", "--oversubscribe", "--bind-to", "none"});
-    if (options.recovery) argv.push_back("--enable-recovery");
     for (const std::string& name : options.exported) argv.insert(argv.end(), {"-x", name});
+    if (options.recovery) argv.push_back("--enable-recovery");
     argv.insert(argv.end(), {"-np", ranks});
   }
   argv.insert(argv.end(), {options.cellgan, "train", options.config});
