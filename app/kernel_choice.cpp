@@ -1,6 +1,8 @@
 // The OpenBLAS kernels of every command (see kernel_choice.h).
 #include "app/kernel_choice.h"
 
+#include <elf.h>
+#include <link.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -9,6 +11,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -62,7 +65,30 @@ bool take_restart_marker() {
   return *marker == pid || g_holds_usr1;
 }
 
+// True when the program was started through its loader (`ld.so cellgan ...`):
+// /proc/self/exe is then the loader, which would not run cellgan again.
+bool started_by_its_loader() {
+  std::string interpreter;  // the main program's PT_INTERP (it comes first)
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* out) {
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& header = info->dlpi_phdr[i];
+          if (header.p_type == PT_INTERP)
+            *static_cast<std::string*>(out) = reinterpret_cast<const char*>(info->dlpi_addr + header.p_vaddr);
+        }
+        return 1;
+      },
+      &interpreter);
+  std::error_code error;
+  return !interpreter.empty() && std::filesystem::equivalent(interpreter, "/proc/self/exe", error);
+}
+
 void restart(char** argv) {
+  if (started_by_its_loader()) {
+    g_plan = BlasPlan{};
+    log::warn("blas: started through the loader, cellgan cannot re-execute itself: going on with {}", blas_kernels());
+    return;
+  }
   const std::optional<std::string> coretype = variable(kCoretype), chosen = variable(kChosen);
   put(kCoretype, g_plan.coretype);
   put(kChosen, g_plan.automatic ? std::optional<std::string>(g_plan.coretype) : std::nullopt);

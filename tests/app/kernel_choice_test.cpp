@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <regex>
 #include <string>
 #include <vector>
@@ -84,6 +85,15 @@ TEST(KernelChoice, UnsetMeansOneRestartOntoThisCpusChoiceAndTheUsersChoiceIsKept
     EXPECT_EQ(cores[1], choice);
   }
   EXPECT_EQ(loads(run(tmp, kPrescott + kExe + " --help").err), std::vector<std::string>{"Prescott"});
+  // Started through the loader, the program cannot restart: it goes on, and says so.
+  const std::string loader = "/lib64/ld-linux-x86-64.so.2";
+  if (!choice.empty() && std::filesystem::exists(loader)) {
+    const Ran by_loader = run(tmp, kUnset + loader + " " + kExe + " --help");
+    EXPECT_EQ(by_loader.code, 0) << by_loader.err;
+    EXPECT_EQ(count(by_loader.out, "usage: cellgan"), 1);
+    EXPECT_EQ(loads(by_loader.err).size(), 1u) << by_loader.err;
+    EXPECT_EQ(count(by_loader.err, "WARN  -/main blas: started through the loader"), 1) << by_loader.err;
+  }
   // A refusal's exit code and one line come through the restart.
   const Ran bad = run(tmp, "env -u OPENBLAS_CORETYPE " + kExe + " trian");
   EXPECT_EQ(bad.code, kExitBadInput);
