@@ -5,13 +5,16 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "app/commands.h"
 #include "app/interrupts.h"
+#include "app/kernel_choice.h"
 #include "app/parse_options.h"
 #include "common/config.h"
 #include "common/error.h"
@@ -105,7 +108,12 @@ int launch_command(const Args& args) {
       setup.job.train_args.insert(setup.job.train_args.end(), {"--fault", f});
   if (!resume.empty()) setup.job.train_args.insert(setup.job.train_args.end(), {"--resume", resume});
 
+  // The kernels every rank gets (mpirun -x, for other nodes; srun passes the environment).
+  for (const char* name : {"OPENBLAS_CORETYPE", "CELLGAN_BLAS_CHOSEN"})
+    if (std::getenv(name) != nullptr) setup.job.exported.emplace_back(name);
+
   const auto say = [](const std::string& line) { std::cerr << "cellgan launch: " << line << std::endl; };
+  if (const std::string kernels = kernel_choice_line(); !kernels.empty()) say(kernels);
   return launch::run_launch(setup, interrupts, say);
 }
 

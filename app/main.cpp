@@ -18,8 +18,10 @@
 #include <thread>
 
 #include "app/commands.h"
+#include "app/kernel_choice.h"
 #include "common/error.h"
 #include "common/launch_rank.h"
+#include "common/log.h"
 #include "master/stop_signals.h"
 
 namespace {
@@ -111,6 +113,10 @@ int main(int argc, char** argv) {
     return cellgan::kExitOk;
   }
   const std::string command = argv[1];
+  // Said once: by the launcher (launch_command) for its job, else by the
+  // speaker that chose, with its first line.
+  if (command != "launch" && speaker && cellgan::app::kernels_chosen_here())
+    cellgan::log::set_preamble(cellgan::app::kernel_choice_line());
   const int code = run_command(command, argc, argv, speaker);
   if (command == "train") cellgan::report_exit_code(code);
   return code;

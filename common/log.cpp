@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <mutex>
+#include <utility>
 
 #include "common/error.h"
 
@@ -17,6 +18,7 @@ const auto g_start = std::chrono::steady_clock::now();
 thread_local std::string t_thread_name = "main";
 thread_local int t_rank = -1;  // set_thread_rank(); -1: the process's rank
 std::string g_status_line;     // show_status_line(); guarded by g_mutex
+std::string g_preamble;        // set_preamble(); guarded by g_mutex
 
 const char* level_name(Level level) {
   switch (level) {
@@ -35,6 +37,11 @@ void set_thread_rank(int rank) { t_rank = rank; }
 void set_level(Level level) { g_level = static_cast<int>(level); }
 void set_thread_name(std::string_view name) { t_thread_name = std::string(name); }
 
+void set_preamble(std::string line) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_preamble = std::move(line);
+}
+
 Level parse_level(std::string_view text) {
   if (text == "debug") return Level::kDebug;
   if (text == "info") return Level::kInfo;
@@ -50,10 +57,14 @@ void write(Level level, std::string_view message) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - g_start).count();
   const int rank = t_rank >= 0 ? t_rank : g_rank.load();
   const std::string who = rank < 0 ? std::string("-") : fmt::format("r{}", rank);
-  const std::string line =
-      fmt::format("[{:9.3f}s] {} {}/{} {}\n", seconds, level_name(level), who, t_thread_name, message);
+  const auto format = [&](Level l, std::string_view text) {
+    return fmt::format("[{:9.3f}s] {} {}/{} {}\n", seconds, level_name(l), who, t_thread_name, text);
+  };
+  const std::string line = format(level, message);
   std::lock_guard<std::mutex> lock(g_mutex);
   if (!g_status_line.empty()) std::fputs("\r\033[K", stderr);  // erase it, to draw it again below
+  if (!g_preamble.empty() && enabled(Level::kInfo)) std::fputs(format(Level::kInfo, g_preamble).c_str(), stderr);
+  g_preamble.clear();
   std::fputs(line.c_str(), stderr);
   if (!g_status_line.empty()) std::fputs(g_status_line.c_str(), stderr);
   std::fflush(stderr);

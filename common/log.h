@@ -29,6 +29,11 @@ void set_thread_name(std::string_view name);
 // Parses "debug", "info", "warn" or "error"; throws InputError otherwise.
 Level parse_level(std::string_view text);
 
+// An info line written once, just before the first line this process
+// writes (if it writes any, and info lines are enabled): a fact that matters
+// to a command that says something, and would be noise on a refusal.
+void set_preamble(std::string line);
+
 bool enabled(Level level);
 void write(Level level, std::string_view message);
 

@@ -55,6 +55,7 @@ std::vector<std::string> job_command(const JobOptions& options, Starter starter,
     // -q: the launcher says how a job ended; Open MPI's banners about a
     // rank's exit code would repeat it in many lines.
     argv.insert(argv.end(), {"-q", "--oversubscribe", "--bind-to", "none"});
+    for (const std::string& name : options.exported) argv.insert(argv.end(), {"-x", name});
     if (options.recovery) argv.push_back("--enable-recovery");
     argv.insert(argv.end(), {"-np", ranks});
   }

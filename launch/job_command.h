@@ -22,6 +22,7 @@ struct JobOptions {
   bool recovery = false;                // mpirun --enable-recovery: lost workers survived in place
   bool as_root = false;                 // mpirun needs --allow-run-as-root
   std::string srun_mpi = "pmix";        // srun's --mpi plugin
+  std::vector<std::string> exported;    // variables mpirun passes to every rank, other nodes' too (-x NAME)
 };
 
 // The cores this process may run on (its affinity mask).

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/math_kernels.h"
 #include "tests/common/test_files.h"
 
 namespace cellgan::test {
@@ -47,6 +48,17 @@ inline std::string toy_config_with_status(const TempDir& tmp, const std::string&
       toy_config(tmp, "toy", output_dir, {{"generations: 4,", "generations: " + std::to_string(generations) + ","}});
   write_bytes(path, read_bytes(path) + "status: {port: " + std::to_string(port) + "}\n");
   return path;
+}
+
+// "OPENBLAS_CORETYPE=<this process's kernels> ", to put before a cellgan
+// command whose results must equal this process's to the bit: cellgan
+// otherwise runs on the kernels it chooses (app/kernel_choice.h), which
+// round differently when OpenBLAS picked others here. "" without OpenBLAS.
+inline std::string these_blas_kernels() {
+  const std::string kernels = blas_kernels();
+  const std::string prefix = "OpenBLAS ";
+  if (kernels.rfind(prefix, 0) != 0) return "";
+  return "OPENBLAS_CORETYPE=" + kernels.substr(prefix.size()) + " ";
 }
 
 // metrics.jsonl of the run in `dir` without the timings, one JSON line per record.

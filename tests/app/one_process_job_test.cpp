@@ -34,9 +34,9 @@ TEST(OneProcessJob, GivesTheResultOfTheMpirunJobToTheBitForW124) {
   // The reference: the same job as real MPI processes (W = 2).
   const std::string reference = tmp.file("mpirun");
   const std::string command = fmt::format(
-      "OMP_NUM_THREADS=1 OMPI_MCA_mpi_yield_when_idle=1 timeout 120 {} {} --oversubscribe --bind-to none -np 3 {} "
+      "{}OMP_NUM_THREADS=1 OMPI_MCA_mpi_yield_when_idle=1 timeout 120 {} {} --oversubscribe --bind-to none -np 3 {} "
       "train {} > {} 2>&1",
-      CELLGAN_MPIEXEC, ::geteuid() == 0 ? "--allow-run-as-root" : "", CELLGAN_EXECUTABLE,
+      test::these_blas_kernels(), CELLGAN_MPIEXEC, ::geteuid() == 0 ? "--allow-run-as-root" : "", CELLGAN_EXECUTABLE,
       toy_config(tmp, "mpirun", reference), tmp.file("mpirun.log"));
   ASSERT_EQ(std::system(command.c_str()), 0) << read_bytes(tmp.file("mpirun.log"));
   const std::string reference_ensemble = read_bytes(reference + "/ensemble.bin");

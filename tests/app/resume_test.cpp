@@ -256,10 +256,10 @@ TEST(Resume, Sigusr1ToMpirunStopsWithExit75AndTheRunResumesExactly) {
   const std::string config = resume_config(tmp, "run", dir, generations);
   const auto mpirun = [&](int workers, const std::string& extra, const std::string& log) {
     return fmt::format(
-        "OMP_NUM_THREADS=1 OMPI_MCA_mpi_yield_when_idle=1 timeout 120 {} {} --oversubscribe --bind-to none -np {} {} "
+        "{}OMP_NUM_THREADS=1 OMPI_MCA_mpi_yield_when_idle=1 timeout 120 {} {} --oversubscribe --bind-to none -np {} {} "
         "train {} {} > {} 2>&1",
-        CELLGAN_MPIEXEC, ::geteuid() == 0 ? "--allow-run-as-root" : "", workers + 1, CELLGAN_EXECUTABLE, config,
-        extra, log);
+        test::these_blas_kernels(), CELLGAN_MPIEXEC, ::geteuid() == 0 ? "--allow-run-as-root" : "", workers + 1,
+        CELLGAN_EXECUTABLE, config, extra, log);
   };
   const std::string pid_file = tmp.file("mpirun.pid");
   const std::string first = fmt::format("{} & echo $! > {}; wait $!; echo $? > {}", mpirun(2, "", tmp.file("a.log")),

@@ -86,6 +86,20 @@ TEST(JobEnvironment, KeepsOpenMpisStrayLinesOut) {
   ::unsetenv("OMPI_MCA_btl_vader_single_copy_mechanism");
 }
 
+TEST(JobCommand, MpirunPassesTheExportedVariablesToEveryRank) {
+  JobOptions o;
+  o.cellgan = "cellgan";
+  o.config = "c.yaml";
+  o.exported = {"OPENBLAS_CORETYPE", "CELLGAN_BLAS_CHOSEN"};
+  o.recovery = true;
+  EXPECT_EQ(job_command(o, Starter::kMpirun, 1, false),
+            (Argv{"mpirun", "-q", "--oversubscribe", "--bind-to", "none", "-x", "OPENBLAS_CORETYPE", "-x",
+                  "CELLGAN_BLAS_CHOSEN", "--enable-recovery", "-np", "2", "cellgan", "train", "c.yaml"}));
+  // srun passes the whole environment (its default, --export=ALL).
+  EXPECT_EQ(job_command(o, Starter::kSrun, 1, false),
+            (Argv{"srun", "--mpi=pmix", "--ntasks", "2", "cellgan", "train", "c.yaml"}));
+}
+
 TEST(JobCommand, SrunInsideAnAllocation) {
   JobOptions o;
   o.cellgan = "cellgan";
