@@ -21,21 +21,13 @@ void count(Supervisor supervisor) {
   if (supervisor == Supervisor::kLaunch) sigaction(SIGHUP, &action, nullptr);
 }
 
-// Runs before any library's constructor: LibTorch's take a second or more
-// on a loaded machine, and an interrupt then would otherwise be lost (a
-// background job of a shell script starts with SIGINT ignored) or end the
-// supervisor without a word. The commands that count interrupts count them
-// from here on; launch_command() and sweep_command() read the count.
-void count_interrupts_from_the_start(int argc, char** argv, char** /*envp*/) {
+}  // namespace
+
+void count_interrupts_from_the_start(int argc, char** argv) {
   if (argc < 2 || argv == nullptr || argv[1] == nullptr) return;
   if (std::strcmp(argv[1], "launch") == 0) count(Supervisor::kLaunch);
   if (std::strcmp(argv[1], "sweep") == 0) count(Supervisor::kSweep);
 }
-
-__attribute__((section(".preinit_array"), used)) void (*const g_preinit)(int, char**, char**) =
-    count_interrupts_from_the_start;
-
-}  // namespace
 
 const std::atomic<int>& catch_interrupts(Supervisor supervisor) {
   count(supervisor);

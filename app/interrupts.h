@@ -19,6 +19,14 @@ namespace cellgan::app {
 // ssh session stops a launched job cleanly); sweep the first three.
 enum class Supervisor { kLaunch, kSweep };
 
+// Starts counting for the command of argv[1] (launch or sweep; nothing for
+// the others). Called from the executable's pre-initialiser (main.cpp),
+// before any library's constructor: LibTorch's take a second or more on a
+// loaded machine, and an interrupt then would otherwise be lost (a
+// background job of a shell script starts with SIGINT ignored) or end the
+// supervisor without a word.
+void count_interrupts_from_the_start(int argc, char** argv);
+
 // The count of `supervisor`'s signals (counted from the start of the
 // process; again from now on, should a library have changed a handler).
 const std::atomic<int>& catch_interrupts(Supervisor supervisor);

@@ -9,6 +9,8 @@
 //   cellgan export ...            write a saved ensemble as a .pt file for PyTorch
 //   cellgan sweep ...             sweeps of any key through cellgan launch, with a table and plots
 //   cellgan report RUN_DIR        write the run folder's report.html
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +20,7 @@
 #include <thread>
 
 #include "app/commands.h"
+#include "app/interrupts.h"
 #include "app/kernel_choice.h"
 #include "common/error.h"
 #include "common/launch_rank.h"
@@ -85,23 +88,38 @@ int run_command(const std::string& command, int argc, char** argv, bool speaker)
   }
 }
 
-// A stop asked of the job in its first moments (SIGUSR1, passed on by
-// mpirun) must not end a rank before the master can act on it: held from
-// before any library's constructor runs (LibTorch's take a second or more),
-// not from main().
-void hold_stop_from_the_start(int argc, char** argv, char** /*envp*/) {
+// What runs before any library's constructor (the executable's
+// .preinit_array), in this order:
+// 1. the choice of OpenBLAS's kernels, which may re-execute the program
+//    (kernel_choice.h), so nothing before it may count on surviving;
+// 2. launch's and sweep's interrupt counting (interrupts.h);
+// 3. a training rank holds SIGUSR1: a stop asked of the job in its first
+//    moments (passed on by mpirun) must not end a rank before the master
+//    can act on it.
+// LibTorch's constructors take a second or more on a loaded machine.
+void before_the_libraries(int argc, char** argv, char** envp) {
+  // The C library sets `environ` in its own constructor, which has not run
+  // yet: until then getenv() sees nothing and setenv() would start from an
+  // empty environment. It is set to what the C library will set it to.
+  environ = envp;
+  cellgan::app::choose_kernels_before_the_libraries(argv);
+  cellgan::app::count_interrupts_from_the_start(argc, argv);
   if (argc >= 2 && argv != nullptr && argv[1] != nullptr && std::strcmp(argv[1], "train") == 0)
     cellgan::hold_stop_signal_early();
 }
-__attribute__((section(".preinit_array"), used)) void (*const g_hold_stop)(int, char**, char**) =
-    hold_stop_from_the_start;
+__attribute__((section(".preinit_array"), used)) void (*const g_before_the_libraries)(int, char**, char**) =
+    before_the_libraries;
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Every handler of before_the_libraries() is in place: a signal held across
+  // the re-exec is delivered now.
+  cellgan::app::release_held_signals();
   setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
   // Under mpirun every rank meets a bad command line alike: rank 0 says so.
   const bool speaker = cellgan::launch_rank() == 0;
+  if (speaker) cellgan::app::warn_if_not_chosen();
   if (argc < 2) {
     if (!speaker) return quiet_bad_input_exit();
     std::cerr << "cellgan: error: expected a command: launch, train, classifier, prepare-mnist, sample, score, export, "

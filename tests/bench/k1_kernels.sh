@@ -23,7 +23,7 @@ export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE OMPI_MCA_mpi_yield_when_idle=1
 unset CELLGAN_BLAS_CHOSEN
 mkdir -p "$DIR"
 
-# The kernels cellgan chooses here: OpenBLAS names its load's.
+# The kernels cellgan chooses here: OpenBLAS names its load's (one, after the re-exec).
 chosen=$(env -u OPENBLAS_CORETYPE OPENBLAS_VERBOSE=2 "$CELLGAN" --help 2>&1 >/dev/null | sed -n 's/^Core: //p' | tail -1)
 echo "k1: cellgan chooses $chosen here; OpenBLAS alone picks $(env -u OPENBLAS_CORETYPE OPENBLAS_VERBOSE=2 \
   "$BENCH" --batches 1 2>&1 >/dev/null | sed -n 's/^Core: //p' | tail -1); load $(cut -d' ' -f1-3 /proc/loadavg)" \
