@@ -171,7 +171,11 @@ int train(JobCommsFactory& factory, const Worker::TestHooks& hooks, WorkerComm& 
   setup.layout->set_faults(&faults);
   comm.set_progress(WorkerState::kProcessing, place.done);
   // Written and reported off this thread; ended before the communication thread is.
-  CheckpointWriter writer([&comm](const CheckpointMessage& saved) { comm.report_checkpoint(saved); }, &faults);
+  CheckpointWriter writer(
+      [&comm, &hooks](const CheckpointMessage& saved) {
+        if (saved.generation != hooks.unreported_checkpoint) comm.report_checkpoint(saved);
+      },
+      &faults);
   try {
     for (;;) {  // once, and again for every rehoming after a lost worker
       try {
