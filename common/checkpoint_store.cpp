@@ -21,6 +21,7 @@ namespace {
 
 constexpr int kManifestFormat = 1;
 constexpr const char* kManifestName = "manifest.json";
+constexpr int kRecordFormat = 1;
 
 std::uint32_t crc_of(const Bytes& bytes) {
   uLong crc = crc32(0L, Z_NULL, 0);
@@ -53,6 +54,37 @@ std::vector<std::int64_t> folder_generations(const std::string& output_dir) {
   return out;
 }
 
+std::string record_name(int cell) { return fmt::format("cell-{:04d}.json", cell); }
+
+// "cell-CCCC.json": a cell's record (temporary files and the rest are not).
+bool is_record_name(const std::string& name) {
+  return name.size() == 14 && name.rfind("cell-", 0) == 0 && name.compare(9, 5, ".json") == 0 &&
+         std::all_of(name.begin() + 5, name.begin() + 9, [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// One cell's record: its checkpoint and its file.
+struct CellRecord {
+  CheckpointId id;
+  CheckpointFile file;
+};
+
+CellRecord read_record(const std::string& path) {
+  const Bytes text = read_whole(path);
+  try {
+    const auto j = nlohmann::json::parse(text.begin(), text.end());
+    if (j.at("format").get<int>() != kRecordFormat)
+      throw InputError(fmt::format("{}: format {}: expected {}", path, j.at("format").dump(), kRecordFormat));
+    CellRecord r;
+    r.id = {j.at("generation").get<std::int64_t>(), j.at("seed").get<std::uint64_t>(),
+            j.at("grid").at(0).get<std::int64_t>(), j.at("grid").at(1).get<std::int64_t>()};
+    r.file = {j.at("cell").get<int>(), j.at("file").get<std::string>(), j.at("bytes").get<std::uint64_t>(),
+              j.at("crc32").get<std::uint32_t>()};
+    return r;
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("{}: not a checkpoint record: {}", path, e.what()));
+  }
+}
+
 }  // namespace
 
 std::string checkpoints_folder(const std::string& output_dir) { return (fs::path(output_dir) / run_files::kCheckpoints).string(); }
@@ -61,7 +93,8 @@ std::string checkpoint_folder(const std::string& output_dir, std::int64_t genera
   return (fs::path(checkpoints_folder(output_dir)) / fmt::format("gen-{:06d}", generation)).string();
 }
 
-CheckpointFile write_cell_checkpoint(const std::string& folder, int cell, const Bytes& bytes) {
+CheckpointFile write_cell_checkpoint(const std::string& folder, const CheckpointId& id, int cell,
+                                     const Bytes& bytes) {
   // FOLDER is OUTPUT_DIR/checkpoints/gen-NNNNNN: the run folder itself is
   // never made here, so a run folder that disappeared is not re-created
   // half empty by a checkpoint.
@@ -73,6 +106,13 @@ CheckpointFile write_cell_checkpoint(const std::string& folder, int cell, const 
   fs::create_directories(folder);
   CheckpointFile file{cell, fmt::format("cell-{:04d}.bin", cell), bytes.size(), crc_of(bytes)};
   write_file_atomic((fs::path(folder) / file.name).string(), std::string(bytes.begin(), bytes.end()));
+  // Not fsynced: the file it describes is, so a record lost with a power cut
+  // only leaves the checkpoint incomplete, and one that survives always
+  // describes a file that did too.
+  const nlohmann::json record = {{"format", kRecordFormat}, {"generation", id.generation}, {"seed", id.seed},
+                                 {"grid", {id.rows, id.cols}}, {"cell", file.cell},       {"file", file.name},
+                                 {"bytes", file.bytes},        {"crc32", file.crc32}};
+  write_file_atomic((fs::path(folder) / record_name(cell)).string(), record.dump() + "\n", /*durable=*/false);
   return file;
 }
 
@@ -105,6 +145,47 @@ void write_manifest(const std::string& folder, const CheckpointManifest& manifes
                             {"cells", cells}};
   fs::create_directories(folder);
   write_file_atomic((fs::path(folder) / kManifestName).string(), j.dump(1) + "\n");
+}
+
+bool has_manifest(const std::string& folder) { return fs::exists(fs::path(folder) / kManifestName); }
+
+CheckpointManifest manifest_from_records(const std::string& folder) {
+  std::vector<CellRecord> records;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder, ec))
+    if (is_record_name(entry.path().filename().string())) records.push_back(read_record(entry.path().string()));
+  if (records.empty())
+    throw InputError(fmt::format("{}: incomplete: no {}, and no cell saved", folder, kManifestName));
+  const CheckpointId& id = records.front().id;
+  std::map<int, CheckpointFile> cells;
+  for (const CellRecord& r : records) {
+    if (r.id.generation != id.generation || r.id.seed != id.seed || r.id.rows != id.rows || r.id.cols != id.cols)
+      throw InputError(fmt::format("{}: {} and {} are records of different checkpoints", folder,
+                                   record_name(records.front().file.cell), record_name(r.file.cell)));
+    cells[r.file.cell] = r.file;
+  }
+  if (static_cast<std::int64_t>(cells.size()) != id.rows * id.cols)
+    throw InputError(fmt::format("{}: incomplete: no {}, and {} of the {} cells saved", folder, kManifestName,
+                                 cells.size(), id.rows * id.cols));
+  CheckpointManifest m{id.generation, id.seed, id.rows, id.cols, {}};
+  for (const auto& [cell, file] : cells) m.cells.push_back(file);
+  return m;
+}
+
+std::vector<std::string> complete_from_records(const std::string& output_dir, std::int64_t at_most) {
+  std::vector<std::string> completed;
+  for (std::int64_t g : folder_generations(output_dir)) {
+    const std::string folder = checkpoint_folder(output_dir, g);
+    if (g > at_most || has_manifest(folder)) continue;
+    try {
+      const CheckpointManifest m = manifest_from_records(folder);
+      if (m.generation != g) continue;  // records copied from another folder: not this checkpoint's
+      write_manifest(folder, m);
+      completed.push_back(folder);
+    } catch (const InputError&) {  // not every cell saved: incomplete, as it was
+    }
+  }
+  return completed;
 }
 
 CheckpointManifest read_manifest(const std::string& folder) {
@@ -145,7 +226,7 @@ std::optional<ResumePoint> newest_complete_checkpoint(const std::string& output_
   for (auto it = generations.rbegin(); it != generations.rend(); ++it) {
     if (*it > at_most) continue;
     const std::string folder = checkpoint_folder(output_dir, *it);
-    if (!fs::exists(fs::path(folder) / kManifestName)) {
+    if (!has_manifest(folder)) {
       skipped.push_back(fmt::format("{}: incomplete (no {})", folder, kManifestName));
       continue;
     }
@@ -171,7 +252,7 @@ std::vector<std::string> prune_checkpoints(const std::string& output_dir, std::i
       std::error_code ec;
       fs::remove_all(folder, ec);
       removed.push_back(fs::path(folder).filename().string());
-    } else if (fs::exists(fs::path(folder) / kManifestName)) {
+    } else if (has_manifest(folder)) {
       ++complete;
     }
   }

@@ -339,7 +339,12 @@ bool Master::run_once(Clock::time_point now) {
   check_liveness(now);
   const bool all_results = std::all_of(members_.begin(), members_.end(),
                                        [&](int w) { return results_[static_cast<std::size_t>(w - 1)].has_value(); });
-  return !(all_results && run_->generations_written() >= config_.training.generations);
+  if (!all_results || run_->generations_written() < config_.training.generations) return true;
+  // A worker's last checkpoint report (WORLD) left before its result
+  // (GLOBAL: WorkerComm::flush_to_master), so it is here by now; taken
+  // before the end, which takes no more messages.
+  while (auto m = comms_.world->try_receive()) take(*m, false, now);
+  return false;
 }
 
 void Master::beat_to_workers(Clock::time_point now) {

@@ -145,6 +145,12 @@ class Master {
   // survives a lost rank, and otherwise stops for a restart (RestartNeeded).
   void lose_worker(int worker, const std::string& why);
   void kill_worker(int worker);
+  // After a lost worker: the generation of the newest complete checkpoint
+  // the run can go back to (0: none), of at most the generations written;
+  // the manifests of those complete by their cells' records are written
+  // first. events.log says which, and what was skipped (each line after
+  // `context`).
+  std::int64_t checkpoint_to_go_back_to(const std::string& context);
   // The stop protocol, step by step (request_stop()).
   void advance_stop(Clock::time_point now);
   // A line in events.log (once it exists) and the log.

@@ -24,6 +24,23 @@ void Master::kill_worker(int worker) {
 
 void Master::kill_remaining_workers() const { processes_->kill_remaining(); }
 
+std::int64_t Master::checkpoint_to_go_back_to(const std::string& context) {
+  // A lost worker may have saved its cells and died before its report came:
+  // such a checkpoint is complete by its cells' records. Only generations
+  // the master has written count, so that metrics.jsonl goes on from there.
+  const std::int64_t written = run_->generations_written();
+  for (const std::string& folder : complete_from_records(config_.output_dir, written))
+    event(fmt::format("checkpoint {} complete: every cell saved, not every report in (the manifest is written "
+                      "from the cells' records)",
+                      folder));
+  // As --resume auto does: the newest complete checkpoint whose files pass
+  // their checks (one the survivors cannot read would end the run).
+  std::vector<std::string> skipped;
+  const auto point = newest_complete_checkpoint(config_.output_dir, skipped, written);
+  for (const std::string& line : skipped) event(context + "skipping checkpoint " + line);
+  return point ? point->manifest.generation : 0;
+}
+
 void Master::lose_worker(int worker, const std::string& why) {
   const std::size_t i = static_cast<std::size_t>(worker - 1);
   lost_[i] = true;
@@ -36,11 +53,12 @@ void Master::lose_worker(int worker, const std::string& why) {
     return;
   }
   if (!factory_.survives_rank_loss() || stop_.active()) {
+    const std::int64_t last = checkpoint_to_go_back_to("");
     const std::string cannot = stop_.active() ? "a stop is under way, so the run does not rehome"
                                               : "the job cannot go on in place (that needs mpirun --enable-recovery)";
     const std::string from =
-        checkpoints_->last() > 0
-            ? fmt::format("the run stops after its checkpoint of generation {}", checkpoints_->last())
+        last > 0
+            ? fmt::format("the run stops after its checkpoint of generation {}", last)
             : std::string("the run stops; it has no complete checkpoint yet, so it starts again from generation 0");
     const std::string what = fmt::format("worker rank {} is lost ({}) and {}: {}; run the same command with "
                                          "--resume auto to continue",
@@ -59,13 +77,7 @@ void Master::lose_worker(int worker, const std::string& why) {
   }
   members_ = survivors;
   ++epoch_;
-  // Go back to the newest complete checkpoint whose files pass their
-  // checks, as --resume auto does: one the survivors cannot read would end
-  // the run. Newer folders are still being written, or never will be.
-  std::vector<std::string> skipped;
-  const auto point = newest_complete_checkpoint(config_.output_dir, skipped, checkpoints_->last());
-  for (const std::string& line : skipped) event("rehoming: skipping checkpoint " + line);
-  checkpoints_->restart_from(point ? point->manifest.generation : 0);
+  checkpoints_->restart_from(checkpoint_to_go_back_to("rehoming: "));
   for (auto& r : results_) r.reset();  // every cell goes back to the checkpoint
   const std::string folder = checkpoints_->last() > 0 ? checkpoint_folder(config_.output_dir, checkpoints_->last()) : "";
   const Bytes rehome = encode(MembersMessage{std::vector<std::int32_t>(members_.begin(), members_.end()),

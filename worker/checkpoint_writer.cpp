@@ -35,7 +35,7 @@ CheckpointWriter::~CheckpointWriter() {
   thread_.join();
 }
 
-void CheckpointWriter::write(std::int64_t generation, std::string folder, std::vector<CellBytes> cells,
+void CheckpointWriter::write(const CheckpointId& id, std::string folder, std::vector<CellBytes> cells,
                              double encode_seconds) {
   {
     std::unique_lock<std::mutex> lock(mutex_);
@@ -44,7 +44,7 @@ void CheckpointWriter::write(std::int64_t generation, std::string folder, std::v
   rethrow_if_failed();
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    queue_.push_back(Job{generation, std::move(folder), std::move(cells), encode_seconds});
+    queue_.push_back(Job{id, std::move(folder), std::move(cells), encode_seconds});
   }
   changed_.notify_all();
 }
@@ -95,10 +95,11 @@ void CheckpointWriter::run() {
 
 void CheckpointWriter::write_one(const Job& job) {
   const auto began = std::chrono::steady_clock::now();
-  CheckpointMessage saved{job.generation, {}, 0.0, {}};
-  for (const CellBytes& c : job.cells) saved.files.push_back(write_cell_checkpoint(job.folder, c.cell, c.bytes));
+  CheckpointMessage saved{job.id.generation, {}, 0.0, {}};
+  for (const CellBytes& c : job.cells)
+    saved.files.push_back(write_cell_checkpoint(job.folder, job.id, c.cell, c.bytes));
   saved.seconds = job.encode_seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-  if (faults_ != nullptr) saved.events = faults_->corrupt_checkpoint(job.generation, job.folder, saved.files);
+  if (faults_ != nullptr) saved.events = faults_->corrupt_checkpoint(job.id.generation, job.folder, saved.files);
   for (const std::string& line : saved.events) log::warn("{}", line);
   on_written_(saved);
 }

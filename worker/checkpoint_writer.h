@@ -4,8 +4,10 @@
 // writes them (common/checkpoint_store.h: temporary file, fsync, rename),
 // applies the injected corruptions (fault_injector.h), and passes the
 // CheckpointMessage to `on_written`, which reports it to the master. The
-// master lists a checkpoint in a manifest only once every cell's files are
-// reported, so a checkpoint still being written is never used.
+// master lists a checkpoint in a manifest once every cell's files are
+// reported; each cell's record on disk (checkpoint_store.h) makes it
+// complete even when a report is lost with its worker. A checkpoint still
+// being written is never used.
 //
 // Checkpoints are written in the order handed over, at a lower priority
 // than training (nice 10), with at most two handed over and not yet
@@ -28,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/checkpoint_store.h"
 #include "common/comm/protocol.h"
 
 namespace cellgan {
@@ -51,16 +54,17 @@ class CheckpointWriter {
   CheckpointWriter(const CheckpointWriter&) = delete;
   CheckpointWriter& operator=(const CheckpointWriter&) = delete;
 
-  // Queues the checkpoint of `generation` into `folder`; `encode_seconds`
-  // (the training thread's part) is added to the write time reported.
-  void write(std::int64_t generation, std::string folder, std::vector<CellBytes> cells, double encode_seconds);
+  // Queues the checkpoint `id` (its generation, the run's seed and grid)
+  // into `folder`; `encode_seconds` (the training thread's part) is added to
+  // the write time reported.
+  void write(const CheckpointId& id, std::string folder, std::vector<CellBytes> cells, double encode_seconds);
   // Waits until everything queued is written and reported.
   void drain();
   void rethrow_if_failed();
 
  private:
   struct Job {
-    std::int64_t generation;
+    CheckpointId id;
     std::string folder;
     std::vector<CellBytes> cells;
     double encode_seconds;

@@ -107,7 +107,10 @@ void train_generations(WorkerComm& comm, Setup& s, CheckpointWriter& writer, con
   for (std::int64_t g = place.done; g < generations; ++g) {
     if (const auto abort = comm.aborted()) throw JobAborted(abort->exit_code, abort->reason);
     comm.check_rehome();
-    if (faults.strikes_at(g + 1)) writer.drain();
+    if (faults.strikes_at(g + 1)) {  // written, and the reports with the records in the master's hands
+      writer.drain();
+      comm.flush_to_master();
+    }
     std::vector<std::string> events = faults.at_generation_start(g + 1, [&comm] { comm.go_silent(); });
     if (g == hooks.throw_at) throw std::runtime_error(fmt::format("test fault in generation {}", g + 1));
     RecordsMessage message;
@@ -127,8 +130,8 @@ void train_generations(WorkerComm& comm, Setup& s, CheckpointWriter& writer, con
     if (stop_here || (every > 0 && place.done % every == 0 && place.done < generations)) {
       const auto began = std::chrono::steady_clock::now();
       std::vector<CellBytes> cells = s.layout->checkpoint();  // only the encoding on this thread
-      writer.write(place.done, checkpoint_folder(s.config.output_dir, place.done), std::move(cells),
-                   seconds_since(began));
+      const CheckpointId id{place.done, s.config.seed, s.config.grid.rows, s.config.grid.cols};
+      writer.write(id, checkpoint_folder(s.config.output_dir, place.done), std::move(cells), seconds_since(began));
     }
     if (stop_here) {
       writer.drain();
@@ -138,6 +141,7 @@ void train_generations(WorkerComm& comm, Setup& s, CheckpointWriter& writer, con
     }
   }
   writer.drain();
+  comm.flush_to_master();  // the checkpoint reports (WORLD) before the result (GLOBAL)
   comm.send_result(s.layout->results());
   comm.set_progress(WorkerState::kFinished, place.done);
   comm.wait_for_done();  // beating, until the master has written the result
@@ -170,7 +174,11 @@ int train(JobCommsFactory& factory, const Worker::TestHooks& hooks, WorkerComm& 
   setup.layout->set_faults(&faults);
   comm.set_progress(WorkerState::kProcessing, place.done);
   // Written and reported off this thread; ended before the communication thread is.
-  CheckpointWriter writer([&comm](const CheckpointMessage& saved) { comm.report_checkpoint(saved); }, &faults);
+  CheckpointWriter writer(
+      [&comm, &hooks](const CheckpointMessage& saved) {
+        if (saved.generation != hooks.unreported_checkpoint) comm.report_checkpoint(saved);
+      },
+      &faults);
   try {
     for (;;) {  // once, and again for every rehoming after a lost worker
       try {

@@ -39,6 +39,7 @@ class Worker {
     std::int64_t throw_at = -1;   // the training step of this generation (0-based) throws
     bool throw_at_start = false;  // start-up throws, before the communicators
     bool vanish_at_start = false; // ends right after the start message, saying nothing more (as if killed)
+    std::int64_t unreported_checkpoint = -1;  // this generation's checkpoint is saved, its report never sent
   };
 
   explicit Worker(JobCommsFactory& factory);

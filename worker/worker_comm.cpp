@@ -147,6 +147,18 @@ void WorkerComm::report_checkpoint(const CheckpointMessage& message) {
   queue({Channel::kWorld, kMaster, kTagCheckpoint, encode(message)});
 }
 
+void WorkerComm::flush_to_master() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const auto to_master = [](const Outgoing& o) { return o.channel != Channel::kLocal; };
+  const bool flushed = changed_.wait_for(lock, master_dead_after_, [&] {
+    return abort_.has_value() || rehome_.has_value() || silent_ ||
+           (to_master_in_flight_ == 0 && std::none_of(outgoing_.begin(), outgoing_.end(), to_master));
+  });
+  if (abort_) throw JobAborted(abort_->exit_code, abort_->reason);
+  if (rehome_) throw_rehome_locked();
+  if (!flushed) log::warn("messages to the master still in flight after {} ms", master_dead_after_.count());
+}
+
 std::optional<std::int64_t> WorkerComm::stop_at(std::int64_t completed) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (pause_limit_ && completed >= *pause_limit_)
@@ -252,9 +264,13 @@ bool WorkerComm::run_once(Clock::time_point now) {
     send_heartbeat(now);
     did = true;
   }
-  comms_.world->pending_sends();
-  comms_.global->pending_sends();
+  const std::size_t in_flight = comms_.world->pending_sends() + comms_.global->pending_sends();
   if (comms_.local) comms_.local->pending_sends();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (in_flight != to_master_in_flight_) did = true;  // flush_to_master() may be waiting for it
+    to_master_in_flight_ = in_flight;
+  }
   if (did) changed_.notify_all();
   return did;
 }

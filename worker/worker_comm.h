@@ -25,7 +25,8 @@
 // kExitFailure), and the master is told when possible.
 //
 // Thread-safety: the WorkerExchange methods, report, set_progress,
-// send_result, send_failure, finish, wait_for_done, aborted, master_lost,
+// send_result, send_failure, finish, wait_for_done, flush_to_master,
+// aborted, master_lost,
 // check_rehome, stop_at and go_silent may be called from the training
 // thread while run() runs on the communication thread; report_checkpoint
 // from any thread (the checkpoint writer's, checkpoint_writer.h), since it
@@ -91,6 +92,12 @@ class WorkerComm final : public WorkerExchange {
   void wait_for_done();
   // Queues the files of a checkpoint for the master.
   void report_checkpoint(const CheckpointMessage& message);
+  // Blocks until everything queued for the master so far has been sent and
+  // its sends have completed (a large message: the master has taken it), or
+  // for master_dead_after at most: before a planned fault ends or silences
+  // this worker, and before the result, so that the records and checkpoint
+  // reports are in first. Throws JobAborted as receive_local() does.
+  void flush_to_master();
   // The stop protocol (protocol.h). When the master asks the workers to
   // pause (kTagPause), the communication thread answers at once with the
   // generations done then, c (kTagPaused); the master then names the
@@ -181,6 +188,7 @@ class WorkerComm final : public WorkerExchange {
   std::vector<float> sum_buffer_;
   bool silent_ = false;
   bool done_ = false;
+  std::size_t to_master_in_flight_ = 0;  // WORLD and GLOBAL sends not completed, after the last run_once()
   bool master_lost_ = false;
 };
 

@@ -4,6 +4,7 @@
 // wait_polling() may be called from any thread that may call MPI.
 #include "common/comm/mpi_communicator.h"
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdint>
@@ -72,7 +73,8 @@ MpiCommunicator::~MpiCommunicator() {
     }
     if (!arriving_.empty()) {
       log::warn("communicator destroyed with {} message(s) still arriving; releasing them", arriving_.size());
-      for (Arriving& a : arriving_) MPI_Request_free(&a.request);
+      for (Arriving& a : arriving_)
+        if (a.request != MPI_REQUEST_NULL) MPI_Request_free(&a.request);
       // MPI may still write these buffers: leak them on purpose.
       static_cast<void>(new std::vector<Arriving>(std::move(arriving_)));
     }
@@ -128,33 +130,42 @@ std::optional<Message> MpiCommunicator::try_receive(int source, int tag) {
   const auto matches = [&](const Message& m) {
     return (source == kAnySource || m.source == source) && (tag == kAnyTag || m.tag == tag);
   };
-  // A matching message still arriving comes first, in the order matched.
+  // The sources whose oldest matching message is still arriving: their later
+  // messages wait for it, the other sources' do not.
+  std::vector<int> held;
+  const auto is_held = [&](int from) { return std::find(held.begin(), held.end(), from) != held.end(); };
+  // Messages matched earlier come first, in the order matched.
   for (auto it = arriving_.begin(); it != arriving_.end(); ++it) {
-    if (!matches(it->message)) continue;
+    if (!matches(it->message) || is_held(it->message.source)) continue;
     int done = 0;
     check_mpi(MPI_Test(&it->request, &done, MPI_STATUS_IGNORE), "MPI_Test (MPI_Imrecv)");
-    if (!done) return std::nullopt;
+    if (!done) {
+      held.push_back(it->message.source);
+      continue;
+    }
     Message message = std::move(it->message);
     arriving_.erase(it);
     return message;
   }
-  int found = 0;
-  MPI_Message handle = MPI_MESSAGE_NULL;
-  MPI_Status status;
-  check_mpi(MPI_Improbe(to_mpi_source(source), to_mpi_tag(tag), comm_, &found, &handle, &status), "MPI_Improbe");
-  if (!found) return std::nullopt;
-  int count = 0;
-  check_mpi(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
-  Arriving a{MPI_REQUEST_NULL, Message{}};
-  a.message.source = status.MPI_SOURCE;
-  a.message.tag = status.MPI_TAG;
-  a.message.payload.resize(static_cast<std::size_t>(count));
-  check_mpi(MPI_Imrecv(a.message.payload.data(), count, MPI_BYTE, &handle, &a.request), "MPI_Imrecv");
-  int done = 0;
-  check_mpi(MPI_Test(&a.request, &done, MPI_STATUS_IGNORE), "MPI_Test (MPI_Imrecv)");
-  if (done) return std::move(a.message);
-  arriving_.push_back(std::move(a));
-  return std::nullopt;
+  for (;;) {
+    int found = 0;
+    MPI_Message handle = MPI_MESSAGE_NULL;
+    MPI_Status status;
+    check_mpi(MPI_Improbe(to_mpi_source(source), to_mpi_tag(tag), comm_, &found, &handle, &status), "MPI_Improbe");
+    if (!found) return std::nullopt;
+    int count = 0;
+    check_mpi(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
+    Arriving a{MPI_REQUEST_NULL, Message{}};
+    a.message.source = status.MPI_SOURCE;
+    a.message.tag = status.MPI_TAG;
+    a.message.payload.resize(static_cast<std::size_t>(count));
+    check_mpi(MPI_Imrecv(a.message.payload.data(), count, MPI_BYTE, &handle, &a.request), "MPI_Imrecv");
+    int done = 0;
+    check_mpi(MPI_Test(&a.request, &done, MPI_STATUS_IGNORE), "MPI_Test (MPI_Imrecv)");
+    if (done && !is_held(a.message.source)) return std::move(a.message);
+    if (!done) held.push_back(a.message.source);
+    arriving_.push_back(std::move(a));  // after what its source sent earlier
+  }
 }
 
 std::vector<Bytes> MpiCommunicator::gather(int root, const Bytes& payload) {

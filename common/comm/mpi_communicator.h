@@ -10,7 +10,9 @@
 //   of the message's size; it never blocks. A matched message that has not
 //   fully arrived (a peer that hangs or dies mid-message) is kept and
 //   tested again by later calls, and until it completes no later message
-//   matching the same source and tag is taken, so messages keep their order.
+//   from the same source is taken, so each source's messages keep their
+//   order. The other sources' messages are taken meanwhile: a peer that died
+//   mid-message (Open MPI never reports it) must not silence the live ones.
 //   The caller's deadline (heartbeats) decides when a peer is gone.
 // - gather(): MPI_Igather of the sizes, then MPI_Igatherv of the bytes;
 //   barrier(): MPI_Ibarrier. Both wait by polling MPI_Test with short

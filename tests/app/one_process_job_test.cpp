@@ -221,5 +221,32 @@ TEST(OneProcessJob, ARehomingSkipsACorruptCheckpoint) {
   EXPECT_EQ(metrics_without_seconds(dir), metrics_without_seconds(reference));
 }
 
+// A worker that saved its cells and was lost before its report reached the
+// master: the checkpoint is complete by its cells' records, and the
+// rehoming goes back to it, not to the one before.
+TEST(OneProcessJob, ARehomingGoesBackToACheckpointWhoseReportWasLost) {
+  TempDir tmp;
+  auto replace = short_run_fast_deadlines();
+  replace["runtime: "] = "checkpoint: {every: 2}\nruntime: ";
+  const std::string reference = tmp.file("reference");
+  ASSERT_TRUE(run_one_process_job(toy_config(tmp, "reference", reference, replace), 1).result.has_value());
+  replace["runtime: "] = "checkpoint: {every: 2}\nfaults: [{kind: drop-heartbeats, rank: 2, gen: 6}]\nruntime: ";
+  const std::string dir = tmp.file("run");
+  Worker::TestHooks unreported;
+  unreported.unreported_checkpoint = 4;
+  const auto out = run_one_process_job(toy_config(tmp, "unreported", dir, replace), 2, {{2, unreported}});
+  ASSERT_TRUE(out.result.has_value()) << out.master_error;
+  EXPECT_TRUE(out.worker_lost);
+  const std::string events = read_bytes(dir + "/events.log");
+  EXPECT_NE(events.find("checkpoint " + dir + "/checkpoints/gen-000004 complete: every cell saved, not every report "
+                        "in (the manifest is written from the cells' records)"),
+            std::string::npos)
+      << events;
+  EXPECT_NE(events.find("rehoming: workers 1 go on from generation 4"), std::string::npos) << events;
+  EXPECT_EQ(events.find("skipping checkpoint"), std::string::npos) << events;
+  EXPECT_TRUE(read_bytes(dir + "/ensemble.bin") == read_bytes(reference + "/ensemble.bin"));
+  EXPECT_EQ(metrics_without_seconds(dir), metrics_without_seconds(reference));
+}
+
 }  // namespace
 }  // namespace cellgan

@@ -15,7 +15,8 @@ namespace fs = std::filesystem;
 
 CheckpointMessage saved(const std::string& dir, std::int64_t generation, std::vector<int> cells, double seconds) {
   CheckpointMessage m{generation, {}, seconds, {}};
-  for (int cell : cells) m.files.push_back(write_cell_checkpoint(checkpoint_folder(dir, generation), cell, Bytes{1, 2}));
+  const CheckpointId id{generation, 1, 2, 2};
+  for (int cell : cells) m.files.push_back(write_cell_checkpoint(checkpoint_folder(dir, generation), id, cell, Bytes{1, 2}));
   return m;
 }
 

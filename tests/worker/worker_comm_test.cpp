@@ -97,6 +97,29 @@ TEST(WorkerComm, RecordsResultAndHeartbeatsReachTheMaster) {
   EXPECT_TRUE(t.master->try_receive(1, kTagHeartbeat).has_value());
 }
 
+TEST(WorkerComm, FlushToMasterReturnsOnceTheQueuedReportsHaveLeft) {
+  // Before a planned kill and before the result: the checkpoint report the
+  // writer thread queued must be sent, not lost in the queue.
+  Workers t;
+  t.comms[0]->report_checkpoint(CheckpointMessage{5, {CheckpointFile{2, "cell-0002.bin", 10, 7}}, 0.5, {}});
+  std::atomic<bool> flushed{false};
+  std::thread training([&] {
+    t.comms[0]->flush_to_master();
+    flushed = true;
+  });
+  std::this_thread::sleep_for(milliseconds(50));
+  EXPECT_FALSE(flushed) << "returned with the report still queued";
+  EXPECT_FALSE(t.master->try_receive(1, kTagCheckpoint).has_value());
+  while (!flushed) {
+    t.step(Clock::now(), 1);
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  training.join();
+  const auto report = t.master->try_receive(1, kTagCheckpoint);
+  ASSERT_TRUE(report.has_value());
+  EXPECT_EQ(decode_checkpoint(report->payload).generation, 5);
+}
+
 TEST(WorkerComm, ASilencedWorkerSendsTheMasterNothingButGoesOnWithTheOthers) {
   Workers t;
   const auto now = Clock::now();
