@@ -59,7 +59,8 @@ void write_interrupted_run(const std::string& dir, const Config& saved, std::int
     const std::string folder = checkpoint_folder(dir, g);
     CheckpointManifest m{g, saved.seed, saved.grid.rows, saved.grid.cols, {}};
     for (int cell = 0; cell < kCells; ++cell)
-      m.cells.push_back(write_cell_checkpoint(folder, cell, Bytes(16, static_cast<std::uint8_t>(g + cell))));
+      m.cells.push_back(write_cell_checkpoint(folder, CheckpointId{g, saved.seed, saved.grid.rows, saved.grid.cols}, cell,
+                                              Bytes(16, static_cast<std::uint8_t>(g + cell))));
     write_manifest(folder, m);
   }
 }
