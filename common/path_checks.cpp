@@ -2,6 +2,8 @@
 #include "common/path_checks.h"
 
 #include <fmt/format.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,18 +18,35 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// "" if `dir`, which exists, is a folder this process may write into. An
-// empty folder made in it and removed at once answers what access(2) does
-// not: root passes access() for any folder, and a folder of a file system
-// that takes no new entries (/proc, /sys) passes it too.
+// "" if `dir`, which exists, is a folder this process may write into.
+// access(2) alone does not answer it: root passes access() for any folder,
+// and a folder of a file system that takes no new entries (/proc, /sys)
+// passes it too. So a file is made in it: an unnamed one (O_TMPFILE), which
+// leaves the folder as it was, its times included (a refused command
+// changes nothing in a run folder); where the file system has no unnamed
+// files, an empty folder made and removed at once, and the folder's times
+// put back.
 std::string why_not_writable_folder(const fs::path& dir, const std::string& shown) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return fmt::format("'{}' is a file, not a folder", shown);
   if (::access(dir.c_str(), W_OK | X_OK) != 0) return fmt::format("the folder '{}' is not writable", shown);
+  const int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd >= 0) {
+    ::close(fd);
+    return "";
+  }
+  if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+    return fmt::format("nothing can be made in the folder '{}' ({})", shown, std::strerror(errno));
+  struct stat before {};
+  const bool timed = ::stat(dir.c_str(), &before) == 0;
   std::string probe = (dir / ".cellgan-write-check-XXXXXX").string();
   if (::mkdtemp(probe.data()) == nullptr)
     return fmt::format("nothing can be made in the folder '{}' ({})", shown, std::strerror(errno));
   ::rmdir(probe.c_str());
+  if (timed) {
+    const struct timespec times[2] = {before.st_atim, before.st_mtim};
+    ::utimensat(AT_FDCWD, dir.c_str(), times, 0);
+  }
   return "";
 }
 
