@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/bytes.h"
+#include "common/math_kernels.h"
 #include "common/nn/individual_bytes.h"
 
 #include "common/nn/individual.h"
@@ -37,6 +38,19 @@ inline NetworkShape wide_toy_shape() {
   s.toy_layers = 3;
   return s;
 }
+
+// True where a stacked product was measured to round as each member's own
+// product does: Debian's LibTorch 1.13 on OpenBLAS (the kernels CI runs).
+// With LibTorch 2.11 on MKL (the GPU machine's CPU side) batched and single
+// products differ in the last bit (forward: up to 1.2e-7), and a member's
+// bits depend on the size of its stack; the tests of bit equality skip
+// there, saying so, and the tolerance tests stand.
+inline bool kernels_round_alike() { return blas_kernels().rfind("OpenBLAS ", 0) == 0; }
+
+#define CELLGAN_SKIP_UNLESS_KERNELS_ROUND_ALIKE()                                                   \
+  if (!::cellgan::test::kernels_round_alike())                                                     \
+  GTEST_SKIP() << "bit equality of stacked and single products is measured on OpenBLAS only; here: " \
+               << ::cellgan::blas_kernels()
 
 // True when a and b have the same sizes and the same bits.
 inline bool same_bits(const torch::Tensor& a, const torch::Tensor& b) {
