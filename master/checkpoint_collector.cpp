@@ -10,8 +10,15 @@
 namespace cellgan {
 
 CheckpointCollector::CheckpointCollector(std::string output_dir, std::uint64_t seed, std::int64_t rows,
-                                         std::int64_t cols, int cells, std::int64_t keep)
-    : output_dir_(std::move(output_dir)), seed_(seed), rows_(rows), cols_(cols), cells_(cells), keep_(keep) {}
+                                         std::int64_t cols, int cells, std::int64_t keep,
+                                         std::function<void()> before_manifest)
+    : output_dir_(std::move(output_dir)),
+      seed_(seed),
+      rows_(rows),
+      cols_(cols),
+      cells_(cells),
+      before_manifest_(std::move(before_manifest)),
+      keep_(keep) {}
 
 std::optional<std::string> CheckpointCollector::take(const CheckpointMessage& message) {
   const std::int64_t g = message.generation;
@@ -26,6 +33,7 @@ std::optional<std::string> CheckpointCollector::take(const CheckpointMessage& me
     bytes += f.bytes;
   }
   const std::string folder = checkpoint_folder(output_dir_, g);
+  if (before_manifest_) before_manifest_();
   write_manifest(folder, manifest);
   last_ = std::max(last_, g);
   const std::string line =

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -23,8 +24,11 @@ namespace cellgan {
 class CheckpointCollector {
  public:
   // `cells`: the files a complete checkpoint holds.
+  // `before_manifest` runs just before each manifest is written: the master
+  // makes metrics.jsonl durable there, so that a complete checkpoint never
+  // gets ahead of the records on disk (a node crash, then --resume auto).
   CheckpointCollector(std::string output_dir, std::uint64_t seed, std::int64_t rows, std::int64_t cols, int cells,
-                      std::int64_t keep);
+                      std::int64_t keep, std::function<void()> before_manifest = {});
 
   // Takes a worker's report. Returns the events.log line when it completes
   // its generation's checkpoint (the manifest is then written), else
@@ -43,6 +47,7 @@ class CheckpointCollector {
   std::uint64_t seed_;
   std::int64_t rows_, cols_;
   int cells_;
+  std::function<void()> before_manifest_;
   std::int64_t keep_;
   std::int64_t last_ = 0;
   std::map<std::int64_t, std::map<int, CheckpointFile>> files_;  // by generation, then cell

@@ -29,6 +29,7 @@ std::int64_t Master::checkpoint_to_go_back_to(const std::string& context) {
   // such a checkpoint is complete by its cells' records. Only generations
   // the master has written count, so that metrics.jsonl goes on from there.
   const std::int64_t written = run_->generations_written();
+  run_->sync_metrics();
   for (const std::string& folder : complete_from_records(config_.output_dir, written))
     event(fmt::format("checkpoint {} complete: every cell saved, not every report in (the manifest is written "
                       "from the cells' records)",

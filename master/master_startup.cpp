@@ -231,7 +231,7 @@ void Master::start(Clock::time_point now) {
     for (const std::string& line : layout_->reassign(members_)) run_->event(line);
   checkpoints_ = std::make_unique<CheckpointCollector>(config_.output_dir, config_.seed, config_.grid.rows,
                                                        config_.grid.cols, layout_->records_per_generation(),
-                                                       config_.checkpoint.keep);
+                                                       config_.checkpoint.keep, [this] { run_->sync_metrics(); });
   checkpoints_->restart_from(plan_.generation);
   for (const std::string& line : layout_->assignment()) run_->event(line);
   for (const Fault& f : config_.faults) run_->event(fmt::format("fault planned: {} ({})", describe(f), to_text(f)));

@@ -1,7 +1,9 @@
 // The run directory (see run_directory.h).
 #include "master/run_directory.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -168,6 +170,18 @@ std::string RunDirectory::why_gone() const {
   if (static_cast<std::uint64_t>(st.st_dev) != device_ || static_cast<std::uint64_t>(st.st_ino) != inode_)
     return "it was moved or deleted, and another folder took its path";
   return "";
+}
+
+void RunDirectory::sync_metrics() {
+  errno = 0;
+  metrics_.flush();
+  if (!metrics_) throw_write_failure(path(run_files::kMetrics), errno != 0 ? errno : EIO);
+  const int fd = ::open(path(run_files::kMetrics).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw_write_failure(path(run_files::kMetrics), errno);
+  const int synced = ::fsync(fd);
+  const int error = errno;
+  ::close(fd);
+  if (synced != 0) throw_write_failure(path(run_files::kMetrics), error);
 }
 
 void RunDirectory::event(const std::string& line) {

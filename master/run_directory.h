@@ -69,6 +69,10 @@ class RunDirectory {
   // completed (std::out_of_range for any other).
   const std::map<int, GenerationRecord>& generation_records(std::int64_t generation) const;
   std::int64_t generations_written() const { return generations_written_; }
+  // Makes what metrics.jsonl holds durable (fsync): called before a
+  // checkpoint's manifest is written. Throws DiskFull or std::runtime_error
+  // when it cannot.
+  void sync_metrics();
 
   // A timestamped line in events.log.
   void event(const std::string& line);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <vector>
 
 #include "tests/common/test_files.h"
 
@@ -18,6 +19,22 @@ CheckpointMessage saved(const std::string& dir, std::int64_t generation, std::ve
   const CheckpointId id{generation, 1, 2, 2};
   for (int cell : cells) m.files.push_back(write_cell_checkpoint(checkpoint_folder(dir, generation), id, cell, Bytes{1, 2}));
   return m;
+}
+
+// The master makes metrics.jsonl durable in this hook: it must run before
+// the manifest exists, once per completed checkpoint, and not for a partial one.
+TEST(CheckpointCollector, TheHookRunsJustBeforeEachManifest) {
+  test::TempDir tmp;
+  const std::string dir = tmp.path().string();
+  std::vector<bool> manifest_there;
+  CheckpointCollector c(dir, 7, 2, 2, 2, 2, [&] {
+    manifest_there.push_back(fs::exists(fs::path(checkpoint_folder(dir, 2)) / "manifest.json"));
+  });
+  EXPECT_FALSE(c.take(saved(dir, 2, {0}, 0.1)));
+  EXPECT_TRUE(manifest_there.empty());
+  ASSERT_TRUE(c.take(saved(dir, 2, {1}, 0.1)));
+  EXPECT_EQ(manifest_there, std::vector<bool>{false});
+  EXPECT_TRUE(fs::exists(fs::path(checkpoint_folder(dir, 2)) / "manifest.json"));
 }
 
 TEST(CheckpointCollector, TheManifestIsWrittenOnceEveryCellIsIn) {
