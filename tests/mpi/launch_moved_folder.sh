@@ -10,13 +10,6 @@ source "$(dirname "$0")/mpi_test_lib.sh"
 cfg=$(make_config "$(dirname "$0")/toy-2x2.yaml" "$WORK/run" 's/generations: 4/generations: 60/')
 printf 'checkpoint: {every: 4}\n' >> "$cfg"
 
-launch() {
-  set +e
-  timeout -k 10 240 "$CELLGAN" launch "$@" >"$WORK/out" 2>"$WORK/err"
-  local rc=$?
-  set -e
-  return $rc
-}
 # Every file's path, size, time and checksum, and every folder's path and time.
 state() { (cd "$1" && find . -printf '%p %s %T@\n' | sort && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
 # refused WHAT ARGS...: the launch exits 2 with one line and changes nothing in $WORK/moved/run.

@@ -10,14 +10,6 @@ source "$(dirname "$0")/mpi_test_lib.sh"
 cfg=$(make_config "$(dirname "$0")/toy-2x2.yaml" "$WORK/run" 's/generations: 4/generations: 150/')
 printf 'checkpoint: {every: 10}\n' >> "$cfg"
 
-# launch [ARGS...]: runs cellgan launch in the foreground; output in $WORK/out, $WORK/err.
-launch() {
-  set +e
-  timeout -k 10 240 "$CELLGAN" launch "$@" >"$WORK/out" 2>"$WORK/err"
-  local rc=$?
-  set -e
-  return $rc
-}
 # The PIDs of this test's ranks (their command line names $cfg).
 ranks() { pgrep -f -- "$CELLGAN train $cfg" || true; }
 # rank_pid RANK: the PID of that MPI rank of this test's job.

@@ -34,3 +34,12 @@ run_cellgan() {
 losses() {
   grep -o '"cell":[0-9]*\|"generation":[0-9]*\|"generator_loss":[^,]*\|"discriminator_loss":[^,]*' "$1" | paste -d' ' - - - -
 }
+
+# launch [ARGS...]: runs cellgan launch in the foreground; its exit code, its output in $WORK/out and $WORK/err.
+launch() {
+  set +e
+  timeout -k 10 240 "$CELLGAN" launch "$@" >"$WORK/out" 2>"$WORK/err"
+  local rc=$?
+  set -e
+  return $rc
+}
