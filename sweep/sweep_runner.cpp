@@ -2,6 +2,7 @@
 #include "sweep/sweep_runner.h"
 
 #include "common/run_files.h"
+#include "common/run_status.h"
 #include <fmt/core.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -205,13 +206,13 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& plan, const SweepSetup& se
     const int code = train_run(argv, setup, run, head, started, interrupts, say, status);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const std::string log = fs::relative(log_file(setup, run), setup.out).string();
-    if (code == 0 && fs::exists(folder / run_files::kResult)) {
+    if (code == kExitOk && fs::exists(folder / run_files::kResult)) {
       ++out.finished;
       pace.weight_done += weight(run);
       pace.seconds_done += seconds;
       pace.weight_left -= weight(run);
       say(fmt::format("{}: finished in {}", head, duration(seconds)));
-    } else if (interrupts.load() > 0 || code == 75) {
+    } else if (interrupts.load() > 0 || code == kExitRestart) {
       out.unfinished.push_back(run.name);
       say(fmt::format("{}: stopped after {} (exit {}): run the sweep again to resume it", head, duration(seconds),
                       code));

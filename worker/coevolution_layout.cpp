@@ -55,7 +55,7 @@ std::string CoevolutionLayout::start(int local_rank, const ResumeFrom& from) {
                      plan_.sends.size(), plan_.receives.size());
 }
 
-std::vector<GenerationRecord> CoevolutionLayout::run_generation(std::int64_t generation, WorkerExchange& exchange) {
+Waited<std::vector<GenerationRecord>> CoevolutionLayout::run_generation(std::int64_t generation, WorkerExchange& exchange) {
   // 1. Send the centres the other workers need; the last destination of
   // each takes the encoding, the others a copy.
   auto centres = block_->centres(sent_cells_);
@@ -67,34 +67,37 @@ std::vector<GenerationRecord> CoevolutionLayout::run_generation(std::int64_t gen
   }
   // 2. Take in the halos.
   const auto waited_from = std::chrono::steady_clock::now();
-  const std::map<int, HaloMessage>& halos =
-      config_.grid.exchange == ExchangeMode::kAsync ? newest_halos(generation, exchange)
-                                                    : same_generation_halos(generation, exchange);
+  std::optional<Interruption> interruption = config_.grid.exchange == ExchangeMode::kAsync
+                                                 ? newest_halos(generation, exchange)
+                                                 : same_generation_halos(generation, exchange);
+  if (interruption) return std::move(*interruption);
   const double idle = std::chrono::duration<double>(std::chrono::steady_clock::now() - waited_from).count();
   // 3. Train every cell.
-  std::vector<GenerationRecord> records = block_->run_generation(halos, faults_);
+  std::vector<GenerationRecord> records = block_->run_generation(halos_, faults_);
   if (config_.grid.exchange == ExchangeMode::kSync) halos_.clear();  // async trains with them again if none newer come
   for (auto& r : records) r.seconds["idle"] = idle / static_cast<double>(records.size());
   log_memory(fmt::format("after generation {}", generation + 1).c_str());
   return records;
 }
 
-const std::map<int, HaloMessage>& CoevolutionLayout::same_generation_halos(std::int64_t generation,
-                                                                           WorkerExchange& exchange) {
+std::optional<Interruption> CoevolutionLayout::same_generation_halos(std::int64_t generation,
+                                                                    WorkerExchange& exchange) {
   // From each worker, its cells come in cell order.
   halos_.clear();
   for (std::size_t i = 0; i < plan_.receives.size(); ++i) {
-    HaloMessage halo = decode_halo(exchange.receive_local(plan_.receive_from[i], kTagHalo).payload);
+    Waited<Message> message = exchange.receive_local(plan_.receive_from[i], kTagHalo);
+    if (auto* interruption = std::get_if<Interruption>(&message)) return std::move(*interruption);
+    HaloMessage halo = decode_halo(std::get<Message>(message).payload);
     if (halo.generation != generation || halo.cell != plan_.receives[i])
       throw std::logic_error(fmt::format("halo exchange out of step: expected cell {} of generation {}, got cell {} "
                                          "of generation {}",
                                          plan_.receives[i], generation, halo.cell, halo.generation));
     halos_.emplace(halo.cell, std::move(halo));
   }
-  return halos_;
+  return std::nullopt;
 }
 
-const std::map<int, HaloMessage>& CoevolutionLayout::newest_halos(std::int64_t generation, WorkerExchange& exchange) {
+std::optional<Interruption> CoevolutionLayout::newest_halos(std::int64_t generation, WorkerExchange& exchange) {
   const auto keep = [this](HaloMessage halo) {
     const auto it = halos_.find(halo.cell);
     if (it == halos_.end() || it->second.generation < halo.generation) halos_[halo.cell] = std::move(halo);
@@ -103,8 +106,14 @@ const std::map<int, HaloMessage>& CoevolutionLayout::newest_halos(std::int64_t g
   std::vector<int> sources(plan_.receive_from.begin(), plan_.receive_from.end());
   std::sort(sources.begin(), sources.end());
   sources.erase(std::unique(sources.begin(), sources.end()), sources.end());
-  for (const int source : sources)
-    while (auto message = exchange.try_receive_local(source, kTagHalo)) keep(decode_halo(message->payload));
+  for (const int source : sources) {
+    for (;;) {
+      Waited<std::optional<Message>> message = exchange.try_receive_local(source, kTagHalo);
+      if (auto* interruption = std::get_if<Interruption>(&message)) return std::move(*interruption);
+      if (!std::get<std::optional<Message>>(message)) break;
+      keep(decode_halo(std::get<std::optional<Message>>(message)->payload));
+    }
+  }
   // ...and a wait only for a cell never heard from (the first generation)
   // or more than async_lag generations behind.
   const std::int64_t oldest = generation - config_.grid.async_lag;
@@ -112,9 +121,14 @@ const std::map<int, HaloMessage>& CoevolutionLayout::newest_halos(std::int64_t g
     const auto it = halos_.find(cell);
     return it == halos_.end() || it->second.generation < oldest;
   };
-  for (std::size_t i = 0; i < plan_.receives.size(); ++i)
-    while (behind(plan_.receives[i])) keep(decode_halo(exchange.receive_local(plan_.receive_from[i], kTagHalo).payload));
-  return halos_;
+  for (std::size_t i = 0; i < plan_.receives.size(); ++i) {
+    while (behind(plan_.receives[i])) {
+      Waited<Message> message = exchange.receive_local(plan_.receive_from[i], kTagHalo);
+      if (auto* interruption = std::get_if<Interruption>(&message)) return std::move(*interruption);
+      keep(decode_halo(std::get<Message>(message).payload));
+    }
+  }
+  return std::nullopt;
 }
 
 Bytes CoevolutionLayout::results() { return block_->encoded_results(); }

@@ -41,7 +41,7 @@ class CoevolutionLayout final : public WorkerLayout {
   int worker_rows() const override { return partition_.worker_rows; }
   int worker_cols() const override { return partition_.worker_cols; }
   std::string start(int local_rank, const ResumeFrom& from) override;
-  std::vector<GenerationRecord> run_generation(std::int64_t generation, WorkerExchange& exchange) override;
+  Waited<std::vector<GenerationRecord>> run_generation(std::int64_t generation, WorkerExchange& exchange) override;
   Bytes results() override;
   std::vector<CellBytes> checkpoint() override;
 
@@ -56,8 +56,9 @@ class CoevolutionLayout final : public WorkerLayout {
   std::unique_ptr<CellBlock> block_;
   std::map<int, HaloMessage> halos_;  // the halos the generation trains with; async keeps the newest
 
-  const std::map<int, HaloMessage>& same_generation_halos(std::int64_t generation, WorkerExchange& exchange);
-  const std::map<int, HaloMessage>& newest_halos(std::int64_t generation, WorkerExchange& exchange);
+  // Fill halos_ for `generation`; none once done, else the interruption.
+  std::optional<Interruption> same_generation_halos(std::int64_t generation, WorkerExchange& exchange);
+  std::optional<Interruption> newest_halos(std::int64_t generation, WorkerExchange& exchange);
 };
 
 }  // namespace cellgan

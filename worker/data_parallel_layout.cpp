@@ -59,7 +59,7 @@ std::string DataParallelLayout::start(int local_rank, const ResumeFrom& from) {
                      to_string(config_.data_parallel.allreduce));
 }
 
-std::vector<GenerationRecord> DataParallelLayout::run_generation(std::int64_t generation, WorkerExchange& exchange) {
+Waited<std::vector<GenerationRecord>> DataParallelLayout::run_generation(std::int64_t generation, WorkerExchange& exchange) {
   const auto reduce =
       make_gradient_allreduce(config_.data_parallel.allreduce, config_.data_parallel.compression, exchange);
   // The fault `delay` slows this worker's steps (fault_injector.h); the
@@ -68,11 +68,11 @@ std::vector<GenerationRecord> DataParallelLayout::run_generation(std::int64_t ge
   const auto began = Clock::now();
   for (std::int64_t b = 0; b < steps_; ++b) {
     if (faults.batch_delay.count() > 0) std::this_thread::sleep_for(faults.batch_delay);
-    trainer_->step(generation * steps_ + b, *reduce);
+    if (auto interruption = trainer_->step(generation * steps_ + b, *reduce)) return std::move(*interruption);
   }
   const double wall = seconds_since(began);
   const ReplicaTally tally = trainer_->take_tally();
-  if (rank_ != kReporter) return {};
+  if (rank_ != kReporter) return std::vector<GenerationRecord>{};
 
   GenerationRecord record = scored_record(generation);
   const auto steps = static_cast<double>(std::max<std::int64_t>(1, tally.steps));
@@ -91,7 +91,7 @@ std::vector<GenerationRecord> DataParallelLayout::run_generation(std::int64_t ge
       wall > 0.0 ? static_cast<double>(trainer_->global_rows() * config_.data_parallel.accumulate_steps) * steps / wall
                  : 0.0;
   record.counts["workers"] = workers_;
-  return {std::move(record)};
+  return std::vector<GenerationRecord>{std::move(record)};
 }
 
 GenerationRecord DataParallelLayout::scored_record(std::int64_t generation) {
@@ -133,7 +133,7 @@ Bytes DataParallelLayout::results() {
 }
 
 std::vector<CellBytes> DataParallelLayout::checkpoint() {
-  if (rank_ != kReporter) return {};
+  if (rank_ != kReporter) return std::vector<GenerationRecord>{};
   return {CellBytes{kPairCell, trainer_->encode()}};
 }
 

@@ -47,7 +47,7 @@ class DataParallelLayout final : public WorkerLayout {
   int worker_rows() const override { return 1; }
   int worker_cols() const override { return workers_; }
   std::string start(int local_rank, const ResumeFrom& from) override;
-  std::vector<GenerationRecord> run_generation(std::int64_t generation, WorkerExchange& exchange) override;
+  Waited<std::vector<GenerationRecord>> run_generation(std::int64_t generation, WorkerExchange& exchange) override;
   Bytes results() override;
   std::vector<CellBytes> checkpoint() override;
 

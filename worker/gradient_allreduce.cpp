@@ -13,13 +13,13 @@ namespace {
 class MpiAllreduce final : public GradientAllreduce {
  public:
   explicit MpiAllreduce(WorkerExchange& exchange) : exchange_(exchange) {}
-  void sum(std::vector<float>& values) override {
-    if (exchange_.local_size() == 1) return;
+  std::optional<Interruption> sum(std::vector<float>& values) override {
+    if (exchange_.local_size() == 1) return std::nullopt;
     ++tally_.messages;
     // What a ring would send per worker; MPI's own choice is not visible here.
     tally_.bytes_sent += 2 * (values.size() * sizeof(float)) * static_cast<std::uint64_t>(exchange_.local_size() - 1) /
                          static_cast<std::uint64_t>(exchange_.local_size());
-    exchange_.allreduce_local(values);
+    return exchange_.allreduce_local(values);
   }
 
  private:

@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "common/config.h"
@@ -43,8 +44,10 @@ struct AllreduceTally {
 class GradientAllreduce {
  public:
   virtual ~GradientAllreduce() = default;
-  // Replaces `values` by their element-wise sum over every worker.
-  virtual void sum(std::vector<float>& values) = 0;
+  // Replaces `values` by their element-wise sum over every worker: none
+  // then, else the interruption that came first (worker_exchange.h), with
+  // `values` unspecified.
+  [[nodiscard]] virtual std::optional<Interruption> sum(std::vector<float>& values) = 0;
   const AllreduceTally& tally() const { return tally_; }
 
  protected:

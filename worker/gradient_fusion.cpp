@@ -24,7 +24,7 @@ std::vector<std::vector<std::size_t>> fusion_groups(const std::vector<std::int64
   return groups;
 }
 
-std::size_t allreduce_fused(const std::vector<torch::Tensor>& tensors, std::int64_t fusion_bytes,
+std::optional<Interruption> allreduce_fused(const std::vector<torch::Tensor>& tensors, std::int64_t fusion_bytes,
                             GradientAllreduce& reduce) {
   std::vector<std::int64_t> numels;
   const torch::Device device = tensors.empty() ? torch::Device(torch::kCPU) : tensors.front().device();
@@ -48,7 +48,7 @@ std::size_t allreduce_fused(const std::vector<torch::Tensor>& tensors, std::int6
                                           torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(true));
       staged.copy_(torch::cat(flat));
       std::memcpy(buffer.data(), staged.data_ptr<float>(), total * sizeof(float));
-      reduce.sum(buffer);
+      if (auto interruption = reduce.sum(buffer)) return interruption;
       std::memcpy(staged.data_ptr<float>(), buffer.data(), total * sizeof(float));
       const torch::Tensor summed = staged.to(device);
       std::int64_t offset = 0;
@@ -64,14 +64,14 @@ std::size_t allreduce_fused(const std::vector<torch::Tensor>& tensors, std::int6
       std::memcpy(buffer.data() + at, tensors[i].data_ptr<float>(), static_cast<std::size_t>(numels[i]) * sizeof(float));
       at += static_cast<std::size_t>(numels[i]);
     }
-    reduce.sum(buffer);
+    if (auto interruption = reduce.sum(buffer)) return interruption;
     at = 0;
     for (std::size_t i : group) {
       std::memcpy(tensors[i].data_ptr<float>(), buffer.data() + at, static_cast<std::size_t>(numels[i]) * sizeof(float));
       at += static_cast<std::size_t>(numels[i]);
     }
   }
-  return groups.size();
+  return std::nullopt;
 }
 
 }  // namespace cellgan

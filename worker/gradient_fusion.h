@@ -14,6 +14,7 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "worker/gradient_allreduce.h"
@@ -27,8 +28,9 @@ std::vector<std::vector<std::size_t>> fusion_groups(const std::vector<std::int64
 
 // Replaces each of `tensors` (float32, contiguous, all on one device: the
 // CPU, or a GPU staged through pinned host memory) by its sum
-// over every worker. Returns the number of buffers.
-std::size_t allreduce_fused(const std::vector<torch::Tensor>& tensors, std::int64_t fusion_bytes,
+// over every worker: none then, else the interruption of a sum
+// (GradientAllreduce::sum), with the tensors unspecified.
+[[nodiscard]] std::optional<Interruption> allreduce_fused(const std::vector<torch::Tensor>& tensors, std::int64_t fusion_bytes,
                             GradientAllreduce& reduce);
 
 }  // namespace cellgan

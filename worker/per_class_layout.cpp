@@ -37,7 +37,8 @@ std::string PerClassLayout::start(int local_rank, const ResumeFrom& from) {
   return fmt::format("classes {} (training images {})", fmt::join(cells, ","), fmt::join(sizes, ", "));
 }
 
-std::vector<GenerationRecord> PerClassLayout::run_generation(std::int64_t /*generation*/, WorkerExchange& /*exchange*/) {
+Waited<std::vector<GenerationRecord>> PerClassLayout::run_generation(std::int64_t /*generation*/,
+                                                                     WorkerExchange& /*exchange*/) {
   std::vector<GenerationRecord> records = block_->run_generation({}, faults_);
   for (auto& r : records) r.seconds["idle"] = 0.0;  // nothing is exchanged
   return records;

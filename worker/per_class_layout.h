@@ -38,7 +38,7 @@ class PerClassLayout final : public WorkerLayout {
   // Every class has 2 training images or more: the master checked at start
   // (class_proportions, per_class_results.h).
   std::string start(int local_rank, const ResumeFrom& from) override;
-  std::vector<GenerationRecord> run_generation(std::int64_t generation, WorkerExchange& exchange) override;
+  Waited<std::vector<GenerationRecord>> run_generation(std::int64_t generation, WorkerExchange& exchange) override;
   Bytes results() override;
   std::vector<CellBytes> checkpoint() override;
 

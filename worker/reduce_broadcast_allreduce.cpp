@@ -9,9 +9,9 @@ namespace {
 constexpr int kReducer = 0;
 }  // namespace
 
-void ReduceBroadcastAllreduce::sum(std::vector<float>& values) {
+std::optional<Interruption> ReduceBroadcastAllreduce::sum(std::vector<float>& values) {
   const int w = exchange_.local_size();
-  if (w == 1) return;
+  if (w == 1) return std::nullopt;
   const std::size_t n = values.size();
   const auto send = [&](int dest) {
     Bytes payload = encode_wire(compression_, values.data(), n);
@@ -21,13 +21,19 @@ void ReduceBroadcastAllreduce::sum(std::vector<float>& values) {
   };
   if (exchange_.local_rank() != kReducer) {
     send(kReducer);
-    decode_wire(compression_, exchange_.receive_local(kReducer, kTagGradients).payload, values.data(), n);
-    return;
+    Waited<Message> sum = exchange_.receive_local(kReducer, kTagGradients);
+    if (auto* interruption = std::get_if<Interruption>(&sum)) return std::move(*interruption);
+    decode_wire(compression_, std::get<Message>(sum).payload, values.data(), n);
+    return std::nullopt;
   }
-  for (int source = 1; source < w; ++source)
-    add_wire(compression_, exchange_.receive_local(source, kTagGradients).payload, values.data(), n);
+  for (int source = 1; source < w; ++source) {
+    Waited<Message> part = exchange_.receive_local(source, kTagGradients);
+    if (auto* interruption = std::get_if<Interruption>(&part)) return std::move(*interruption);
+    add_wire(compression_, std::get<Message>(part).payload, values.data(), n);
+  }
   round_to_wire(compression_, values.data(), n);
   for (int dest = 1; dest < w; ++dest) send(dest);
+  return std::nullopt;
 }
 
 }  // namespace cellgan

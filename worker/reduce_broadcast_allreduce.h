@@ -16,7 +16,7 @@ class ReduceBroadcastAllreduce final : public GradientAllreduce {
  public:
   ReduceBroadcastAllreduce(WorkerExchange& exchange, WireCompression compression)
       : exchange_(exchange), compression_(compression) {}
-  void sum(std::vector<float>& values) override;
+  [[nodiscard]] std::optional<Interruption> sum(std::vector<float>& values) override;
 
  private:
   WorkerExchange& exchange_;

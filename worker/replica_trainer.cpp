@@ -103,8 +103,8 @@ void ReplicaTrainer::seed_micro_batch(std::int64_t micro, int role) const {
   torch::manual_seed(derive_seed(config_.seed, Stream::kReplicaStep, index));
 }
 
-void ReplicaTrainer::reduce_gradients(Individual& net, std::vector<torch::Tensor> losses, double& tally,
-                                      GradientAllreduce& reduce) {
+std::optional<Interruption> ReplicaTrainer::reduce_gradients(Individual& net, std::vector<torch::Tensor> losses,
+                                                             double& tally, GradientAllreduce& reduce) {
   if (workers_ > 1) {  // alone, the sum is what this worker has: no packing
     const auto began = Clock::now();
     std::vector<torch::Tensor> tensors = gradients_of(net);
@@ -112,7 +112,7 @@ void ReplicaTrainer::reduce_gradients(Individual& net, std::vector<torch::Tensor
     torch::Tensor extra = torch::full({1}, static_cast<float>(sum_in_order(losses)),
                                       torch::TensorOptions().device(net.device()).dtype(torch::kFloat32));
     tensors.push_back(extra);
-    allreduce_fused(tensors, config_.data_parallel.fusion_bytes, reduce);
+    if (auto interruption = allreduce_fused(tensors, config_.data_parallel.fusion_bytes, reduce)) return interruption;
     tally += static_cast<double>(extra.item<float>());
     tally_.communicate_seconds += seconds_since(began);
   } else {
@@ -121,22 +121,24 @@ void ReplicaTrainer::reduce_gradients(Individual& net, std::vector<torch::Tensor
   }
   if (config_.data_parallel.clip_grad_norm > 0.0)
     torch::nn::utils::clip_grad_norm_(net.module().parameters(), config_.data_parallel.clip_grad_norm);
+  return std::nullopt;
 }
 
-void ReplicaTrainer::average_buffers(GradientAllreduce& reduce) {
+std::optional<Interruption> ReplicaTrainer::average_buffers(GradientAllreduce& reduce) {
   std::vector<torch::Tensor> buffers;
   for (Individual* net : {&generator_, &discriminator_})
     for (torch::Tensor& b : net->module().buffers())
       if (b.scalar_type() == torch::kFloat32) buffers.push_back(b);
-  if (buffers.empty() || workers_ == 1) return;
+  if (buffers.empty() || workers_ == 1) return std::nullopt;
   const auto began = Clock::now();
   torch::NoGradGuard no_grad;
   for (torch::Tensor& b : buffers) b.mul_(weight_);
-  allreduce_fused(buffers, config_.data_parallel.fusion_bytes, reduce);
+  if (auto interruption = allreduce_fused(buffers, config_.data_parallel.fusion_bytes, reduce)) return interruption;
   tally_.communicate_seconds += seconds_since(began);
+  return std::nullopt;
 }
 
-void ReplicaTrainer::step(std::int64_t step, GradientAllreduce& reduce) {
+std::optional<Interruption> ReplicaTrainer::step(std::int64_t step, GradientAllreduce& reduce) {
   const TrainingConfig& t = config_.training;
   const std::int64_t k = config_.data_parallel.accumulate_steps;
   const double scale = weight_ / static_cast<double>(k);
@@ -169,7 +171,8 @@ void ReplicaTrainer::step(std::int64_t step, GradientAllreduce& reduce) {
       losses.push_back(l.detach());
     }
     computing += seconds_since(began);
-    reduce_gradients(generator_, std::move(losses), tally_.generator_loss, reduce);
+    if (auto interruption = reduce_gradients(generator_, std::move(losses), tally_.generator_loss, reduce))
+      return interruption;
     began = Clock::now();
     generator_.optimizer().step();
     computing += seconds_since(began);
@@ -198,15 +201,17 @@ void ReplicaTrainer::step(std::int64_t step, GradientAllreduce& reduce) {
       losses.push_back(l.detach());
     }
     computing += seconds_since(began);
-    reduce_gradients(discriminator_, std::move(losses), tally_.discriminator_loss, reduce);
+    if (auto interruption = reduce_gradients(discriminator_, std::move(losses), tally_.discriminator_loss, reduce))
+      return interruption;
     began = Clock::now();
     discriminator_.optimizer().step();
     computing += seconds_since(began);
     ++tally_.discriminator_steps;
   }
-  average_buffers(reduce);
+  if (auto interruption = average_buffers(reduce)) return interruption;
   tally_.compute_seconds += computing;
   ++tally_.steps;
+  return std::nullopt;
 }
 
 ReplicaTally ReplicaTrainer::take_tally() {

@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/config.h"
@@ -62,7 +63,9 @@ class ReplicaTrainer {
   // generator and then the discriminator, each on the steps
   // common/step_schedule.h gives (for wgan_gp the critic on every step with
   // the gradient penalty, the generator on every n_critic-th).
-  void step(std::int64_t step, GradientAllreduce& reduce);
+  // None once done, else the interruption of an all-reduce (the trainer is
+  // then to be dropped: its networks are half-stepped).
+  [[nodiscard]] std::optional<Interruption> step(std::int64_t step, GradientAllreduce& reduce);
   ReplicaTally take_tally();
 
   Individual& generator() { return generator_; }
@@ -83,8 +86,10 @@ class ReplicaTrainer {
   // All-reduces net's gradients and adds the step's loss (the sum of its
   // micro-batch `losses`, over every replica) to `tally`: at once with
   // several workers, at take_tally() alone.
-  void reduce_gradients(Individual& net, std::vector<torch::Tensor> losses, double& tally, GradientAllreduce& reduce);
-  void average_buffers(GradientAllreduce& reduce);
+  // Both return the interruption of an all-reduce, if any.
+  std::optional<Interruption> reduce_gradients(Individual& net, std::vector<torch::Tensor> losses, double& tally,
+                                               GradientAllreduce& reduce);
+  std::optional<Interruption> average_buffers(GradientAllreduce& reduce);
 
   const Config& config_;
   const TrainingData& data_;

@@ -24,9 +24,9 @@ int wrap(int i, int w) { return ((i % w) + w) % w; }
 
 }  // namespace
 
-void RingAllreduce::sum(std::vector<float>& values) {
+std::optional<Interruption> RingAllreduce::sum(std::vector<float>& values) {
   const int w = exchange_.local_size();
-  if (w == 1) return;
+  if (w == 1) return std::nullopt;
   const int r = exchange_.local_rank();
   const int right = wrap(r + 1, w);
   const int left = wrap(r - 1, w);
@@ -42,7 +42,9 @@ void RingAllreduce::sum(std::vector<float>& values) {
   for (int step = 0; step < w - 1; ++step) {
     send(wrap(r - step, w));
     const Chunk k = chunk(n, w, wrap(r - step - 1, w));
-    add_wire(compression_, exchange_.receive_local(left, kTagGradients).payload, values.data() + k.first, k.count);
+    Waited<Message> in = exchange_.receive_local(left, kTagGradients);
+    if (auto* interruption = std::get_if<Interruption>(&in)) return std::move(*interruption);
+    add_wire(compression_, std::get<Message>(in).payload, values.data() + k.first, k.count);
   }
   const Chunk own = chunk(n, w, wrap(r + 1, w));
   round_to_wire(compression_, values.data() + own.first, own.count);
@@ -50,8 +52,11 @@ void RingAllreduce::sum(std::vector<float>& values) {
   for (int step = 0; step < w - 1; ++step) {
     send(wrap(r + 1 - step, w));
     const Chunk k = chunk(n, w, wrap(r - step, w));
-    decode_wire(compression_, exchange_.receive_local(left, kTagGradients).payload, values.data() + k.first, k.count);
+    Waited<Message> in = exchange_.receive_local(left, kTagGradients);
+    if (auto* interruption = std::get_if<Interruption>(&in)) return std::move(*interruption);
+    decode_wire(compression_, std::get<Message>(in).payload, values.data() + k.first, k.count);
   }
+  return std::nullopt;
 }
 
 }  // namespace cellgan

@@ -23,7 +23,7 @@ class RingAllreduce final : public GradientAllreduce {
  public:
   RingAllreduce(WorkerExchange& exchange, WireCompression compression)
       : exchange_(exchange), compression_(compression) {}
-  void sum(std::vector<float>& values) override;
+  [[nodiscard]] std::optional<Interruption> sum(std::vector<float>& values) override;
 
  private:
   WorkerExchange& exchange_;

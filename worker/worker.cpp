@@ -54,15 +54,24 @@ double seconds_since(std::chrono::steady_clock::time_point began) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
 }
 
+// The master said nothing within its deadline: it is presumed lost.
+struct MasterSilent {};
+
 // 1. The master's verdict on the configuration; its heartbeats while it
-// reads its inputs keep the wait going. Throws DeadlineExceeded.
-StartMessage receive_start(Communicator& world) {
+// reads its inputs keep the wait going. None when the master stays silent
+// (said in the log).
+std::optional<StartMessage> receive_start(Communicator& world, int rank) {
   for (;;) {
-    const Message m = receive_blocking(world, kMasterRank, kAnyTag, start_timeout());
-    if (m.tag == kTagMasterHeartbeat) continue;
-    if (m.tag != kTagStart)
-      throw std::logic_error(fmt::format("expected the start message from the master, got tag {}", m.tag));
-    return decode_start(m.payload);
+    const std::optional<Message> m = receive_blocking(world, kMasterRank, kAnyTag, start_timeout());
+    if (!m) {
+      log::error("worker rank {}: no start message from the master: {}", rank,
+                 missed_deadline(kMasterRank, kAnyTag, start_timeout()));
+      return std::nullopt;
+    }
+    if (m->tag == kTagMasterHeartbeat) continue;
+    if (m->tag != kTagStart)
+      throw std::logic_error(fmt::format("expected the start message from the master, got tag {}", m->tag));
+    return decode_start(m->payload);
   }
 }
 
@@ -81,11 +90,17 @@ void prepare(const StartMessage& start, int rank, int workers, bool throw_at_sta
   if (throw_at_start) throw std::runtime_error("test fault at start-up");
 }
 
-// 3. Go (the members of the run) or the master's abort (its exit code).
-// Throws DeadlineExceeded when the master stays silent.
-std::variant<MembersMessage, int> wait_for_go(Communicator& world, int rank, std::chrono::milliseconds dead_after) {
-  Message go = receive_blocking(world, kMasterRank, kAnyTag, dead_after);
-  while (go.tag == kTagMasterHeartbeat) go = receive_blocking(world, kMasterRank, kAnyTag, dead_after);
+// 3. Go (the members of the run), the master's abort (its exit code), or
+// its silence for `dead_after` (said in the log).
+std::variant<MembersMessage, int, MasterSilent> wait_for_go(Communicator& world, int rank,
+                                                            std::chrono::milliseconds dead_after) {
+  std::optional<Message> heard = receive_blocking(world, kMasterRank, kAnyTag, dead_after);
+  while (heard && heard->tag == kTagMasterHeartbeat) heard = receive_blocking(world, kMasterRank, kAnyTag, dead_after);
+  if (!heard) {
+    log::error("worker rank {}: no go from the master: {}", rank, missed_deadline(kMasterRank, kAnyTag, dead_after));
+    return MasterSilent{};
+  }
+  const Message& go = *heard;
   if (go.tag == kTagAbort) {
     const AbortMessage abort = decode_abort(go.payload);
     if (abort.exit_code == kExitDiskFull)  // the master says it, once
@@ -98,24 +113,28 @@ std::variant<MembersMessage, int> wait_for_go(Communicator& world, int rank, std
   return decode_members(go.payload, "go message");
 }
 
-// The generations from `place.done` to the last, then the result. Throws
-// Rehomed when a worker is lost, JobAborted when the master ends the run.
-void train_generations(WorkerComm& comm, Setup& s, CheckpointWriter& writer, const FaultInjector& faults,
-                       Place& place, const Worker::TestHooks& hooks) {
+// The generations from `place.done` to the last, then the result: none
+// once the master has taken it (kTagDone), else the interruption that came
+// first (worker_exchange.h). A stop is one: the master ends a stopped run
+// with an abort of kExitRestart once its checkpoint is complete.
+std::optional<Interruption> train_generations(WorkerComm& comm, Setup& s, CheckpointWriter& writer,
+                                              const FaultInjector& faults, Place& place,
+                                              const Worker::TestHooks& hooks) {
   const std::int64_t generations = s.config.training.generations;
   const std::int64_t every = s.config.checkpoint.every;
   for (std::int64_t g = place.done; g < generations; ++g) {
-    if (const auto abort = comm.aborted()) throw JobAborted(abort->exit_code, abort->reason);
-    comm.check_rehome();
+    if (auto interruption = comm.interrupted()) return interruption;
     if (faults.strikes_at(g + 1)) {  // written, and the reports with the records in the master's hands
       writer.drain();
-      comm.flush_to_master();
+      if (auto interruption = comm.flush_to_master()) return interruption;
     }
     std::vector<std::string> events = faults.at_generation_start(g + 1, [&comm] { comm.go_silent(); });
     if (g == hooks.throw_at) throw std::runtime_error(fmt::format("test fault in generation {}", g + 1));
     RecordsMessage message;
     message.generation = g + 1;
-    message.records = s.layout->run_generation(g, comm);
+    Waited<std::vector<GenerationRecord>> records = s.layout->run_generation(g, comm);
+    if (auto* interruption = std::get_if<Interruption>(&records)) return std::move(*interruption);
+    message.records = std::move(std::get<std::vector<GenerationRecord>>(records));
     for (const GenerationRecord& r : message.records)
       for (const std::string& line : r.events) log::warn("{}", line);
     if (!message.records.empty())  // the worker's own events go with its first cell's
@@ -125,8 +144,10 @@ void train_generations(WorkerComm& comm, Setup& s, CheckpointWriter& writer, con
     comm.report(message);
     place.done = g + 1;
     comm.set_progress(WorkerState::kProcessing, place.done);
-    const auto stop_at = comm.stop_at(place.done);  // the master's stop protocol
-    const bool stop_here = stop_at && place.done == *stop_at && place.done < generations;
+    Waited<std::optional<std::int64_t>> stop_at = comm.stop_at(place.done);  // the master's stop protocol
+    if (auto* interruption = std::get_if<Interruption>(&stop_at)) return std::move(*interruption);
+    const std::optional<std::int64_t> stop = std::get<std::optional<std::int64_t>>(stop_at);
+    const bool stop_here = stop && place.done == *stop && place.done < generations;
     if (stop_here || (every > 0 && place.done % every == 0 && place.done < generations)) {
       const auto began = std::chrono::steady_clock::now();
       std::vector<CellBytes> cells = s.layout->checkpoint();  // only the encoding on this thread
@@ -136,21 +157,23 @@ void train_generations(WorkerComm& comm, Setup& s, CheckpointWriter& writer, con
     if (stop_here) {
       writer.drain();
       log::info("worker {}: stopped after generation {}, its cells saved", place.me + 1, place.done);
-      comm.wait_for_done();  // the master ends the run with kExitRestart once the checkpoint is complete
+      if (auto interruption = comm.wait_for_done()) return interruption;
       throw std::logic_error("the master ended a stopped run as done");
     }
   }
   writer.drain();
-  comm.flush_to_master();  // the checkpoint reports (WORLD) before the result (GLOBAL)
+  // The checkpoint reports (WORLD) before the result (GLOBAL).
+  if (auto interruption = comm.flush_to_master()) return interruption;
   comm.send_result(s.layout->results());
   comm.set_progress(WorkerState::kFinished, place.done);
-  comm.wait_for_done();  // beating, until the master has written the result
+  return comm.wait_for_done();  // beating, until the master has written the result
 }
 
 // A worker was lost: the survivors go on from the last checkpoint, with the
-// cells split over them, on a LOCAL of their own.
-void rehome(const MembersMessage& m, int rank, JobCommsFactory& factory, WorkerComm& comm, Setup& s,
-            CheckpointWriter& writer, const FaultInjector& faults, Place& place) {
+// cells split over them, on a LOCAL of their own. None once there, or the
+// abort that came first.
+std::optional<Aborted> rehome(const MembersMessage& m, int rank, JobCommsFactory& factory, WorkerComm& comm,
+                              Setup& s, CheckpointWriter& writer, const FaultInjector& faults, Place& place) {
   const std::vector<int> survivors(m.members.begin(), m.members.end());
   log::warn("worker rank {}: a worker was lost; going on with ranks {} from generation {}", rank,
             fmt::join(survivors, ","), m.generation);
@@ -162,11 +185,28 @@ void rehome(const MembersMessage& m, int rank, JobCommsFactory& factory, WorkerC
   place.members = static_cast<int>(survivors.size());
   s.layout = make_worker_layout(s.config, place.members);
   s.layout->set_faults(&faults);
-  comm.replace_local(factory.cartesian(survivors, s.layout->worker_rows(), s.layout->worker_cols(), m.local_tag));
+  auto local = factory.cartesian(survivors, s.layout->worker_rows(), s.layout->worker_cols(), m.local_tag);
+  if (auto aborted = comm.replace_local(std::move(local))) return aborted;
   place.me = comm.local_rank();
+  return std::nullopt;
 }
 
-// 6. Training, rehomings included, to this worker's exit code.
+// The run ended by the master's word (or its silence): this worker's exit
+// code is the run's. A stop is no error here; a full disk is the master's
+// to say, once.
+int ended(const Aborted& abort, int rank) {
+  if (abort.exit_code == kExitDiskFull)
+    log::debug("worker rank {}: run ended: {}", rank, abort.reason);
+  else if (abort.exit_code == kExitRestart)
+    log::info("worker rank {}: {}", rank, abort.reason);
+  else
+    log::error("worker rank {}: run ended: {}", rank, abort.reason);
+  return abort.exit_code;
+}
+
+// 6. Training, rehomings included, to this worker's exit code: kExitOk
+// once the master has the result, the run's code when the master ends it,
+// or the code of the failure (an exception) that ends it here.
 int train(JobCommsFactory& factory, const Worker::TestHooks& hooks, WorkerComm& comm, Setup& setup, Place& place,
           const std::string& kernels) {
   const int rank = factory.world_rank();
@@ -181,25 +221,15 @@ int train(JobCommsFactory& factory, const Worker::TestHooks& hooks, WorkerComm& 
       &faults);
   try {
     for (;;) {  // once, and again for every rehoming after a lost worker
-      try {
-        const std::string share = setup.layout->start(place.me, setup.from);
-        log::info("worker {} of {}: {}, {} kernels{}", place.me + 1, place.members, share, kernels,
-                  setup.from.generation > 0 ? fmt::format(", from generation {}", setup.from.generation) : "");
-        train_generations(comm, setup, writer, faults, place, hooks);
-        return kExitOk;
-      } catch (const Rehomed& r) {
-        rehome(r.message(), rank, factory, comm, setup, writer, faults, place);
-      }
+      const std::string share = setup.layout->start(place.me, setup.from);
+      log::info("worker {} of {}: {}, {} kernels{}", place.me + 1, place.members, share, kernels,
+                setup.from.generation > 0 ? fmt::format(", from generation {}", setup.from.generation) : "");
+      const std::optional<Interruption> ending = train_generations(comm, setup, writer, faults, place, hooks);
+      if (!ending) return kExitOk;
+      if (const auto* aborted = std::get_if<Aborted>(&*ending)) return ended(*aborted, rank);
+      const MembersMessage& members = std::get<Rehoming>(*ending).members;
+      if (auto aborted = rehome(members, rank, factory, comm, setup, writer, faults, place)) return ended(*aborted, rank);
     }
-  } catch (const JobAborted& e) {
-    // A stop is no error here; a full disk is the master's to say, once.
-    if (e.exit_code() == kExitDiskFull)
-      log::debug("worker rank {}: run ended: {}", rank, e.what());
-    else if (e.exit_code() == kExitRestart)
-      log::info("worker rank {}: {}", rank, e.what());
-    else
-      log::error("worker rank {}: run ended: {}", rank, e.what());
-    return e.exit_code();
   } catch (const std::exception& e) {
     const int code = exit_code_of(e);
     if (code == kExitDiskFull)  // the master says it, once
@@ -223,14 +253,12 @@ int Worker::run() {
   // 0. Who this worker is: the master kills a hung worker on its host by PID.
   comms.world->send(kMasterRank, kTagIdentity,
                     encode(IdentityMessage{static_cast<std::int64_t>(::getpid()), host_name()}));
-  StartMessage start;
-  try {
-    start = receive_start(*comms.world);
-  } catch (const DeadlineExceeded& e) {
-    log::error("worker rank {}: no start message from the master: {}", rank, e.what());
+  const std::optional<StartMessage> heard = receive_start(*comms.world, rank);
+  if (!heard) {
     master_lost_ = true;
     return kExitFailure;
   }
+  const StartMessage& start = *heard;
   if (!start.ok) return start.exit_code;  // the master has printed the reason
   if (hooks_.vanish_at_start) return kExitFailure;
   Setup setup;
@@ -245,16 +273,13 @@ int Worker::run() {
   }
   const auto dead_after = std::chrono::milliseconds(setup.config.runtime.dead_after_ms);
   comms.world->send(kMasterRank, kTagReady, Bytes{});
-  MembersMessage members;
-  try {
-    auto go = wait_for_go(*comms.world, rank, dead_after);
-    if (const int* code = std::get_if<int>(&go)) return *code;
-    members = std::get<MembersMessage>(std::move(go));
-  } catch (const DeadlineExceeded& e) {
-    log::error("worker rank {}: no go from the master: {}", rank, e.what());
+  auto go = wait_for_go(*comms.world, rank, dead_after);
+  if (const int* code = std::get_if<int>(&go)) return *code;
+  if (std::holds_alternative<MasterSilent>(go)) {
     master_lost_ = true;
     return kExitFailure;
   }
+  const MembersMessage members = std::get<MembersMessage>(std::move(go));
   // 4. Communicators (every member has just shown it is alive), then hello.
   // Workers lost at start-up are not members: the layout is for the rest.
   const std::vector<int> member_ranks(members.members.begin(), members.members.end());

@@ -50,7 +50,15 @@ void WorkerComm::send_local(int dest, int tag, Bytes payload) {
   queue({Channel::kLocal, dest, tag, std::move(payload)});
 }
 
-Message WorkerComm::receive_local(int source, int tag) {
+std::optional<Interruption> WorkerComm::interruption_locked() {
+  if (abort_) return Aborted{abort_->exit_code, abort_->reason};
+  if (!rehome_) return std::nullopt;
+  Rehoming rehoming{std::move(*rehome_)};
+  rehome_.reset();
+  return rehoming;
+}
+
+Waited<Message> WorkerComm::receive_local(int source, int tag) {
   std::unique_lock<std::mutex> lock(mutex_);
   const auto key = std::make_pair(source, tag);
   ++waiters_;
@@ -59,26 +67,24 @@ Message WorkerComm::receive_local(int source, int tag) {
     return abort_.has_value() || rehome_.has_value() || (it != received_.end() && !it->second.empty());
   });
   --waiters_;
-  if (abort_) throw JobAborted(abort_->exit_code, abort_->reason);
-  if (rehome_) throw_rehome_locked();
+  if (auto interruption = interruption_locked()) return std::move(*interruption);
   auto& queue = received_[key];
   Message message = std::move(queue.front());
   queue.pop_front();
   return message;
 }
 
-std::optional<Message> WorkerComm::try_receive_local(int source, int tag) {
+Waited<std::optional<Message>> WorkerComm::try_receive_local(int source, int tag) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (abort_) throw JobAborted(abort_->exit_code, abort_->reason);
-  if (rehome_) throw_rehome_locked();
+  if (auto interruption = interruption_locked()) return std::move(*interruption);
   const auto it = received_.find(std::make_pair(source, tag));
-  if (it == received_.end() || it->second.empty()) return std::nullopt;
+  if (it == received_.end() || it->second.empty()) return std::optional<Message>();
   Message message = std::move(it->second.front());
   it->second.pop_front();
-  return message;
+  return std::optional<Message>(std::move(message));
 }
 
-void WorkerComm::allreduce_local(std::vector<float>& values) {
+std::optional<Interruption> WorkerComm::allreduce_local(std::vector<float>& values) {
   std::unique_lock<std::mutex> lock(mutex_);
   sum_in_ = std::move(values);
   sum_out_.reset();
@@ -90,11 +96,10 @@ void WorkerComm::allreduce_local(std::vector<float>& values) {
   if (sum_out_) {
     values = std::move(*sum_out_);
     sum_out_.reset();
-    return;
+    return std::nullopt;
   }
   sum_in_.reset();  // if not taken yet; a sum under way stays with the communication thread
-  if (abort_) throw JobAborted(abort_->exit_code, abort_->reason);
-  throw_rehome_locked();
+  return interruption_locked();
 }
 
 void WorkerComm::report(const RecordsMessage& records) {
@@ -112,25 +117,18 @@ void WorkerComm::send_result(Bytes payload) {
   queue({Channel::kGlobal, kMaster, kTagResult, std::move(payload)});
 }
 
-void WorkerComm::wait_for_done() {
+std::optional<Interruption> WorkerComm::wait_for_done() {
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(lock, [&] { return done_ || abort_.has_value() || rehome_.has_value(); });
-  if (abort_) throw JobAborted(abort_->exit_code, abort_->reason);
-  if (rehome_) throw_rehome_locked();
+  return interruption_locked();
 }
 
-void WorkerComm::throw_rehome_locked() {
-  MembersMessage m = std::move(*rehome_);
-  rehome_.reset();
-  throw Rehomed(std::move(m));
-}
-
-void WorkerComm::check_rehome() {
+std::optional<Interruption> WorkerComm::interrupted() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (rehome_) throw_rehome_locked();
+  return interruption_locked();
 }
 
-void WorkerComm::replace_local(std::unique_ptr<Communicator> local) {
+std::optional<Aborted> WorkerComm::replace_local(std::unique_ptr<Communicator> local) {
   std::unique_lock<std::mutex> lock(mutex_);
   received_.clear();
   outgoing_.erase(std::remove_if(outgoing_.begin(), outgoing_.end(),
@@ -140,31 +138,31 @@ void WorkerComm::replace_local(std::unique_ptr<Communicator> local) {
   stop_at_.reset();
   next_local_ = std::move(local);
   changed_.wait(lock, [&] { return next_local_ == nullptr || abort_.has_value(); });
-  if (abort_) throw JobAborted(abort_->exit_code, abort_->reason);
+  if (abort_) return Aborted{abort_->exit_code, abort_->reason};
+  return std::nullopt;
 }
 
 void WorkerComm::report_checkpoint(const CheckpointMessage& message) {
   queue({Channel::kWorld, kMaster, kTagCheckpoint, encode(message)});
 }
 
-void WorkerComm::flush_to_master() {
+std::optional<Interruption> WorkerComm::flush_to_master() {
   std::unique_lock<std::mutex> lock(mutex_);
   const auto to_master = [](const Outgoing& o) { return o.channel != Channel::kLocal; };
   const bool flushed = changed_.wait_for(lock, master_dead_after_, [&] {
     return abort_.has_value() || rehome_.has_value() || silent_ ||
            (to_master_in_flight_ == 0 && std::none_of(outgoing_.begin(), outgoing_.end(), to_master));
   });
-  if (abort_) throw JobAborted(abort_->exit_code, abort_->reason);
-  if (rehome_) throw_rehome_locked();
+  if (auto interruption = interruption_locked()) return interruption;
   if (!flushed) log::warn("messages to the master still in flight after {} ms", master_dead_after_.count());
+  return std::nullopt;
 }
 
-std::optional<std::int64_t> WorkerComm::stop_at(std::int64_t completed) {
+Waited<std::optional<std::int64_t>> WorkerComm::stop_at(std::int64_t completed) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (pause_limit_ && completed >= *pause_limit_)
     changed_.wait(lock, [&] { return stop_at_.has_value() || abort_.has_value() || rehome_.has_value(); });
-  if (abort_) throw JobAborted(abort_->exit_code, abort_->reason);
-  if (rehome_) throw_rehome_locked();
+  if (auto interruption = interruption_locked()) return std::move(*interruption);
   return stop_at_;
 }
 

@@ -17,17 +17,18 @@
 // parallel all-reduces wait on a chain of such messages).
 //
 // Deadlines: every wait of the training thread (receive_local,
-// wait_for_done) ends with JobAborted when the master aborts the run or has
-// been silent for `master_dead_after`. At exit the last messages are
+// wait_for_done, ...) returns the Aborted interruption (worker_exchange.h)
+// when the master aborts the run or has been silent for
+// `master_dead_after`, and the Rehoming one when the master asks for it. At exit the last messages are
 // flushed for at most that long in all (not at all when the master is
 // lost). An exception on the communication thread itself ends the waits
-// the same way (exit code kExitInternal for a std::logic_error, else
+// the same way, as Aborted (exit code kExitInternal for a std::logic_error, else
 // kExitFailure), and the master is told when possible.
 //
 // Thread-safety: the WorkerExchange methods, report, set_progress,
 // send_result, send_failure, finish, wait_for_done, flush_to_master,
 // aborted, master_lost,
-// check_rehome, stop_at and go_silent may be called from the training
+// interrupted, stop_at and go_silent may be called from the training
 // thread while run() runs on the communication thread; report_checkpoint
 // from any thread (the checkpoint writer's, checkpoint_writer.h), since it
 // only queues under the lock. run_once() belongs to one thread.
@@ -41,7 +42,6 @@
 #include <mutex>
 #include <memory>
 #include <optional>
-#include <stdexcept>
 #include <utility>
 
 #include "common/comm/job_comms.h"
@@ -50,19 +50,6 @@
 #include "worker/worker_exchange.h"
 
 namespace cellgan {
-
-// Thrown to the training thread by every wait (and check_rehome()) once
-// the master has told the survivors of a lost worker to go on without it
-// (kTagRehome, protocol.h).
-class Rehomed : public std::runtime_error {
- public:
-  explicit Rehomed(MembersMessage message)
-      : std::runtime_error("rehoming after a lost worker"), message_(std::move(message)) {}
-  const MembersMessage& message() const { return message_; }
-
- private:
-  MembersMessage message_;
-};
 
 class WorkerComm final : public WorkerExchange {
  public:
@@ -78,9 +65,9 @@ class WorkerComm final : public WorkerExchange {
   int local_rank() const override;
   int local_size() const override;
   void send_local(int dest, int tag, Bytes payload) override;
-  Message receive_local(int source, int tag) override;
-  std::optional<Message> try_receive_local(int source, int tag) override;
-  void allreduce_local(std::vector<float>& values) override;
+  [[nodiscard]] Waited<Message> receive_local(int source, int tag) override;
+  [[nodiscard]] Waited<std::optional<Message>> try_receive_local(int source, int tag) override;
+  [[nodiscard]] std::optional<Interruption> allreduce_local(std::vector<float>& values) override;
   // Queues a records message to the master.
   void report(const RecordsMessage& records);
   // What the next heartbeats say.
@@ -88,32 +75,33 @@ class WorkerComm final : public WorkerExchange {
   // Queues the worker's result for the master (GLOBAL).
   void send_result(Bytes payload);
   // Blocks until the master says the run is done (kTagDone), after the
-  // result; throws JobAborted as receive_local() does.
-  void wait_for_done();
+  // result: none then, else the interruption, as receive_local() returns it.
+  [[nodiscard]] std::optional<Interruption> wait_for_done();
   // Queues the files of a checkpoint for the master.
   void report_checkpoint(const CheckpointMessage& message);
   // Blocks until everything queued for the master so far has been sent and
   // its sends have completed (a large message: the master has taken it), or
   // for master_dead_after at most: before a planned fault ends or silences
   // this worker, and before the result, so that the records and checkpoint
-  // reports are in first. Throws JobAborted as receive_local() does.
-  void flush_to_master();
+  // reports are in first. Returns the interruption as receive_local() does.
+  [[nodiscard]] std::optional<Interruption> flush_to_master();
   // The stop protocol (protocol.h). When the master asks the workers to
   // pause (kTagPause), the communication thread answers at once with the
   // generations done then, c (kTagPaused); the master then names the
   // generation T >= c + 1 every worker stops at (kTagStopAt). Called by the
   // training thread after each generation with the generations done:
   // returns T once known; blocks, when `completed` has reached c + 1 and T
-  // is not known yet, until it is; none when no stop is under way. Throws
-  // JobAborted as receive_local() does.
-  std::optional<std::int64_t> stop_at(std::int64_t completed);
-  // Throws Rehomed when the master has asked for it.
-  void check_rehome();
-  // After a Rehomed: LOCAL becomes `local` (made by the survivors). What
+  // is not known yet, until it is; none when no stop is under way. Or the
+  // interruption, as receive_local() returns it.
+  [[nodiscard]] Waited<std::optional<std::int64_t>> stop_at(std::int64_t completed);
+  // Never blocks: the interruption a wait would return now (a rehoming is
+  // taken: returned once), or none.
+  [[nodiscard]] std::optional<Interruption> interrupted();
+  // After a Rehoming: LOCAL becomes `local` (made by the survivors). What
   // was received or queued on the old LOCAL is dropped, and the old LOCAL
   // is released by the communication thread; returns once it has taken
-  // the new one.
-  void replace_local(std::unique_ptr<Communicator> local);
+  // the new one (none), or the abort that came first.
+  [[nodiscard]] std::optional<Aborted> replace_local(std::unique_ptr<Communicator> local);
   // Queues a failure report for the master (with the exit code the run is
   // to end with) and sets the state to kFailed.
   void send_failure(const std::string& reason, int exit_code = kExitFailure);
@@ -155,8 +143,9 @@ class WorkerComm final : public WorkerExchange {
   void abandon_pending_sum();
   // Sets abort_ (unless set) and wakes every waiter. Call with mutex_ held.
   void abort_locked(int exit_code, const std::string& reason);
-  // Throws Rehomed with rehome_, which it clears. Call with mutex_ held.
-  [[noreturn]] void throw_rehome_locked();
+  // The abort if any, else the rehoming if any (taken: rehome_ is
+  // cleared), else none. Call with mutex_ held.
+  std::optional<Interruption> interruption_locked();
   Communicator& comm(Channel channel);
 
   JobComms comms_;

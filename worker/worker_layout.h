@@ -62,8 +62,12 @@ class WorkerLayout {
   virtual std::string start(int local_rank, const ResumeFrom& from) = 0;
 
   // One generation g (0-based): the exchange with the other workers, then
-  // the training. Returns one record per unit of work (a cell), in order.
-  virtual std::vector<GenerationRecord> run_generation(std::int64_t generation, WorkerExchange& exchange) = 0;
+  // the training. Returns one record per unit of work (a cell), in order;
+  // or the interruption of a wait (worker_exchange.h), and the share is
+  // then to be dropped or left alone: the run ends, or goes on from a
+  // checkpoint.
+  [[nodiscard]] virtual Waited<std::vector<GenerationRecord>> run_generation(std::int64_t generation,
+                                                                             WorkerExchange& exchange) = 0;
 
   // The encoded ResultMessage for the master, after the last generation.
   virtual Bytes results() = 0;

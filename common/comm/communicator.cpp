@@ -19,17 +19,19 @@ constexpr auto kSendPollSleep = std::chrono::microseconds(200);
 
 }  // namespace
 
-Message receive_blocking(Communicator& comm, int source, int tag, std::chrono::milliseconds timeout) {
+std::optional<Message> receive_blocking(Communicator& comm, int source, int tag, std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
-    if (auto message = comm.try_receive(source, tag)) return std::move(*message);
-    if (std::chrono::steady_clock::now() >= deadline)
-      throw DeadlineExceeded(fmt::format("no message from rank {} with tag {} within {} ms",
-                                         source == kAnySource ? std::string("any") : std::to_string(source),
-                                         tag == kAnyTag ? std::string("any") : std::to_string(tag),
-                                         timeout.count()));
+    if (auto message = comm.try_receive(source, tag)) return message;
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
     std::this_thread::sleep_for(kReceivePollSleep);
   }
+}
+
+std::string missed_deadline(int source, int tag, std::chrono::milliseconds timeout) {
+  return fmt::format("no message from rank {} with tag {} within {} ms",
+                     source == kAnySource ? std::string("any") : std::to_string(source),
+                     tag == kAnyTag ? std::string("any") : std::to_string(tag), timeout.count());
 }
 
 bool flush_sends(Communicator& comm, std::chrono::milliseconds timeout) {

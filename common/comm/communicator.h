@@ -24,7 +24,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <stdexcept>
 #include <optional>
 #include <string>
 #include <vector>
@@ -78,16 +77,16 @@ class Communicator {
 void allreduce_sum(Communicator& comm, std::vector<float>& values);
 
 // Waiting has a deadline everywhere in cellgan: a peer that has died is
-// never reported by Open MPI (docs/architecture.md), so a wait without one could last
-// forever. Thrown by the helpers below when the time is up.
-class DeadlineExceeded : public std::runtime_error {
- public:
-  explicit DeadlineExceeded(const std::string& what) : std::runtime_error(what) {}
-};
+// never reported by Open MPI (docs/architecture.md), so a wait without one
+// could last forever. A deadline that passes is an expected ending (the
+// peer may be gone), returned as a value: the helpers below return none.
 
 // Blocks (polling with short sleeps) until a matching message arrives, for
-// at most `timeout`; then throws DeadlineExceeded.
-Message receive_blocking(Communicator& comm, int source, int tag, std::chrono::milliseconds timeout);
+// at most `timeout`: the message, or none when the time is up.
+std::optional<Message> receive_blocking(Communicator& comm, int source, int tag, std::chrono::milliseconds timeout);
+// The line that says receive_blocking() found nothing: "no message from
+// rank 0 with tag any within 30000 ms".
+std::string missed_deadline(int source, int tag, std::chrono::milliseconds timeout);
 
 // Blocks (polling) until every queued send has completed, for at most
 // `timeout`; returns false if some are still in flight then.

@@ -37,7 +37,7 @@ struct InProcessJob::State {
   std::map<Key, Group> groups;   // GUARDED_BY(mutex)
 
   // The group's network, once every member has arrived (a collective, as
-  // MPI_Comm_create_group is); DeadlineExceeded after `timeout`.
+  // MPI_Comm_create_group is); std::runtime_error after `timeout`.
   std::shared_ptr<InProcessNetwork> join(const Key& key, std::chrono::milliseconds timeout) {
     std::unique_lock<std::mutex> lock(mutex);
     Group& group = groups[key];
@@ -46,8 +46,8 @@ struct InProcessJob::State {
     ++group.arrived;
     arrived.notify_all();
     if (!arrived.wait_for(lock, timeout, [&] { return group.arrived >= size; }))
-      throw DeadlineExceeded(fmt::format("in-process group of {} ranks (tag {}): {} of them arrived within {} ms",
-                                         size, std::get<1>(key), group.arrived, timeout.count()));
+      throw std::runtime_error(fmt::format("in-process group of {} ranks (tag {}): {} of them arrived within {} ms",
+                                           size, std::get<1>(key), group.arrived, timeout.count()));
     return group.network;
   }
 };

@@ -5,7 +5,8 @@
 //
 // group() and cartesian() behave as under MPI: they are collective (each
 // member waits until every member has called them, at most a minute, then
-// DeadlineExceeded), every member passes the same ranks and tag, and each
+// throws std::runtime_error: the test fails, where an MPI job would end
+// the rank with exit 75, mpi_session.h), every member passes the same ranks and tag, and each
 // gets its own rank in the new communicator (its index in `world_ranks`). The n-th creation of a given
 // (ranks, tag) by a member joins the n-th creation by the others, so a job
 // may rebuild a communicator over the same ranks.

@@ -8,9 +8,6 @@
 
 #include <mpi.h>
 
-#include <atomic>
-#include <condition_variable>
-#include <mutex>
 #include <cstdio>
 #include <memory>
 #include <cstdlib>
@@ -20,9 +17,9 @@
 
 #include <fmt/core.h>
 
+#include "common/comm/exit_unless_done.h"
 #include "common/comm/mpi_communicator.h"
 #include "common/error.h"
-#include "common/launch_rank.h"
 #include "common/log.h"
 
 namespace cellgan {
@@ -33,47 +30,6 @@ namespace {
 // shown every member alive).
 constexpr std::chrono::seconds kInitLimit{30};
 constexpr std::chrono::seconds kCreateLimit{10};
-
-// A deadline for an MPI call that has none of its own (MPI_Init, and the
-// collective creation of a communicator, which waits for every member, a
-// lost one too — under mpirun --enable-recovery for ever). If the guard is
-// still alive after `limit`, the process says which call, reports exit 75
-// to the launcher (launch_rank.h) and exits with it: whatever was done is
-// in the newest complete checkpoint, and `--resume auto` (or cellgan
-// launch, by itself) goes on from there.
-class ExitUnlessDone {
- public:
-  ExitUnlessDone(std::string what, std::chrono::seconds limit) : state_(std::make_shared<State>()) {
-    std::thread([state = state_, what = std::move(what), limit] {
-      std::unique_lock<std::mutex> lock(state->mutex);
-      if (state->changed.wait_for(lock, limit, [&] { return state->done; })) return;
-      std::fprintf(stderr, "cellgan: stopped: %s has not returned after %lld s (a rank lost?): run the same command "
-                           "again with --resume auto\n",
-                   what.c_str(), static_cast<long long>(limit.count()));
-      std::fflush(nullptr);
-      report_exit_code(kExitRestart);
-      std::_Exit(kExitRestart);
-    }).detach();
-  }
-  ~ExitUnlessDone() {
-    {
-      std::lock_guard<std::mutex> lock(state_->mutex);
-      state_->done = true;
-    }
-    state_->changed.notify_all();
-  }
-  ExitUnlessDone(const ExitUnlessDone&) = delete;
-  ExitUnlessDone& operator=(const ExitUnlessDone&) = delete;
-
- private:
-  struct State {
-    std::mutex mutex;
-    std::condition_variable changed;
-    bool done = false;
-  };
-  std::shared_ptr<State> state_;
-};
-
 
 const char* thread_level_name(int level) {
   switch (level) {

@@ -25,7 +25,7 @@ TEST(InProcessJob, GroupsGiveEachMemberItsIndexAndCarryMessages) {
       auto local = f[static_cast<std::size_t>(r)]->cartesian({1, 2, 3}, 1, 3, 7);
       local_rank[static_cast<std::size_t>(r)] = local->rank();
       local->send((local->rank() + 1) % 3, 5, Bytes{static_cast<std::uint8_t>(r)});
-      const Message m = receive_blocking(*local, kAnySource, 5, kTimeout);
+      const Message m = receive_blocking(*local, kAnySource, 5, kTimeout).value();
       EXPECT_EQ(m.source, (local->rank() + 2) % 3);
       // Rebuilt over the same ranks: a fresh communicator, not the old one.
       auto again = f[static_cast<std::size_t>(r)]->group({1, 2, 3}, 7);

@@ -35,9 +35,9 @@ struct OneWorker {
     // The worker's side of start-up: the start message, ready, go, GLOBAL, hello.
     std::thread worker([this] {
       world = worker_factory->world();
-      start = decode_start(receive_blocking(*world, 0, kTagStart, milliseconds(10000)).payload);
+      start = decode_start(receive_blocking(*world, 0, kTagStart, milliseconds(10000)).value().payload);
       world->send(0, kTagReady, Bytes{});
-      receive_blocking(*world, 0, kTagGo, milliseconds(10000));
+      receive_blocking(*world, 0, kTagGo, milliseconds(10000)).value();
       global = worker_factory->group({0, 1}, kGlobalGroupTag);
       global->send(0, kTagHello, encode(HelloMessage{"OpenBLAS Test", "cpu"}));
     });

@@ -54,7 +54,10 @@ void check_against_mpi(Communicator& world, AllreduceKind kind, std::size_t n, b
   test::CommunicatorExchange exchange(world);
   auto reduce = make_gradient_allreduce(kind, WireCompression::kNone, exchange);
   std::vector<float> ours = input(world.rank(), n, integers);
-  reduce->sum(ours);
+  if (const std::optional<Interruption> interruption = reduce->sum(ours)) {
+    const auto* abort = std::get_if<Aborted>(&*interruption);
+    check(false, fmt::format("{}: interrupted: {}", what, abort ? abort->reason : "a rehoming"));
+  }
   for (std::size_t i = 0; i < n; ++i) {
     const bool ok = integers ? ours[i] == reference[i]
                              : std::fabs(ours[i] - reference[i]) <= 1e-5f * world.size() * (1.0f + std::fabs(reference[i]));

@@ -42,6 +42,14 @@ void check(bool ok, const std::string& what) {
   log::error("FAIL: {}", what);
 }
 
+// receive_blocking(), a missed deadline counted as a failure (and an empty
+// message returned, which the caller's checks then reject too).
+Message receive_checked(Communicator& comm, int source, int tag, const std::string& what) {
+  std::optional<Message> m = receive_blocking(comm, source, tag, kTestTimeout);
+  check(m.has_value(), what + ": " + missed_deadline(source, tag, kTestTimeout));
+  return m ? std::move(*m) : Message{};
+}
+
 // Deterministic bytes that differ by `seed`, so mixed-up payloads show.
 Bytes pattern(std::size_t n, int seed) {
   Bytes out(n);
@@ -58,10 +66,10 @@ void check_ring_on_local(Communicator& local) {
   local.send(right, kTagRingSmall, pattern(1000 + r, r));
   // Take the small one first although it was sent second: tags are
   // separate streams.
-  const Message small = receive_blocking(local, left, kTagRingSmall, kTestTimeout);
+  const Message small = receive_checked(local, left, kTagRingSmall, "LOCAL ring: small message");
   check(small.source == left && small.tag == kTagRingSmall, "LOCAL ring: small message header");
   check(small.payload == pattern(1000 + left, left), "LOCAL ring: small payload from the left neighbour");
-  const Message large = receive_blocking(local, kAnySource, kTagRingLarge, kTestTimeout);
+  const Message large = receive_checked(local, kAnySource, kTagRingLarge, "LOCAL ring: large message");
   check(large.source == left, "LOCAL ring: large message source");
   check(large.payload == pattern(kLargeBytes, 100 + left), "LOCAL ring: large payload from the left neighbour");
   flush_sends(local, kTestTimeout);
@@ -125,7 +133,7 @@ void run(MpiSession& session) {
   if (me == 0) {
     std::vector<bool> seen(kRanks, false);
     for (int i = 1; i < kRanks; ++i) {
-      const Message m = receive_blocking(*world, kAnySource, kTagHello, kTestTimeout);
+      const Message m = receive_checked(*world, kAnySource, kTagHello, "WORLD any-source receive");
       const bool valid = m.source >= 1 && m.source < kRanks && !seen[m.source];
       check(valid, "WORLD any-source receive: bad or repeated source " + std::to_string(m.source));
       if (valid) seen[m.source] = true;

@@ -1,7 +1,8 @@
 // Test helper: a WorkerExchange straight over one Communicator (an
 // in-process or MPI one), with no communication thread, so that the
 // all-reduces and the replica trainer run on W threads of a test (or W
-// ranks of mpirun) without the job around them. Receives wait at most 30 s.
+// ranks of mpirun) without the job around them. Receives wait at most 30 s,
+// then return an Aborted interruption that names the missed message.
 //
 // Thread-safety: belongs to the thread that owns the communicator.
 #pragma once
@@ -19,11 +20,18 @@ class CommunicatorExchange final : public WorkerExchange {
   int local_rank() const override { return comm_.rank(); }
   int local_size() const override { return comm_.size(); }
   void send_local(int dest, int tag, Bytes payload) override { comm_.send(dest, tag, std::move(payload)); }
-  Message receive_local(int source, int tag) override {
-    return receive_blocking(comm_, source, tag, std::chrono::seconds(30));
+  Waited<Message> receive_local(int source, int tag) override {
+    constexpr std::chrono::milliseconds kTimeout{30000};
+    if (std::optional<Message> m = receive_blocking(comm_, source, tag, kTimeout)) return std::move(*m);
+    return Interruption(Aborted{kExitFailure, missed_deadline(source, tag, kTimeout)});
   }
-  std::optional<Message> try_receive_local(int source, int tag) override { return comm_.try_receive(source, tag); }
-  void allreduce_local(std::vector<float>& values) override { allreduce_sum(comm_, values); }
+  Waited<std::optional<Message>> try_receive_local(int source, int tag) override {
+    return comm_.try_receive(source, tag);
+  }
+  std::optional<Interruption> allreduce_local(std::vector<float>& values) override {
+    allreduce_sum(comm_, values);
+    return std::nullopt;
+  }
 
  private:
   Communicator& comm_;

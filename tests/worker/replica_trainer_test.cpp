@@ -70,7 +70,7 @@ std::vector<std::vector<Bytes>> train(const Config& config, int workers) {
       auto reduce = make_gradient_allreduce(config.data_parallel.allreduce, config.data_parallel.compression, exchange);
       pairs[static_cast<std::size_t>(r)].push_back(trainer.encode());
       for (std::int64_t s = 0; s < kSteps; ++s) {
-        trainer.step(s, *reduce);
+        EXPECT_FALSE(trainer.step(s, *reduce).has_value()) << "worker " << r << ", step " << s << ": interrupted";
         pairs[static_cast<std::size_t>(r)].push_back(trainer.encode());
       }
     });

@@ -1,8 +1,8 @@
 // The worker's communication thread, driven step by step (run_once) over the
 // in-process communicators: messages between workers keep their order per
 // (source, tag), records and heartbeats reach the master, and every wait
-// ends — with the message, or with JobAborted when the master aborts or
-// falls silent.
+// ends — with the message, or with the interruption as a value: Aborted
+// when the master aborts or falls silent, Rehoming when it asks for it.
 #include "worker/worker_comm.h"
 
 #include <gtest/gtest.h>
@@ -32,6 +32,13 @@ struct Workers {
       comms.push_back(std::make_unique<WorkerComm>(std::move(c), kHeartbeat, kMasterDeadAfter));
     }
   }
+  // The message a wait returned; an empty one (and a test failure) if it
+  // returned an interruption.
+  static Message message_of(Waited<Message> waited) {
+    if (auto* m = std::get_if<Message>(&waited)) return std::move(*m);
+    ADD_FAILURE() << "the wait was interrupted";
+    return Message{};
+  }
   void step(Clock::time_point now, int times = 2) {
     for (int i = 0; i < times; ++i)
       for (auto& c : comms) c->run_once(now);
@@ -49,10 +56,10 @@ TEST(WorkerComm, MessagesBetweenWorkersArriveInOrderPerSourceAndTag) {
   t.comms[2]->send_local(0, 4, Bytes{3});
   t.comms[1]->send_local(0, 9, Bytes{4});
   t.step(now);
-  EXPECT_EQ(t.comms[0]->receive_local(2, 4).payload, Bytes{3});
-  EXPECT_EQ(t.comms[0]->receive_local(1, 9).payload, Bytes{4});
-  EXPECT_EQ(t.comms[0]->receive_local(1, 4).payload, Bytes{1});
-  EXPECT_EQ(t.comms[0]->receive_local(1, 4).payload, Bytes{2});
+  EXPECT_EQ(Workers::message_of(t.comms[0]->receive_local(2, 4)).payload, Bytes{3});
+  EXPECT_EQ(Workers::message_of(t.comms[0]->receive_local(1, 9)).payload, Bytes{4});
+  EXPECT_EQ(Workers::message_of(t.comms[0]->receive_local(1, 4)).payload, Bytes{1});
+  EXPECT_EQ(Workers::message_of(t.comms[0]->receive_local(1, 4)).payload, Bytes{2});
   EXPECT_EQ(t.comms[0]->local_rank(), 0);
   EXPECT_EQ(t.comms[2]->local_size(), 3);
 }
@@ -104,7 +111,7 @@ TEST(WorkerComm, FlushToMasterReturnsOnceTheQueuedReportsHaveLeft) {
   t.comms[0]->report_checkpoint(CheckpointMessage{5, {CheckpointFile{2, "cell-0002.bin", 10, 7}}, 0.5, {}});
   std::atomic<bool> flushed{false};
   std::thread training([&] {
-    t.comms[0]->flush_to_master();
+    EXPECT_FALSE(t.comms[0]->flush_to_master().has_value());
     flushed = true;
   });
   std::this_thread::sleep_for(milliseconds(50));
@@ -131,7 +138,7 @@ TEST(WorkerComm, ASilencedWorkerSendsTheMasterNothingButGoesOnWithTheOthers) {
   EXPECT_FALSE(t.master->try_receive(1).has_value());
   EXPECT_FALSE(t.master_global->try_receive(1).has_value());
   EXPECT_TRUE(t.master->try_receive(2, kTagHeartbeat).has_value());
-  EXPECT_EQ(t.comms[1]->receive_local(0, 4).payload, Bytes{5});
+  EXPECT_EQ(Workers::message_of(t.comms[1]->receive_local(0, 4)).payload, Bytes{5});
 }
 
 TEST(WorkerComm, AFailureIsReportedToTheMaster) {
@@ -151,13 +158,12 @@ TEST(WorkerComm, TheMastersAbortEndsAWaitWithItsExitCode) {
   const auto now = Clock::now();
   t.master->send(1, kTagAbort, encode(AbortMessage{kExitBadInput, "worker rank 2 failed"}));
   std::thread waiter([&] {
-    try {
-      t.comms[0]->receive_local(1, 4);
-      ADD_FAILURE() << "receive_local returned without a message";
-    } catch (const JobAborted& e) {
-      EXPECT_EQ(e.exit_code(), kExitBadInput);
-      EXPECT_STREQ(e.what(), "worker rank 2 failed");
-    }
+    Waited<Message> waited = t.comms[0]->receive_local(1, 4);
+    ASSERT_TRUE(std::holds_alternative<Interruption>(waited)) << "receive_local returned without a message";
+    const auto* abort = std::get_if<Aborted>(&std::get<Interruption>(waited));
+    ASSERT_NE(abort, nullptr) << "a rehoming, not the abort";
+    EXPECT_EQ(abort->exit_code, kExitBadInput);
+    EXPECT_EQ(abort->reason, "worker rank 2 failed");
   });
   t.step(now, 1);
   waiter.join();
@@ -182,7 +188,30 @@ TEST(WorkerComm, ASilentMasterIsPresumedDeadAfterTheDeadline) {
   EXPECT_EQ(abort->exit_code, kExitFailure);
   EXPECT_NE(abort->reason.find("master is presumed dead: silent for"), std::string::npos) << abort->reason;
   EXPECT_TRUE(t.comms[0]->master_lost());
-  EXPECT_THROW(t.comms[0]->receive_local(1, 4), JobAborted);
+  Waited<Message> waited = t.comms[0]->receive_local(1, 4);
+  ASSERT_TRUE(std::holds_alternative<Interruption>(waited));
+  EXPECT_TRUE(std::holds_alternative<Aborted>(std::get<Interruption>(waited)));
+}
+
+TEST(WorkerComm, ARehomingEndsAWaitOnceWithTheSurvivors) {
+  Workers t(3);
+  const auto now = Clock::now();
+  t.master->send(1, kTagRehome, encode(MembersMessage{{1, 3}, 4, "run/checkpoints/gen-0004", 77}));
+  t.step(now, 1);
+  Waited<Message> waited = t.comms[0]->receive_local(1, 4);
+  ASSERT_TRUE(std::holds_alternative<Interruption>(waited));
+  const auto* rehoming = std::get_if<Rehoming>(&std::get<Interruption>(waited));
+  ASSERT_NE(rehoming, nullptr) << "an abort, not the rehoming";
+  EXPECT_EQ(rehoming->members.members, (std::vector<std::int32_t>{1, 3}));
+  EXPECT_EQ(rehoming->members.generation, 4);
+  EXPECT_EQ(rehoming->members.folder, "run/checkpoints/gen-0004");
+  EXPECT_EQ(rehoming->members.local_tag, 77);
+  // Taken by the wait that returned it: the next wait gets its message.
+  EXPECT_FALSE(t.comms[0]->interrupted().has_value());
+  t.comms[2]->send_local(0, 4, Bytes{6});
+  t.step(now, 1);
+  EXPECT_EQ(Workers::message_of(t.comms[0]->receive_local(2, 4)).payload, Bytes{6});
+  EXPECT_FALSE(t.comms[1]->interrupted().has_value()) << "the rehoming was for worker rank 1 only";
 }
 
 }  // namespace
@@ -195,7 +224,7 @@ TEST(WorkerComm, WaitsForDoneUntilTheMasterSaysSo) {
   Workers t;
   const auto now = Clock::now();
   t.master->send(1, kTagDone, Bytes{});
-  std::thread waiter([&] { t.comms[0]->wait_for_done(); });
+  std::thread waiter([&] { EXPECT_FALSE(t.comms[0]->wait_for_done().has_value()); });
   t.step(now, 1);
   waiter.join();
   // Done is not an abort, and the master is not presumed dead after it.
@@ -216,15 +245,13 @@ TEST(WorkerComm, AnErrorOnTheCommunicationThreadEndsTheWaitsAndTellsTheMaster) {
   // A malformed abort from rank 0: decoding it throws on the communication thread.
   t.master->send(1, kTagAbort, Bytes{1});
   std::thread comm([&] { t.comms[0]->run(); });
-  try {
-    t.comms[0]->receive_local(1, 4);
-    ADD_FAILURE() << "receive_local returned without a message";
-  } catch (const JobAborted& e) {
-    EXPECT_EQ(e.exit_code(), kExitFailure);
-    EXPECT_NE(std::string(e.what()).find("communication thread: abort message: truncated"), std::string::npos)
-        << e.what();
-  }
+  Waited<Message> waited = t.comms[0]->receive_local(1, 4);
   comm.join();
+  ASSERT_TRUE(std::holds_alternative<Interruption>(waited)) << "receive_local returned without a message";
+  const auto* abort = std::get_if<Aborted>(&std::get<Interruption>(waited));
+  ASSERT_NE(abort, nullptr);
+  EXPECT_EQ(abort->exit_code, kExitFailure);
+  EXPECT_NE(abort->reason.find("communication thread: abort message: truncated"), std::string::npos) << abort->reason;
   const auto failure = t.master->try_receive(1, kTagFailure);
   ASSERT_TRUE(failure.has_value());
   EXPECT_NE(decode_failure(failure->payload).reason.find("communication thread"), std::string::npos);
@@ -248,7 +275,7 @@ TEST(WorkerComm, AnAllreduceWaitingForAnotherWorkerLeavesTheThreadBeatingThenSum
   std::vector<float> first{1.0f, 2.0f, 3.0f};
   std::atomic<int> returned{0};
   std::thread waiting([&] {
-    t.comms[0]->allreduce_local(first);
+    EXPECT_FALSE(t.comms[0]->allreduce_local(first).has_value());
     ++returned;
   });
   auto now = Clock::now();
@@ -260,7 +287,7 @@ TEST(WorkerComm, AnAllreduceWaitingForAnotherWorkerLeavesTheThreadBeatingThenSum
   std::vector<float> second{10.0f, 20.0f, 30.0f};
   EXPECT_EQ(returned, 0);
   std::thread joining([&] {
-    t.comms[1]->allreduce_local(second);
+    EXPECT_FALSE(t.comms[1]->allreduce_local(second).has_value());
     ++returned;
   });
   for (int i = 0; i < 2000 && returned < 2; ++i) {
@@ -278,11 +305,8 @@ TEST(WorkerComm, AnAbortEndsAnAllreduceThatCannotComplete) {
   std::vector<float> values{1.0f};
   std::atomic<int> code{-1};
   std::thread waiting([&] {
-    try {
-      t.comms[0]->allreduce_local(values);
-    } catch (const JobAborted& e) {
-      code = e.exit_code();
-    }
+    const std::optional<Interruption> interruption = t.comms[0]->allreduce_local(values);
+    if (const auto* abort = interruption ? std::get_if<Aborted>(&*interruption) : nullptr) code = abort->exit_code;
   });
   const auto now = Clock::now();
   t.step(now, 1);  // the sum is under way; worker 2 never joins
