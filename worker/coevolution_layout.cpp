@@ -55,7 +55,8 @@ std::string CoevolutionLayout::start(int local_rank, const ResumeFrom& from) {
                      plan_.sends.size(), plan_.receives.size());
 }
 
-Waited<std::vector<GenerationRecord>> CoevolutionLayout::run_generation(std::int64_t generation, WorkerExchange& exchange) {
+Waited<std::vector<GenerationRecord>> CoevolutionLayout::run_generation(std::int64_t generation,
+                                                                       WorkerExchange& exchange) {
   // 1. Send the centres the other workers need; the last destination of
   // each takes the encoding, the others a copy.
   auto centres = block_->centres(sent_cells_);

@@ -59,7 +59,8 @@ std::string DataParallelLayout::start(int local_rank, const ResumeFrom& from) {
                      to_string(config_.data_parallel.allreduce));
 }
 
-Waited<std::vector<GenerationRecord>> DataParallelLayout::run_generation(std::int64_t generation, WorkerExchange& exchange) {
+Waited<std::vector<GenerationRecord>> DataParallelLayout::run_generation(std::int64_t generation,
+                                                                        WorkerExchange& exchange) {
   const auto reduce =
       make_gradient_allreduce(config_.data_parallel.allreduce, config_.data_parallel.compression, exchange);
   // The fault `delay` slows this worker's steps (fault_injector.h); the
@@ -133,7 +134,7 @@ Bytes DataParallelLayout::results() {
 }
 
 std::vector<CellBytes> DataParallelLayout::checkpoint() {
-  if (rank_ != kReporter) return std::vector<GenerationRecord>{};
+  if (rank_ != kReporter) return {};
   return {CellBytes{kPairCell, trainer_->encode()}};
 }
 

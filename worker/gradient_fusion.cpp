@@ -25,7 +25,7 @@ std::vector<std::vector<std::size_t>> fusion_groups(const std::vector<std::int64
 }
 
 std::optional<Interruption> allreduce_fused(const std::vector<torch::Tensor>& tensors, std::int64_t fusion_bytes,
-                            GradientAllreduce& reduce) {
+                                            GradientAllreduce& reduce) {
   std::vector<std::int64_t> numels;
   const torch::Device device = tensors.empty() ? torch::Device(torch::kCPU) : tensors.front().device();
   for (const torch::Tensor& t : tensors) {

@@ -30,7 +30,7 @@ std::vector<std::vector<std::size_t>> fusion_groups(const std::vector<std::int64
 // CPU, or a GPU staged through pinned host memory) by its sum
 // over every worker: none then, else the interruption of a sum
 // (GradientAllreduce::sum), with the tensors unspecified.
-[[nodiscard]] std::optional<Interruption> allreduce_fused(const std::vector<torch::Tensor>& tensors, std::int64_t fusion_bytes,
-                            GradientAllreduce& reduce);
+[[nodiscard]] std::optional<Interruption> allreduce_fused(const std::vector<torch::Tensor>& tensors,
+                                                         std::int64_t fusion_bytes, GradientAllreduce& reduce);
 
 }  // namespace cellgan

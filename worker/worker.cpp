@@ -228,7 +228,8 @@ int train(JobCommsFactory& factory, const Worker::TestHooks& hooks, WorkerComm& 
       if (!ending) return kExitOk;
       if (const auto* aborted = std::get_if<Aborted>(&*ending)) return ended(*aborted, rank);
       const MembersMessage& members = std::get<Rehoming>(*ending).members;
-      if (auto aborted = rehome(members, rank, factory, comm, setup, writer, faults, place)) return ended(*aborted, rank);
+      if (auto aborted = rehome(members, rank, factory, comm, setup, writer, faults, place))
+        return ended(*aborted, rank);
     }
   } catch (const std::exception& e) {
     const int code = exit_code_of(e);

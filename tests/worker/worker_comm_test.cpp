@@ -209,7 +209,7 @@ TEST(WorkerComm, ARehomingEndsAWaitOnceWithTheSurvivors) {
   // Taken by the wait that returned it: the next wait gets its message.
   EXPECT_FALSE(t.comms[0]->interrupted().has_value());
   t.comms[2]->send_local(0, 4, Bytes{6});
-  t.step(now, 1);
+  t.step(now);
   EXPECT_EQ(Workers::message_of(t.comms[0]->receive_local(2, 4)).payload, Bytes{6});
   EXPECT_FALSE(t.comms[1]->interrupted().has_value()) << "the rehoming was for worker rank 1 only";
 }
