@@ -13,6 +13,7 @@
 #include "common/nn/losses.h"
 #include "common/rng.h"
 #include "worker/generation_steps.h"
+#include "worker/lockstep_training.h"
 
 namespace cellgan {
 namespace {
@@ -85,15 +86,31 @@ void CellTrainer::mutate_learning_rate(Individual& individual, SplitMix64& rng) 
   cellgan::mutate_learning_rate(config_.training, individual, rng);
 }
 
+CellGeneration::CellGeneration() = default;
+CellGeneration::CellGeneration(CellGeneration&&) noexcept = default;
+CellGeneration& CellGeneration::operator=(CellGeneration&&) noexcept = default;
+CellGeneration::~CellGeneration() = default;
+
 GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector<NeighbourCentre>& neighbours,
+                                             const CellFaults& faults) {
+  CellGeneration generation = begin_generation(state, neighbours, faults);
+  train({&generation});
+  return finish_generation(generation);
+}
+
+CellGeneration CellTrainer::begin_generation(CellState& state, const std::vector<NeighbourCentre>& neighbours,
                                              const CellFaults& faults) {
   const TrainingConfig& t = config_.training;
   const NetworkShape shape = network_shape(config_);
-  GenerationRecord record;
+  CellGeneration generation;
+  generation.state = &state;
+  generation.neighbours = neighbours;
+  generation.work = std::make_unique<GenerationWorkingSet>();
+  GenerationRecord& record = generation.record;
   record.cell = state.cell;
   record.generation = state.generation + 1;
   std::map<std::string, double>& seconds = record.seconds;
-  GenerationWorkingSet work;
+  GenerationWorkingSet& work = *generation.work;
   work.batch_delay = faults.batch_delay;
   work.device = data_.device();
   PhaseClock clock;
@@ -102,8 +119,8 @@ GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector
     poison_generators(state);
     work.events.push_back("fault nan: the cell's generators poisoned (NaN weights)");
   }
-  replace_non_finite(state, neighbours, shape, adam_of(config_), work);
-  gather_neighbourhood(state, neighbours, shape, adam_of(config_), work);
+  replace_non_finite(state, generation.neighbours, shape, adam_of(config_), work);
+  gather_neighbourhood(state, generation.neighbours, shape, adam_of(config_), work);
   seconds["gather"] = clock.lap();
 
   seed_generation(config_, state, work);
@@ -111,9 +128,7 @@ GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector
   clock.lap();  // a few draws: not a phase
 
   // Only the games that decide something are played.
-  const bool play = !game_decides_nothing(t, work);
-  const bool score_copies = !copies_score_decides_nothing(t);
-  if (play)
+  if (!game_decides_nothing(t, work))
     evaluate_fitness(t, data_, shape.latent_dim, work);
   else
     draw_fitness_samples(t, data_, shape.latent_dim, work);
@@ -121,12 +136,40 @@ GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector
 
   select_by_tournament(t, work);
   seconds["select"] = clock.lap();
+  return generation;
+}
 
-  const double mutating = train(t, data_, batches_per_generation_, shape.latent_dim, state.cell, work);
-  seconds["train"] = clock.lap() - mutating;
-  seconds["mutate"] = mutating;
+void CellTrainer::train(const std::vector<CellGeneration*>& generations) {
+  if (generations.empty()) return;
+  const TrainingConfig& t = config_.training;
+  const NetworkShape shape = network_shape(config_);
+  PhaseClock clock;
+  std::vector<double> mutating;
+  if (trains_in_lockstep(t, shape)) {
+    std::vector<LockstepCell> cells;
+    for (CellGeneration* g : generations) cells.push_back({g->state->cell, g->work.get()});
+    mutating = train_in_lockstep(t, data_, batches_per_generation_, shape.latent_dim, cells);
+  } else {
+    for (CellGeneration* g : generations)
+      mutating.push_back(cellgan::train(t, data_, batches_per_generation_, shape.latent_dim, g->state->cell, *g->work));
+  }
+  double total_mutating = 0.0;
+  for (const double m : mutating) total_mutating += m;
+  const double training = std::max(0.0, clock.lap() - total_mutating) / static_cast<double>(generations.size());
+  for (std::size_t i = 0; i < generations.size(); ++i) {
+    generations[i]->record.seconds["train"] = training;
+    generations[i]->record.seconds["mutate"] = mutating[i];
+  }
+}
 
-  if (score_copies)
+GenerationRecord CellTrainer::finish_generation(CellGeneration& generation) {
+  const TrainingConfig& t = config_.training;
+  CellState& state = *generation.state;
+  GenerationWorkingSet& work = *generation.work;
+  GenerationRecord& record = generation.record;
+  std::map<std::string, double>& seconds = record.seconds;
+  PhaseClock clock;
+  if (!copies_score_decides_nothing(t))
     score_trained_copies(config_.training.bce, work);
   else
     take_training_losses(work);
@@ -148,7 +191,8 @@ GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector
       record.events.push_back(fmt::format("cell {}, generation {}: {}", state.cell, record.generation, line));
   record_outcome(state, std::move(mixture), record);
   seconds["idle"] = 0.0;  // the worker loop's to fill
-  return record;
+  generation.work.reset();
+  return std::move(record);
 }
 
 Ensemble CellTrainer::ensemble(const CellState& state) {

@@ -176,8 +176,9 @@ void gather_neighbourhood(CellState& state, const std::vector<NeighbourCentre>& 
 void seed_generation(const Config& config, const CellState& state, GenerationWorkingSet& work) {
   const std::uint64_t stream =
       (static_cast<std::uint64_t>(state.cell) << 32) ^ static_cast<std::uint64_t>(state.generation);
-  torch::manual_seed(derive_seed(config.seed, Stream::kCellTraining, stream));
+  work.generator = at::detail::createCPUGenerator(derive_seed(config.seed, Stream::kCellTraining, stream));
   work.rng = SplitMix64(derive_seed(config.seed, Stream::kCellTraining, stream ^ (1ULL << 63)));
+  work.global_seed = derive_seed(config.seed, Stream::kCellTraining, stream ^ (1ULL << 62));
 }
 
 void draw_generation_losses(const TrainingConfig& training, CellState& state, SplitMix64& rng) {
@@ -190,10 +191,10 @@ void draw_generation_losses(const TrainingConfig& training, CellState& state, Sp
 
 void draw_fitness_samples(const TrainingConfig& training, const TrainingData& data, std::int64_t latent_dim,
                           GenerationWorkingSet& work) {
-  const auto on_device = torch::TensorOptions().device(data.device());
-  const torch::Tensor index = torch::randint(data.size(), {training.fitness_samples}, on_device.dtype(torch::kLong));
-  work.fitness_real = data.rows(index);
-  work.fitness_latent = torch::randn({training.fitness_samples, latent_dim}, on_device.dtype(torch::kFloat32));
+  const torch::Tensor index = torch::randint(data.size(), {training.fitness_samples}, work.generator, torch::kLong);
+  work.fitness_real = data.rows(index.to(data.device()));
+  work.fitness_latent =
+      torch::randn({training.fitness_samples, latent_dim}, work.generator, torch::kFloat32).to(data.device());
   work.played = PlayedOutputs{};
 }
 
@@ -302,9 +303,11 @@ double train(const TrainingConfig& training, const TrainingData& data, std::int6
   };
   const DiscriminatorPenalties penalties = discriminator_penalties(training);
   const std::int64_t n = data.size();
-  const auto on_device = torch::TensorOptions().device(data.device());
-  const auto latent = on_device.dtype(torch::kFloat32);
-  const torch::Tensor order = torch::randperm(n, on_device.dtype(torch::kLong));
+  torch::manual_seed(work.global_seed);
+  const auto latent = [&](std::int64_t rows) {
+    return torch::randn({rows, latent_dim}, work.generator, torch::kFloat32).to(data.device());
+  };
+  const torch::Tensor order = torch::randperm(n, work.generator, torch::kLong).to(data.device());
   std::vector<LossWatch> g_watch(gens.size()), d_watch(discs.size());
   const bool summing = copies_score_decides_nothing(training);
   for (std::int64_t b = 0; b < batches; ++b) {
@@ -319,7 +322,7 @@ double train(const TrainingConfig& training, const TrainingData& data, std::int6
       Individual& d = discs[rng.below(discs.size())];
       g.optimizer().zero_grad();
       const torch::Tensor loss =
-          generator_loss(g.loss, d.discriminator()->forward(g.generator()->forward(torch::randn({bs, latent_dim}, latent))),
+          generator_loss(g.loss, d.discriminator()->forward(g.generator()->forward(latent(bs))),
                          training.bce);
       loss.backward();
       g.optimizer().step();
@@ -333,7 +336,7 @@ double train(const TrainingConfig& training, const TrainingData& data, std::int6
       torch::Tensor fake;
       {
         torch::NoGradGuard no_grad;
-        fake = g.generator()->forward(torch::randn({bs, latent_dim}, latent));
+        fake = g.generator()->forward(latent(bs));
       }
       d.optimizer().zero_grad();
       const torch::Tensor loss =

@@ -21,11 +21,14 @@
 // Internal to cellgan_worker (and its tests); the public face is
 // worker/cell_trainer.h.
 //
-// Thread-safety: the functions share no state of their own, but the ones
-// that draw use Torch's process-wide generator, so only one generation may
-// run at a time in a process (the worker has one training thread).
+// Thread-safety: the functions share no state of their own. The draws come
+// from the cell's own streams (seed_generation); networks are still built
+// from Torch's process-wide generator (values then overwritten) and
+// wgan_gp's penalty draws from it, so callers hold lock_torch_generator()
+// (the worker has one training thread).
 #pragma once
 
+#include <ATen/core/Generator.h>
 #include <torch/types.h>
 
 #include <chrono>
@@ -71,8 +74,14 @@ struct GenerationWorkingSet {
   std::vector<Individual*> discriminator_pool;
   std::vector<const NeighbourCentre*> generator_origin;
   std::vector<const NeighbourCentre*> discriminator_origin;
-  // seed_generation: the generation's own stream.
+  // seed_generation: the generation's own streams: `rng` for the
+  // algorithm's choices, `generator` (a CPU generator of the cell's own)
+  // for Torch's draws (samples, latent vectors, the data's order), and
+  // `global_seed` for what draws from Torch's global generator (the
+  // interpolates of wgan_gp's penalty), seeded just before training.
   SplitMix64 rng{0};
+  at::Generator generator;
+  std::uint64_t global_seed = 0;
   // evaluate_fitness: the samples fitness was measured on; the trained
   // copies are scored on the same ones.
   torch::Tensor fitness_real;
@@ -126,16 +135,17 @@ void replace_non_finite(CellState& state, const std::vector<NeighbourCentre>& ne
 void gather_neighbourhood(CellState& state, const std::vector<NeighbourCentre>& neighbours, const NetworkShape& shape,
                           const AdamSettings& adam, GenerationWorkingSet& work);
 
-// Seeds Torch's global generator and work.rng from (config.seed, cell,
-// generations completed), so the rest depends only on the inputs.
+// Seeds work.rng, work.generator and work.global_seed from (config.seed,
+// cell, generations completed), so the rest depends only on the inputs and
+// not on what other cells draw in the same process.
 void seed_generation(const Config& config, const CellState& state, GenerationWorkingSet& work);
 
 // Mustangs only (else nothing): each local pair draws its loss for this
 // generation from `rng`.
 void draw_generation_losses(const TrainingConfig& training, CellState& state, SplitMix64& rng);
 
-// Step 2. Draws fitness_samples real rows and latent vectors (Torch's
-// generator) into `work` and scores every G of the pool against every D.
+// Step 2. Draws fitness_samples real rows and latent vectors
+// (work.generator) into `work` and scores every G of the pool against every D.
 void evaluate_fitness(const TrainingConfig& training, const TrainingData& data, std::int64_t latent_dim,
                       GenerationWorkingSet& work);
 // Step 2's draws alone, for a generation whose game decides nothing
@@ -185,7 +195,10 @@ std::vector<Individual> tournament_winners(const std::vector<Individual*>& pool,
 // checked on the device and read once, after the last batch), and so is
 // each copy's mean loss when copies_score_decides_nothing(). Each batch first
 // sleeps work.batch_delay. Then marks the copies as trained in `cell` and
-// frees their gradients. Draws from Torch's generator and work.rng.
+// frees their gradients. Draws from work.generator and work.rng; seeds
+// Torch's global generator from work.global_seed first (wgan_gp's penalty).
+// One member at a time: the path for what lockstep_training.h does not
+// stack yet.
 // Returns the seconds spent mutating.
 double train(const TrainingConfig& training, const TrainingData& data, std::int64_t batches, std::int64_t latent_dim,
              int cell, GenerationWorkingSet& work);
