@@ -157,6 +157,7 @@ class Lockstep {
         mutating_(cells.size(), 0.0), summing_(copies_score_decides_nothing(training)) {
     for (const LockstepCell& c : cells) {
       orders_.push_back(torch::randperm(data.size(), c.work->generator, torch::kLong).to(data.device()));
+      penalty_streams_.push_back(at::detail::createCPUGenerator(c.work->global_seed));
       delay_ = std::max(delay_, c.work->batch_delay);
     }
   }
@@ -245,15 +246,42 @@ class Lockstep {
     std::vector<LossKind> kinds;
     for (const std::int64_t g : picked) kinds.push_back(discriminator_loss_for(gens_->loss[static_cast<std::size_t>(g)]));
     discs_->optimizer().zero_grad();
-    const torch::Tensor d_real = discs_->forward(real);
+    const bool r1 = training_.r1_penalty > 0.0;
+    const torch::Tensor real_in = r1 ? real.detach().requires_grad_(true) : real;
+    const torch::Tensor d_real = discs_->forward(real_in);
     const torch::Tensor d_fake = discs_->forward(fake);
-    const MemberLosses losses = losses_by_kind(kinds, data_.device(), [&](LossKind kind, const torch::Tensor* rows) {
+    MemberLosses losses = losses_by_kind(kinds, data_.device(), [&](LossKind kind, const torch::Tensor* rows) {
       return discriminator_loss(kind, rows_of(d_real, rows), rows_of(d_fake, rows), training_.bce,
                                 LossMean::kPerMember);
     });
+    torch::Tensor penalty;  // [P]: discriminator_step.h's, per member
+    if (r1) penalty = (training_.r1_penalty / 2.0) * input_gradient(d_real, real_in).square().sum(2).mean(1);
+    if (training_.loss == LossKind::kWganGp && training_.gp_lambda > 0.0) penalty = gradient_penalty(real, fake);
+    if (penalty.defined()) {
+      losses.per_member = losses.per_member + penalty.detach();
+      losses.total = losses.total + penalty.sum();
+    }
     losses.total.backward();
     discs_->optimizer().step();
     d_watch_.note(losses.per_member, summing_);
+  }
+
+  // d D / d x at `x` (a leaf), kept in the graph for a second backward.
+  static torch::Tensor input_gradient(const torch::Tensor& d_x, const torch::Tensor& x) {
+    return torch::autograd::grad({d_x.sum()}, {x}, /*grad_outputs=*/{}, /*retain_graph=*/true,
+                                 /*create_graph=*/true)[0];
+  }
+
+  // WGAN-GP's term per member on its interpolates, one e ~ U[0, 1) per row
+  // drawn, member after member, from its cell's penalty stream (train()
+  // draws them from Torch's global generator seeded alike).
+  torch::Tensor gradient_penalty(const torch::Tensor& real, const torch::Tensor& fake) {
+    std::vector<torch::Tensor> e;
+    for (const Member& m : d_members_) e.push_back(torch::rand({real.size(1), 1}, penalty_streams_[m.cell], torch::kFloat32));
+    const torch::Tensor share = torch::stack(e).to(data_.device());
+    const torch::Tensor x = (share * real.detach() + (1.0 - share) * fake.detach()).requires_grad_(true);
+    const torch::Tensor grad = input_gradient(discs_->forward(x), x);
+    return training_.gp_lambda * (grad.norm(/*p=*/2, /*dim=*/2) - 1.0).square().mean(1);
   }
 
   void finish();
@@ -266,6 +294,7 @@ class Lockstep {
   std::unique_ptr<StackedMembers> gens_, discs_;
   Opponents g_opponents_, d_opponents_;
   std::vector<torch::Tensor> orders_;
+  std::vector<at::Generator> penalty_streams_;  // per cell, from work.global_seed
   std::chrono::milliseconds delay_{0};
   std::vector<double> mutating_;
   bool summing_;
@@ -320,9 +349,8 @@ void Lockstep::finish() {
 
 }  // namespace
 
-bool trains_in_lockstep(const TrainingConfig& training, const NetworkShape& shape) {
-  const bool stacked_kind = shape.kind == NetworkKind::kMlp || shape.kind == NetworkKind::kToy;
-  return stacked_kind && training.r1_penalty <= 0.0 && training.loss != LossKind::kWganGp;
+bool trains_in_lockstep(const TrainingConfig& /*training*/, const NetworkShape& shape) {
+  return shape.kind == NetworkKind::kMlp || shape.kind == NetworkKind::kToy;
 }
 
 std::vector<double> train_in_lockstep(const TrainingConfig& training, const TrainingData& data, std::int64_t batches,

@@ -44,9 +44,12 @@ struct LockstepCell {
   GenerationWorkingSet* work = nullptr;
 };
 
-// True when the configuration trains in lockstep: network kinds mlp and toy,
-// no R1 penalty, and not wgan_gp (whose penalty is not stacked yet); the
-// others train one member at a time (train()).
+// True when the configuration trains in lockstep: the network kinds that
+// are stacked (stacked_networks.h: mlp and toy); the others train one member
+// at a time (train()). Penalties (R1, WGAN-GP) are taken per member as
+// discriminator_step.h takes them; WGAN-GP's interpolation shares are drawn
+// from a stream per cell seeded from work.global_seed, as train() draws
+// them from Torch's global generator seeded alike.
 bool trains_in_lockstep(const TrainingConfig& training, const NetworkShape& shape);
 
 // train() for every cell of `cells` on `data` (all of the same data and
