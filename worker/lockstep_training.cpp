@@ -101,6 +101,24 @@ class Opponents {
   std::unique_ptr<StackedMembers> copy_;
 };
 
+// While it lives, `stack`'s parameters take no gradient (a backward pass
+// goes through them, not into them); then they take it again.
+class FrozenParameters {
+ public:
+  explicit FrozenParameters(StackedMembers& stack) {
+    for (const StackedTensor& t : stack.network()->parameter_tensors())
+      if (t.stacked.requires_grad()) frozen_.push_back(t.stacked.requires_grad_(false));
+  }
+  ~FrozenParameters() {
+    for (torch::Tensor& t : frozen_) t.requires_grad_(true);
+  }
+  FrozenParameters(const FrozenParameters&) = delete;
+  FrozenParameters& operator=(const FrozenParameters&) = delete;
+
+ private:
+  std::vector<torch::Tensor> frozen_;
+};
+
 // Each member's loss [P] and their sum (the tensor to step on), with each
 // member's own loss kind: the members of one kind are taken together.
 MemberLosses losses_by_kind(const std::vector<LossKind>& kinds, torch::Device device,
@@ -175,15 +193,18 @@ class Lockstep {
   const std::vector<double>& mutating() const { return mutating_; }
 
  private:
-  // Each discriminator member's rows of its cell's batch b: [P_D, B, ...].
+  // Each discriminator member's rows of its cell's batch b: [P_D, B, ...],
+  // read in one gather.
   torch::Tensor real_batch(std::int64_t b) const {
     const std::int64_t n = data_.size(), bs = training_.batch_size;
     const std::int64_t start = (b * bs) % std::max<std::int64_t>(1, n - bs + 1);
-    std::vector<torch::Tensor> per_cell;
-    for (const torch::Tensor& order : orders_) per_cell.push_back(data_.rows(order.narrow(0, start, std::min(bs, n))));
-    std::vector<torch::Tensor> rows;
-    for (const Member& m : d_members_) rows.push_back(per_cell[m.cell]);
-    return torch::stack(rows);
+    const std::int64_t rows = std::min(bs, n);
+    std::vector<torch::Tensor> index;
+    for (const Member& m : d_members_) index.push_back(orders_[m.cell].narrow(0, start, rows));
+    const torch::Tensor real = data_.rows(torch::cat(index));
+    std::vector<std::int64_t> sizes{static_cast<std::int64_t>(d_members_.size()), rows};
+    for (std::int64_t d = 1; d < real.dim(); ++d) sizes.push_back(real.size(d));
+    return real.view(sizes);
   }
 
   // For each member of `stack` (its members `members`): mutates its
@@ -225,6 +246,9 @@ class Lockstep {
     const torch::Tensor z = draw_step(*gens_, g_members_, d_members_, bs, picked);
     StackedMembers& discs = g_opponents_.pick(picked);
     gens_->optimizer().zero_grad();
+    // The discriminators' own gradients are not wanted here (their step
+    // zeroes them): the backward pass goes through them to G only.
+    const FrozenParameters frozen(discs);
     const torch::Tensor d_fake = discs.forward(gens_->forward(z));
     const MemberLosses losses =
         losses_by_kind(gens_->loss, data_.device(), [&](LossKind kind, const torch::Tensor* rows) {
