@@ -14,6 +14,7 @@
 #include "common/rng.h"
 #include "worker/generation_steps.h"
 #include "worker/lockstep_training.h"
+#include "worker/pair_game.h"
 
 namespace cellgan {
 namespace {
@@ -56,11 +57,15 @@ EnsembleView ensemble_view(const CellState& state) {
 }  // namespace
 
 CellTrainer::CellTrainer(const Config& config, const TrainingData& data, SampleScorer& scorer, bool isolated)
-    : config_(config), data_(data), scorer_(scorer), objective_(objective_name(config)), isolated_(isolated) {
+    : config_(config), data_(data), scorer_(scorer), objective_(objective_name(config)),
+      game_(std::make_unique<PairGame>()), isolated_(isolated) {
   const std::int64_t epoch = std::max<std::int64_t>(1, data_.size() / config_.training.batch_size);
   batches_per_generation_ =
       config_.training.batches_per_generation > 0 ? config_.training.batches_per_generation : epoch;
 }
+
+CellTrainer::CellTrainer(CellTrainer&&) noexcept = default;
+CellTrainer::~CellTrainer() = default;
 
 CellState CellTrainer::initial_state(int cell, int neighbour_count) const {
   const TrainingConfig& t = config_.training;
@@ -113,6 +118,7 @@ CellGeneration CellTrainer::begin_generation(CellState& state, const std::vector
   GenerationWorkingSet& work = *generation.work;
   work.batch_delay = faults.batch_delay;
   work.device = data_.device();
+  work.game = game_.get();
   PhaseClock clock;
 
   if (faults.poison_generators) {

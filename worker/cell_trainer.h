@@ -82,6 +82,7 @@ struct NeighbourCentre {
 };
 
 struct GenerationWorkingSet;
+class PairGame;
 
 // One cell's generation between the parts of CellTrainer (below); movable,
 // so a worker keeps one per cell.
@@ -104,6 +105,8 @@ class CellTrainer {
   // per_class: no neighbours) scores a mixture of one generator only on
   // preview_generation()s, as data_parallel does.
   CellTrainer(const Config& config, const TrainingData& data, SampleScorer& scorer, bool isolated = false);
+  CellTrainer(CellTrainer&&) noexcept;
+  ~CellTrainer();
 
   // A cell's initial state: fresh individuals seeded from (seed, cell),
   // uniform mixture weights over `neighbour_count` + population slots.
@@ -157,6 +160,7 @@ class CellTrainer {
   SampleScorer& scorer_;
   std::int64_t batches_per_generation_;
   std::string objective_;  // the key of the ES objective in scorer_.report()
+  std::unique_ptr<PairGame> game_;  // the fitness game's stacks, kept from generation to generation
   bool isolated_;
 };
 

@@ -18,6 +18,7 @@
 #include "common/nn/discriminator_step.h"
 #include "common/nn/losses.h"
 #include "common/step_schedule.h"
+#include "worker/pair_game.h"
 
 namespace cellgan {
 namespace {
@@ -211,11 +212,23 @@ void evaluate_fitness(const TrainingConfig& training, const TrainingData& data, 
                       GenerationWorkingSet& work) {
   draw_fitness_samples(training, data, latent_dim, work);
   play_every_pair(work.generator_pool, work.discriminator_pool, work.fitness_real, work.fitness_latent, training.bce,
-                  &work.played);
+                  &work.played, work.game);
 }
 
 void play_every_pair(const std::vector<Individual*>& generators, const std::vector<Individual*>& discriminators,
-                     const torch::Tensor& real, const torch::Tensor& z, BceForm bce, PlayedOutputs* reuse) {
+                     const torch::Tensor& real, const torch::Tensor& z, BceForm bce, PlayedOutputs* reuse,
+                     PairGame* game) {
+  if (game != nullptr) {
+    game->play(generators, discriminators, real, z, bce, reuse);
+    return;
+  }
+  PairGame own;
+  own.play(generators, discriminators, real, z, bce, reuse);
+}
+
+void play_one_pair_at_a_time(const std::vector<Individual*>& generators,
+                             const std::vector<Individual*>& discriminators, const torch::Tensor& real,
+                             const torch::Tensor& z, BceForm bce, PlayedOutputs* reuse) {
   torch::NoGradGuard no_grad;
   // The output of `forward` for `who`, from `reuse` when it has it.
   const auto output = [reuse](std::map<const Individual*, torch::Tensor> PlayedOutputs::*table, const Individual* who,
@@ -378,11 +391,11 @@ void score_trained_copies(BceForm bce, GenerationWorkingSet& work) {
   // gathered Gs; the game also rescores the pool side, which is put back.
   std::vector<double> saved_d;
   for (Individual* d : pool_d) saved_d.push_back(d->fitness);
-  play_every_pair(copies_g, pool_d, work.fitness_real, work.fitness_latent, bce, &work.played);
+  play_every_pair(copies_g, pool_d, work.fitness_real, work.fitness_latent, bce, &work.played, work.game);
   for (std::size_t j = 0; j < pool_d.size(); ++j) pool_d[j]->fitness = saved_d[j];
   std::vector<double> saved_g;
   for (Individual* g : pool_g) saved_g.push_back(g->fitness);
-  play_every_pair(pool_g, copies_d, work.fitness_real, work.fitness_latent, bce, &work.played);
+  play_every_pair(pool_g, copies_d, work.fitness_real, work.fitness_latent, bce, &work.played, work.game);
   for (std::size_t i = 0; i < pool_g.size(); ++i) pool_g[i]->fitness = saved_g[i];
   note_discards(copies_g, copies_d, work);
 }

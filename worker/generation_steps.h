@@ -47,6 +47,8 @@
 
 namespace cellgan {
 
+class PairGame;
+
 // What the steps of one generation hand each other. The pools point into
 // the cell's state and into this object, so it is neither copied nor moved.
 // What a game (play_every_pair) computed that a later game on the same
@@ -89,6 +91,8 @@ struct GenerationWorkingSet {
   // evaluate_fitness: the pool's outputs on them, which
   // score_trained_copies takes again.
   PlayedOutputs played;
+  // Set by the caller: plays the games (null: one of their own each time).
+  PairGame* game = nullptr;
   // select_by_tournament: the winners (deep copies), trained by train()
   // and offered to replace_worst().
   std::vector<Individual> selected_generators;
@@ -165,12 +169,19 @@ bool copies_score_decides_nothing(const TrainingConfig& training);
 // The game behind fitness: each generator's fitness becomes its mean loss
 // against `discriminators`, each discriminator's its mean loss against
 // `generators`, on `real` and the latent batch `z`, with BCE in the form
-// `bce` (training.bce). No gradients; the
-// networks are left in training mode. Draws nothing. With `reuse`, the
-// outputs found there are taken instead of computed, and those computed
-// are added to it.
+// `bce` (training.bce). No gradients; the networks are left in training
+// mode. Draws nothing. With `reuse`, the outputs found there are taken
+// instead of computed, and those computed are added to it. Played on
+// stacks (pair_game.h) by `game`, which keeps them from game to game (null:
+// a game of its own).
 void play_every_pair(const std::vector<Individual*>& generators, const std::vector<Individual*>& discriminators,
-                     const torch::Tensor& real, const torch::Tensor& z, BceForm bce, PlayedOutputs* reuse = nullptr);
+                     const torch::Tensor& real, const torch::Tensor& z, BceForm bce, PlayedOutputs* reuse = nullptr,
+                     PairGame* game = nullptr);
+// The same game, one pair at a time: for the network kinds that are not
+// stacked, and the reference the stacked game is tested against.
+void play_one_pair_at_a_time(const std::vector<Individual*>& generators,
+                             const std::vector<Individual*>& discriminators, const torch::Tensor& real,
+                             const torch::Tensor& z, BceForm bce, PlayedOutputs* reuse = nullptr);
 
 // Step 3. population_size tournaments on each pool (generators first) into
 // work.selected_*. Draws from work.rng.
