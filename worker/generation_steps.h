@@ -229,17 +229,17 @@ void mutate_learning_rate(const TrainingConfig& training, Individual& individual
 // `bce` is training.bce, as evaluate_fitness played with it.
 void score_trained_copies(BceForm bce, GenerationWorkingSet& work);
 
-// Step 6, second half: up to `n_replacements` copies (best first) replace
-// the worst local individuals (worst first). Copies with a non-finite
-// fitness or weights are skipped. kIfBetter replaces only when the copy's
-// fitness is strictly lower than the local one's (a NaN local counts as
-// +inf). Returns how many were replaced. Draws nothing.
 // Step 6, first half, when the game decides nothing: each trained copy's
 // fitness is its mean loss in training (kept by train(); every
 // copy steps on batch 0, step_schedule.h), with the same discards and
 // work.events lines as score_trained_copies.
 void take_training_losses(GenerationWorkingSet& work);
 
+// Step 6, second half: up to `n_replacements` copies (best first) replace
+// the worst local individuals (worst first). Copies with a non-finite
+// fitness or weights are skipped. kIfBetter replaces only when the copy's
+// fitness is strictly lower than the local one's (a NaN local counts as
+// +inf). Returns how many were replaced. Draws nothing.
 int replace_worst(std::vector<Individual>& local, std::vector<Individual>& copies, std::int64_t n_replacements,
                   ReplacementRule rule);
 

@@ -11,7 +11,7 @@
 //
 // The job skeleton (Worker, worker.h) calls, in order: worker_rows() and
 // worker_cols() before LOCAL is made; start(from); run_generation(g) for
-// g = from.generation..G-1, with checkpoint(folder) after the generations
+// g = from.generation..G-1, with checkpoint() after the generations
 // that are checkpointed; results(). Everything else — start-up, heartbeats, deadlines, errors,
 // records to the master — is the skeleton's.
 //

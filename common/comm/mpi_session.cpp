@@ -28,9 +28,9 @@
 namespace cellgan {
 namespace {
 
-// Far beyond a healthy start (about 1.2 s here, STACK.md), and a healthy
-// communicator creation (about 1 ms; it follows a handshake that has just
-// shown every member alive).
+// Far beyond a healthy start (MPI_Init takes about 1.2 s on 2 cores), and a
+// healthy communicator creation (about 1 ms; it follows a handshake that has
+// just shown every member alive). docs/operations.md, "Launching", states both.
 constexpr std::chrono::seconds kInitLimit{30};
 constexpr std::chrono::seconds kCreateLimit{10};
 
