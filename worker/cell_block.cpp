@@ -81,13 +81,13 @@ std::vector<GenerationRecord> CellBlock::run_generation(const std::map<int, Halo
                                                        const FaultInjector* faults) {
   const auto lock = lock_torch_generator();
   std::vector<CellGeneration> generations = begin_generations(halos, faults);
-  if (isolated_) {
-    for (std::size_t i = 0; i < generations.size(); ++i) trainer_of(i).train({&generations[i]});
-  } else {
-    std::vector<CellGeneration*> all;
-    for (CellGeneration& g : generations) all.push_back(&g);
-    trainer_of(0).train(all);
+  std::vector<CellGeneration*> all;
+  std::vector<CellTrainer*> trainers;
+  for (std::size_t i = 0; i < generations.size(); ++i) {
+    all.push_back(&generations[i]);
+    trainers.push_back(&trainer_of(i));
   }
+  CellTrainer::train_together(trainers, all);
   std::vector<GenerationRecord> records;
   for (std::size_t i = 0; i < generations.size(); ++i) records.push_back(trainer_of(i).finish_generation(generations[i]));
   release_free_memory();  // keeps the resident set from creeping up

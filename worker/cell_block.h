@@ -45,8 +45,9 @@ class CellBlock {
 
   // One generation of every cell; `halos` are the other workers' cells it
   // needs. Every cell begins its generation (steps 0-3, in the order of
-  // cells()), then all train together (CellTrainer::train: one stack of
-  // every cell's copies), then each finishes (steps 6-8). A cell reads its
+  // cells()), then all train together (CellTrainer::train_together: one
+  // stack of every cell's copies; per_class's cells too when their batch
+  // counts agree), then each finishes (steps 6-8). A cell reads its
   // neighbours in this block as they were when the generation began: live
   // while they have not begun, and from a copy (Individual::encode) taken
   // just before one begins, kept only while a later cell still reads it.

@@ -145,27 +145,57 @@ CellGeneration CellTrainer::begin_generation(CellState& state, const std::vector
   return generation;
 }
 
-void CellTrainer::train(const std::vector<CellGeneration*>& generations) {
-  if (generations.empty()) return;
-  const TrainingConfig& t = config_.training;
-  const NetworkShape shape = network_shape(config_);
-  PhaseClock clock;
-  std::vector<double> mutating;
-  if (trains_in_lockstep(t, shape)) {
-    std::vector<LockstepCell> cells;
-    for (CellGeneration* g : generations) cells.push_back({g->state->cell, g->work.get()});
-    mutating = train_in_lockstep(t, data_, batches_per_generation_, shape.latent_dim, cells);
-  } else {
-    for (CellGeneration* g : generations)
-      mutating.push_back(cellgan::train(t, data_, batches_per_generation_, shape.latent_dim, g->state->cell, *g->work));
-  }
+namespace {
+
+// The train and mutate seconds of a joint training: the train seconds
+// shared out evenly, each cell's own mutating seconds.
+void share_seconds(const std::vector<CellGeneration*>& generations, const std::vector<double>& mutating,
+                   double elapsed) {
   double total_mutating = 0.0;
   for (const double m : mutating) total_mutating += m;
-  const double training = std::max(0.0, clock.lap() - total_mutating) / static_cast<double>(generations.size());
+  const double training = std::max(0.0, elapsed - total_mutating) / static_cast<double>(generations.size());
   for (std::size_t i = 0; i < generations.size(); ++i) {
     generations[i]->record.seconds["train"] = training;
     generations[i]->record.seconds["mutate"] = mutating[i];
   }
+}
+
+}  // namespace
+
+void CellTrainer::train(const std::vector<CellGeneration*>& generations) {
+  train_together(std::vector<CellTrainer*>(generations.size(), this), generations);
+}
+
+void CellTrainer::train_together(const std::vector<CellTrainer*>& trainers,
+                                 const std::vector<CellGeneration*>& generations) {
+  if (generations.empty()) return;
+  const CellTrainer& first = *trainers.front();
+  const TrainingConfig& t = first.config_.training;
+  const NetworkShape shape = network_shape(first.config_);
+  const auto rows = [&t](const CellTrainer* trainer) { return std::min(t.batch_size, trainer->data_.size()); };
+  bool together = trains_in_lockstep(t, shape);
+  for (const CellTrainer* trainer : trainers)
+    together = together && trainer->batches_per_generation_ == first.batches_per_generation_ &&
+               rows(trainer) == rows(&first);
+  const bool one_trainer =
+      std::all_of(trainers.begin(), trainers.end(), [&](const CellTrainer* x) { return x == trainers.front(); });
+  if (!together && !one_trainer) {
+    for (std::size_t i = 0; i < generations.size(); ++i) trainers[i]->train({generations[i]});
+    return;
+  }
+  PhaseClock clock;
+  std::vector<double> mutating;
+  if (together) {
+    std::vector<LockstepCell> cells;
+    for (std::size_t i = 0; i < generations.size(); ++i)
+      cells.push_back({generations[i]->state->cell, generations[i]->work.get(), &trainers[i]->data_});
+    mutating = train_in_lockstep(t, first.data_, first.batches_per_generation_, shape.latent_dim, cells);
+  } else {
+    for (std::size_t i = 0; i < generations.size(); ++i)
+      mutating.push_back(cellgan::train(t, trainers[i]->data_, trainers[i]->batches_per_generation_, shape.latent_dim,
+                                        generations[i]->state->cell, *generations[i]->work));
+  }
+  share_seconds(generations, mutating, clock.lap());
 }
 
 GenerationRecord CellTrainer::finish_generation(CellGeneration& generation) {

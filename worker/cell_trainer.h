@@ -141,6 +141,12 @@ class CellTrainer {
   CellGeneration begin_generation(CellState& state, const std::vector<NeighbourCentre>& neighbours,
                                   const CellFaults& faults = {});
   void train(const std::vector<CellGeneration*>& generations);
+  // train() of generations begun by several trainers, generations[i] by
+  // trainers[i] (per_class: each class cell's trainer has its own data): in
+  // one lockstep when their batch counts and batch sizes agree, else each
+  // by its own trainer.
+  static void train_together(const std::vector<CellTrainer*>& trainers,
+                             const std::vector<CellGeneration*>& generations);
   GenerationRecord finish_generation(CellGeneration& generation);
 
   // The cell's ensemble: its mixture generators and weights.

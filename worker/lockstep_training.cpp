@@ -172,9 +172,14 @@ class Lockstep {
         gens_(stack_copies(cells, g_members_, Role::kGenerator, data.device())),
         discs_(stack_copies(cells, d_members_, Role::kDiscriminator, data.device())),
         g_opponents_(*discs_, gens_->size()), d_opponents_(*gens_, discs_->size()),
-        mutating_(cells.size(), 0.0), summing_(copies_score_decides_nothing(training)) {
+        mutating_(cells.size(), 0.0), summing_(copies_score_decides_nothing(training)),
+        shared_data_(std::all_of(cells.begin(), cells.end(),
+                                 [&data](const LockstepCell& c) { return c.data == nullptr || c.data == &data; })) {
     for (const LockstepCell& c : cells) {
-      orders_.push_back(torch::randperm(data.size(), c.work->generator, torch::kLong).to(data.device()));
+      const TrainingData& own = c.data ? *c.data : data;
+      if (std::min(training.batch_size, own.size()) != std::min(training.batch_size, data.size()))
+        throw std::invalid_argument("train_in_lockstep: the cells' data give batches of different sizes");
+      orders_.push_back(torch::randperm(own.size(), c.work->generator, torch::kLong).to(data.device()));
       penalty_streams_.push_back(at::detail::createCPUGenerator(c.work->global_seed));
       delay_ = std::max(delay_, c.work->batch_delay);
     }
@@ -194,17 +199,28 @@ class Lockstep {
 
  private:
   // Each discriminator member's rows of its cell's batch b: [P_D, B, ...],
-  // read in one gather.
+  // read in one gather when the cells share their data.
   torch::Tensor real_batch(std::int64_t b) const {
-    const std::int64_t n = data_.size(), bs = training_.batch_size;
-    const std::int64_t start = (b * bs) % std::max<std::int64_t>(1, n - bs + 1);
-    const std::int64_t rows = std::min(bs, n);
-    std::vector<torch::Tensor> index;
-    for (const Member& m : d_members_) index.push_back(orders_[m.cell].narrow(0, start, rows));
+    const std::int64_t bs = training_.batch_size;
+    std::vector<torch::Tensor> index, per_member;
+    for (const Member& m : d_members_) {
+      const TrainingData& data = data_of(m.cell);
+      const std::int64_t n = data.size();
+      const std::int64_t start = (b * bs) % std::max<std::int64_t>(1, n - bs + 1);
+      index.push_back(orders_[m.cell].narrow(0, start, std::min(bs, n)));
+      if (shared_data_) continue;
+      per_member.push_back(data.rows(index.back()));
+      index.clear();
+    }
+    if (!shared_data_) return torch::stack(per_member);
     const torch::Tensor real = data_.rows(torch::cat(index));
-    std::vector<std::int64_t> sizes{static_cast<std::int64_t>(d_members_.size()), rows};
+    std::vector<std::int64_t> sizes{static_cast<std::int64_t>(d_members_.size()), index.front().size(0)};
     for (std::int64_t d = 1; d < real.dim(); ++d) sizes.push_back(real.size(d));
     return real.view(sizes);
+  }
+
+  const TrainingData& data_of(std::size_t cell) const {
+    return cells_[cell].data ? *cells_[cell].data : data_;
   }
 
   // For each member of `stack` (its members `members`): mutates its
@@ -322,6 +338,7 @@ class Lockstep {
   std::chrono::milliseconds delay_{0};
   std::vector<double> mutating_;
   bool summing_;
+  bool shared_data_;  // every cell trains on `data_`
   StackWatch g_watch_, d_watch_;
 };
 

@@ -42,6 +42,7 @@ struct GenerationWorkingSet;
 struct LockstepCell {
   int cell = -1;
   GenerationWorkingSet* work = nullptr;
+  const TrainingData* data = nullptr;  // the cell's own data (per_class); null: the shared one
 };
 
 // True when the configuration trains in lockstep: the network kinds that
@@ -52,8 +53,9 @@ struct LockstepCell {
 // them from Torch's global generator seeded alike.
 bool trains_in_lockstep(const TrainingConfig& training, const NetworkShape& shape);
 
-// train() for every cell of `cells` on `data` (all of the same data and
-// batch count): leaves in each cell's working set what train() leaves
+// train() for every cell of `cells` on `data`, or on its own data where a
+// cell has some (std::invalid_argument when that gives batches of another
+// size), `batches` batches each: leaves in each cell's working set what train() leaves
 // (trained copies marked as trained in the cell, diverged_* flags, training
 // losses when copies_score_decides_nothing()). Each batch first sleeps the
 // longest batch_delay of the cells. Returns the seconds spent mutating,

@@ -191,6 +191,39 @@ TEST(LockstepTraining, WithPenaltiesDoesNotDependOnTheStackAndIsOneMemberAtATime
   }
 }
 
+// per_class: each cell on data of its own (here the ring and the grid
+// mixtures) trains in one stack as it does alone.
+TEST(LockstepTraining, CellsWithDataOfTheirOwnTrainAsTheyDoAlone) {
+  CELLGAN_SKIP_UNLESS_KERNELS_ROUND_ALIKE();
+  Fixture f(lockstep_config());
+  Config grid_config = lockstep_config();
+  grid_config.data.dataset = DatasetKind::kGrid;
+  const TrainingData grid_data(grid_config);
+  ASSERT_EQ(grid_data.size(), f.data.size());
+  const auto train = [&](const std::vector<std::pair<int, const TrainingData*>>& cells) {
+    std::vector<std::unique_ptr<GenerationWorkingSet>> works;
+    std::vector<LockstepCell> lockstep;
+    for (const auto& [cell, data] : cells) {
+      works.push_back(selected(f, cell));
+      lockstep.push_back({cell, works.back().get(), data});
+    }
+    const auto lock = lock_torch_generator();
+    train_in_lockstep(f.config.training, f.data, 3, f.config.network.latent_dim, lockstep);
+    std::vector<Trained> out;
+    for (const auto& w : works) out.push_back(trained(*w));
+    return out;
+  };
+  const std::vector<Trained> together = train({{3, nullptr}, {6, &grid_data}});
+  const std::vector<Trained> ring_alone = train({{3, nullptr}});
+  const std::vector<Trained> grid_alone = train({{6, &grid_data}});
+  const std::vector<Trained> grid_as_ring = train({{6, nullptr}});
+  for (std::size_t i = 0; i < together[0].bytes.size(); ++i) {
+    EXPECT_EQ(test::bytes_difference(together[0].bytes[i], ring_alone[0].bytes[i]), "") << "ring cell, copy " << i;
+    EXPECT_EQ(test::bytes_difference(together[1].bytes[i], grid_alone[0].bytes[i]), "") << "grid cell, copy " << i;
+    EXPECT_NE(together[1].bytes[i], grid_as_ring[0].bytes[i]) << "the grid cell's data made no difference, copy " << i;
+  }
+}
+
 TEST(LockstepTraining, RefusesWhatItDoesNotStack) {
   Config c = lockstep_config();
   EXPECT_TRUE(trains_in_lockstep(c.training, network_shape(c)));
