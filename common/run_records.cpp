@@ -18,7 +18,7 @@ namespace {
 
 using nlohmann::json;
 
-// What is wrong with a line, beside nlohmann's own exceptions.
+// What is wrong with a record, beside nlohmann's own exceptions.
 class NotARecord : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -43,10 +43,10 @@ std::map<std::string, double> named_numbers(const json& value, const char* key) 
   return out;
 }
 
-// Calls read(value) when `line` has `key`.
+// Calls read(value) when `object` has `key`.
 template <typename Read>
-void if_present(const json& line, const char* key, Read read) {
-  if (const auto it = line.find(key); it != line.end()) read(*it);
+void if_present(const json& object, const char* key, Read read) {
+  if (const auto it = object.find(key); it != object.end()) read(*it);
 }
 
 GenerationRecord record_of(const json& j) {
