@@ -10,12 +10,12 @@
 #include <cmath>
 #include <filesystem>
 #include <stdexcept>
-#include <nlohmann/json.hpp>
 
 #include "common/image_files.h"
 #include "common/log.h"
 #include "common/rng.h"
 #include "common/run_files.h"
+#include "common/run_records.h"
 #include "master/sample_png.h"
 
 namespace cellgan {
@@ -113,27 +113,26 @@ void write_result_files(const Config& config, const std::string& dir, Ensemble& 
   best.save(at(run_files::kEnsemble));
   write_ensemble_png(config, at(run_files::kSamples), best, config.evaluation.grid_images);
 
-  nlohmann::json cells = nlohmann::json::array();
-  nlohmann::json grid = nullptr;
+  ResultRecord result;
   for (const auto& r : results) {
     if (r.cell == kGridEnsemble) {
-      grid = {{"scores", r.scores}};
+      result.grid_ensemble = r.scores;
     } else {
-      cells.push_back({{"cell", r.cell}, {"scores", r.scores}});
+      result.cells.push_back({r.cell, r.scores});
     }
   }
-  nlohmann::json result = {{"best", ensemble_label(results[best_index].cell)},
-                           {"best_cell", results[best_index].cell},
-                           {"best_label", best_label(config, results[best_index].cell)},
-                           {"objective", objective_name(config)},
-                           {"scores", results[best_index].scores},
-                           {"mixture_weights", best.weights},
-                           {"final_samples", config.evaluation.final_samples},
-                           {"cells", cells},
-                           {"grid_ensemble", grid},
-                           {"blas_kernels", {{"master", master_kernels}, {"workers", worker_kernels}}},
-                           {"device", {{"master", context.master_device}, {"workers", context.worker_devices}}},
-                           {"seconds", seconds}};
+  result.best = ensemble_label(results[best_index].cell);
+  result.best_cell = results[best_index].cell;
+  result.best_label = best_label(config, results[best_index].cell);
+  result.objective = objective_name(config);
+  result.scores = results[best_index].scores;
+  result.mixture_weights = best.weights;
+  result.final_samples = config.evaluation.final_samples;
+  result.master_kernels = master_kernels;
+  result.worker_kernels = worker_kernels;
+  result.master_device = context.master_device;
+  result.worker_devices = context.worker_devices;
+  result.seconds = seconds;
 
   std::string summary = fmt::format(
       "cellgan run summary\n  dataset      {}\n  layout       {}\n  grid         {}x{} ({}), {} generations\n"
@@ -154,8 +153,9 @@ void write_result_files(const Config& config, const std::string& dir, Ensemble& 
   summary += fmt::format("  device       {} (workers), {} (master)\n", fmt::join(devices, " / "), context.master_device);
   // What the folder holds, as it is: result.json and summary.txt now, report.html right after.
   std::string files;
-  for (const char* name : {run_files::kEnsemble, run_files::kSamples, run_files::kClasses, "classes.json",
-                           "layout.json", run_files::kMetrics, run_files::kEvents, run_files::kRunState, "previews", "checkpoints"})
+  for (const char* name : {run_files::kEnsemble, run_files::kSamples, run_files::kClasses, run_files::kClassIndex,
+                           run_files::kLayoutRecord, run_files::kMetrics, run_files::kEvents, run_files::kRunState,
+                           run_files::kPreviews, run_files::kCheckpoints})
     if (std::filesystem::exists(std::filesystem::path(dir) / name))
       files += fmt::format(" {}{}", name, std::filesystem::is_directory(std::filesystem::path(dir) / name) ? "/" : "");
   const std::string wall =
@@ -167,7 +167,7 @@ void write_result_files(const Config& config, const std::string& dir, Ensemble& 
                          run_files::kSummary, run_files::kReport);
   write_file_atomic(at(run_files::kSummary), summary);
   // result.json last: its presence marks a finished run.
-  write_file_atomic(at(run_files::kResult), result.dump(2) + "\n");
+  write_file_atomic(at(run_files::kResult), to_json(result));
 }
 
 }  // namespace cellgan

@@ -26,6 +26,7 @@
 #include "common/nn/device.h"
 #include "common/nn/scores.h"
 #include "common/process_stats.h"
+#include "common/run_files.h"
 #include "common/nn/torch_generator_lock.h"
 #include "master/job_status.h"
 #include "master/progress_line.h"
@@ -169,7 +170,7 @@ void Master::write_progress(std::int64_t generation, Clock::time_point now) {
   auto previews = run_->take_previews(generation);
   const auto it = previews.find(best.cell);
   if (it == previews.end()) return;
-  const std::string path = run_->path(fmt::format("previews/gen-{:06d}.png", generation));
+  const std::string path = run_->path(fmt::format("{}/gen-{:06d}.png", run_files::kPreviews, generation));
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   const bool one_record = config_.layout == LayoutKind::kDataParallel;
   const std::string unit = config_.layout == LayoutKind::kPerClass ? "class" : "cell";
