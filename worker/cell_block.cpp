@@ -81,6 +81,7 @@ std::vector<GenerationRecord> CellBlock::run_generation(const std::map<int, Halo
                                                        const FaultInjector* faults) {
   const auto lock = lock_torch_generator();
   std::vector<CellGeneration> generations = begin_generations(halos, faults);
+  release_free_memory();
   std::vector<CellGeneration*> all;
   std::vector<CellTrainer*> trainers;
   for (std::size_t i = 0; i < generations.size(); ++i) {
@@ -88,6 +89,7 @@ std::vector<GenerationRecord> CellBlock::run_generation(const std::map<int, Halo
     trainers.push_back(&trainer_of(i));
   }
   CellTrainer::train_together(trainers, all);
+  release_free_memory();
   std::vector<GenerationRecord> records;
   for (std::size_t i = 0; i < generations.size(); ++i) records.push_back(trainer_of(i).finish_generation(generations[i]));
   release_free_memory();  // keeps the resident set from creeping up

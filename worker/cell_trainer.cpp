@@ -142,6 +142,7 @@ CellGeneration CellTrainer::begin_generation(CellState& state, const std::vector
 
   select_by_tournament(t, work);
   seconds["select"] = clock.lap();
+  if (copies_score_decides_nothing(t)) drop_what_scoring_copies_needs(work);
   return generation;
 }
 

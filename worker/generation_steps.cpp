@@ -273,6 +273,17 @@ void play_one_pair_at_a_time(const std::vector<Individual*>& generators,
   for (Individual* d : discriminators) d->discriminator()->train();
 }
 
+void drop_what_scoring_copies_needs(GenerationWorkingSet& work) {
+  work.fitness_real = torch::Tensor();
+  work.fitness_latent = torch::Tensor();
+  work.played = PlayedOutputs{};
+  work.generator_pool.clear();
+  work.discriminator_pool.clear();
+  work.generator_origin.clear();
+  work.discriminator_origin.clear();
+  work.neighbour_discriminators.clear();
+}
+
 void select_by_tournament(const TrainingConfig& training, GenerationWorkingSet& work) {
   work.selected_generators = tournament_winners(work.generator_pool, work.generator_origin, training.population_size,
                                                 training.tournament_size, work.rng);

@@ -183,6 +183,12 @@ void play_one_pair_at_a_time(const std::vector<Individual*>& generators,
                              const std::vector<Individual*>& discriminators, const torch::Tensor& real,
                              const torch::Tensor& z, BceForm bce, PlayedOutputs* reuse = nullptr);
 
+// Frees what only score_trained_copies() reads (the fitness samples, the
+// pool's played outputs, the neighbours' discriminators, the pools), for a
+// generation whose copies are not scored (copies_score_decides_nothing()):
+// a worker holds every cell's working set while its cells train together.
+void drop_what_scoring_copies_needs(GenerationWorkingSet& work);
+
 // Step 3. population_size tournaments on each pool (generators first) into
 // work.selected_*. Draws from work.rng.
 void select_by_tournament(const TrainingConfig& training, GenerationWorkingSet& work);

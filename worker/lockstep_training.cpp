@@ -60,7 +60,20 @@ std::unique_ptr<StackedMembers> stack_copies(const std::vector<LockstepCell>& ce
       throw std::invalid_argument("train_in_lockstep: the copies differ in kind");
     stack->load_row(p, copy);
   }
+  // The copies live in the stack until write_back(): never twice.
+  for (const LockstepCell& c : cells) copies_of(c, role).clear();
   return stack;
+}
+
+// `cells`, once their data are known to give batches of one size.
+const std::vector<LockstepCell>& checked(const TrainingConfig& training, const TrainingData& data,
+                                         const std::vector<LockstepCell>& cells) {
+  for (const LockstepCell& c : cells) {
+    const TrainingData& own = c.data ? *c.data : data;
+    if (std::min(training.batch_size, own.size()) != std::min(training.batch_size, data.size()))
+      throw std::invalid_argument("train_in_lockstep: the cells' data give batches of different sizes");
+  }
+  return cells;
 }
 
 // The other stack's rows that each member plays against, one per member:
@@ -168,7 +181,8 @@ class Lockstep {
   Lockstep(const TrainingConfig& training, const TrainingData& data, std::int64_t latent_dim,
            const std::vector<LockstepCell>& cells)
       : training_(training), data_(data), latent_dim_(latent_dim), cells_(cells),
-        g_members_(members_of(cells, Role::kGenerator)), d_members_(members_of(cells, Role::kDiscriminator)),
+        g_members_(members_of(checked(training, data, cells), Role::kGenerator)),
+        d_members_(members_of(cells, Role::kDiscriminator)),
         gens_(stack_copies(cells, g_members_, Role::kGenerator, data.device())),
         discs_(stack_copies(cells, d_members_, Role::kDiscriminator, data.device())),
         g_opponents_(*discs_, gens_->size()), d_opponents_(*gens_, discs_->size()),
@@ -177,8 +191,6 @@ class Lockstep {
                                  [&data](const LockstepCell& c) { return c.data == nullptr || c.data == &data; })) {
     for (const LockstepCell& c : cells) {
       const TrainingData& own = c.data ? *c.data : data;
-      if (std::min(training.batch_size, own.size()) != std::min(training.batch_size, data.size()))
-        throw std::invalid_argument("train_in_lockstep: the cells' data give batches of different sizes");
       orders_.push_back(torch::randperm(own.size(), c.work->generator, torch::kLong).to(data.device()));
       penalty_streams_.push_back(at::detail::createCPUGenerator(c.work->global_seed));
       delay_ = std::max(delay_, c.work->batch_delay);
@@ -355,9 +367,11 @@ void read_back(const StackWatch& watch, const std::vector<Member>& members, bool
       if (summing) means[p] = host[1][static_cast<std::int64_t>(p)].item<double>();
     }
   }
-  for (const LockstepCell& c : cells) {
-    GenerationWorkingSet& w = *c.work;
-    const std::size_t n = copies_of(c, role).size();
+  std::vector<std::size_t> counts(cells.size(), 0);
+  for (const Member& m : members) ++counts[m.cell];
+  for (std::size_t k = 0; k < cells.size(); ++k) {
+    GenerationWorkingSet& w = *cells[k].work;
+    const std::size_t n = counts[k];
     (role == Role::kGenerator ? w.diverged_generators : w.diverged_discriminators).assign(n, false);
     (role == Role::kGenerator ? w.training_generator_losses : w.training_discriminator_losses)
         .assign(summing ? n : 0, std::numeric_limits<double>::quiet_NaN());
@@ -371,21 +385,25 @@ void read_back(const StackWatch& watch, const std::vector<Member>& members, bool
   }
 }
 
-// The trained rows back into the cells' copies, marked as trained there.
+// The trained rows back as the cells' copies (members run cell by cell,
+// copy by copy), marked as trained there.
 void write_back(StackedMembers& stack, const std::vector<Member>& members, const std::vector<LockstepCell>& cells,
                 Role role) {
   for (std::size_t p = 0; p < members.size(); ++p) {
     const LockstepCell& c = cells[members[p].cell];
     stack.source_cell[p] = c.cell;
-    copies_of(c, role)[members[p].copy] = stack.to_individual(static_cast<std::int64_t>(p));
+    copies_of(c, role).push_back(stack.to_individual(static_cast<std::int64_t>(p)));
   }
 }
 
 void Lockstep::finish() {
   read_back(g_watch_, g_members_, summing_, cells_, Role::kGenerator);
   read_back(d_watch_, d_members_, summing_, cells_, Role::kDiscriminator);
+  // Each stack freed once written back, so at most one role is held twice.
   write_back(*gens_, g_members_, cells_, Role::kGenerator);
+  gens_.reset();
   write_back(*discs_, d_members_, cells_, Role::kDiscriminator);
+  discs_.reset();
 }
 
 }  // namespace

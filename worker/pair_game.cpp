@@ -20,12 +20,12 @@ bool stacked_kind(const Individual& i) {
 
 // Row p of `stack` takes the individual's weights and buffers (not its Adam
 // state, which the game does not use).
-void load_weights(StackedMembers& stack, std::int64_t p, Individual& individual) {
+void load_weights(StackedNetworkImpl& stack, std::int64_t p, Individual& individual) {
   torch::NoGradGuard no_grad;
   const std::vector<torch::Tensor> params = individual.module().parameters();
   const std::vector<torch::Tensor> buffers = individual.module().buffers();
-  const std::vector<StackedTensor> rows = stack.network()->parameter_tensors();
-  const std::vector<StackedTensor> buffer_rows = stack.network()->buffer_tensors();
+  const std::vector<StackedTensor> rows = stack.parameter_tensors();
+  const std::vector<StackedTensor> buffer_rows = stack.buffer_tensors();
   for (std::size_t i = 0; i < rows.size(); ++i) set_member_row(rows[i], rows[i].stacked, p, params[i]);
   for (std::size_t i = 0; i < buffer_rows.size(); ++i)
     set_member_row(buffer_rows[i], buffer_rows[i].stacked, p, buffers[i]);
@@ -55,16 +55,14 @@ torch::Tensor losses_of(const std::vector<LossKind>& kinds,
 PairGame::PairGame() = default;
 PairGame::~PairGame() = default;
 
-StackedMembers& PairGame::stack_of(const Individual& like, std::int64_t members) {
-  std::unique_ptr<StackedMembers>& stack = stacks_[{like.role(), members}];
-  if (!stack || !(stack->device() == like.device())) {
-    if (like.role() == Role::kGenerator)
-      stack = std::make_unique<StackedGenerator>(like.shape(), members, 0.0, like.adam_settings(), LossKind::kBce,
-                                                 like.device());
-    else
-      stack = std::make_unique<StackedDiscriminator>(like.shape(), members, 0.0, like.adam_settings(),
-                                                     LossKind::kBce, like.device());
+StackedNetworkImpl& PairGame::stack_of(const Individual& like, std::int64_t members) {
+  std::shared_ptr<StackedNetworkImpl>& stack = stacks_[{like.role(), members}];
+  if (!stack) {
+    torch::NoGradGuard no_grad;
+    stack = std::make_shared<StackedNetworkImpl>(like.role(), like.shape(), members);
+    for (torch::Tensor& t : stack->parameters()) t.requires_grad_(false);
   }
+  if (!(stack->parameters().front().device() == like.device())) stack->to(like.device());
   return *stack;
 }
 
@@ -88,19 +86,22 @@ void PairGame::play(const std::vector<Individual*>& generators, const std::vecto
       missing.push_back(i);
   }
   if (!missing.empty()) {
-    StackedMembers& g = stack_of(*generators.front(), static_cast<std::int64_t>(missing.size()));
+    StackedNetworkImpl& g = stack_of(*generators.front(), static_cast<std::int64_t>(missing.size()));
     for (std::size_t k = 0; k < missing.size(); ++k) load_weights(g, static_cast<std::int64_t>(k), *generators[missing[k]]);
-    const torch::Tensor made = g.forward(z.unsqueeze(0).expand({g.size(), z.size(0), z.size(1)}));
+    const torch::Tensor made = g.forward(z.unsqueeze(0).expand({g.members(), z.size(0), z.size(1)}));
     for (std::size_t k = 0; k < missing.size(); ++k) {
       fakes[missing[k]] = made[static_cast<std::int64_t>(k)];
       if (reuse) reuse->fakes[generators[missing[k]]] = fakes[missing[k]];
     }
   }
   // Every discriminator on the real batch and on all the fakes.
-  StackedMembers& d = stack_of(*discriminators.front(), nd);
+  StackedNetworkImpl& d = stack_of(*discriminators.front(), nd);
   for (std::int64_t j = 0; j < nd; ++j) load_weights(d, j, *discriminators[j]);
-  const torch::Tensor all_fakes = torch::cat(fakes);  // [NG * F, ...]
-  const torch::Tensor d_fake = d.forward(all_fakes.unsqueeze(0).expand({nd, all_fakes.size(0), all_fakes.size(1)}));
+  // [ND, NG * F, 1]: one generator's fakes at a time through every
+  // discriminator, which keeps the activations to [ND, F, width].
+  std::vector<torch::Tensor> scored;
+  for (const torch::Tensor& f : fakes) scored.push_back(d.forward(f.unsqueeze(0).expand({nd, f.size(0), f.size(1)})));
+  const torch::Tensor d_fake = torch::cat(scored, 1);
   std::vector<torch::Tensor> d_real_rows(discriminators.size());
   for (std::int64_t j = 0; j < nd; ++j) {
     if (!reuse) continue;

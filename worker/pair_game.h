@@ -2,9 +2,8 @@
 // played on stacked networks (docs/architecture.md, "Stacked networks"):
 // the generators' weights are copied into the rows of a stack that turns
 // the latent batch into every generator's fakes in one batched pass, and
-// the discriminators' into a stack that scores the real batch and all the
-// fakes at once (each discriminator's rows: every generator's fakes, one
-// after another). The losses of every pair are then taken per member
+// the discriminators' into a stack that scores the real batch, then each
+// generator's fakes, in a batched pass each. The losses of every pair are then taken per member
 // (losses.h, LossMean::kPerMember) and read in one copy.
 //
 // A pair's losses depend on its two networks and the batches only, not on
@@ -33,7 +32,7 @@
 namespace cellgan {
 
 struct PlayedOutputs;
-class StackedMembers;
+class StackedNetworkImpl;
 
 class PairGame {
  public:
@@ -47,10 +46,11 @@ class PairGame {
             const torch::Tensor& real, const torch::Tensor& z, BceForm bce, PlayedOutputs* reuse);
 
  private:
-  // A stack of `members` rows of `role`, for individuals like `like`.
-  StackedMembers& stack_of(const Individual& like, std::int64_t members);
+  // A stack of `members` rows of `role` (the layers only: the game needs
+  // no Adam state), for individuals like `like`.
+  StackedNetworkImpl& stack_of(const Individual& like, std::int64_t members);
 
-  std::map<std::pair<Role, std::int64_t>, std::unique_ptr<StackedMembers>> stacks_;
+  std::map<std::pair<Role, std::int64_t>, std::shared_ptr<StackedNetworkImpl>> stacks_;
 };
 
 }  // namespace cellgan
