@@ -50,6 +50,46 @@ torch::Tensor losses_of(const std::vector<LossKind>& kinds,
   return out;
 }
 
+// Every pair's losses from the discriminators' outputs on the fakes
+// (`d_fake` [ND, NG * F, 1]) and on the real batch (`d_real` [ND, F, 1]),
+// taken per pair with the generator's loss kind and read in one copy; each
+// generator's fitness is then its mean over the discriminators, and the
+// reverse, summed in the order the pairs were played.
+void set_fitness(const std::vector<Individual*>& generators, const std::vector<Individual*>& discriminators,
+                 const torch::Tensor& d_fake, const torch::Tensor& d_real, BceForm bce) {
+  const auto ng = static_cast<std::int64_t>(generators.size());
+  const auto nd = static_cast<std::int64_t>(discriminators.size());
+  // Pair (i, j) is row i * ND + j: G i's fakes through D j.
+  const std::int64_t rows = d_real.size(1);
+  const torch::Tensor pair_fake = d_fake.view({nd, ng, rows, -1}).transpose(0, 1).reshape({ng * nd, rows, -1});
+  const torch::Tensor pair_real = d_real.unsqueeze(0).expand({ng, nd, rows, -1}).reshape({ng * nd, rows, -1});
+  std::vector<LossKind> kinds;
+  for (const Individual* g : generators)
+    for (std::int64_t j = 0; j < nd; ++j) kinds.push_back(g->loss);
+  const torch::Tensor g_losses = losses_of(
+      kinds, [&](LossKind k, const torch::Tensor& at) {
+        return generator_loss(k, pair_fake.index_select(0, at), bce, LossMean::kPerMember);
+      }, d_real.device());
+  const torch::Tensor d_losses = losses_of(
+      kinds, [&](LossKind k, const torch::Tensor& at) {
+        return discriminator_loss(discriminator_loss_for(k), pair_real.index_select(0, at), pair_fake.index_select(0, at),
+                                  bce, LossMean::kPerMember);
+      }, d_real.device());
+  const torch::Tensor host = torch::stack({g_losses, d_losses}).to(torch::kCPU, torch::kFloat64);
+  const auto value = host.accessor<double, 2>();
+  std::vector<double> d_total(discriminators.size(), 0.0);
+  for (std::int64_t i = 0; i < ng; ++i) {
+    double g_total = 0.0;
+    for (std::int64_t j = 0; j < nd; ++j) {
+      g_total += value[0][i * nd + j];
+      d_total[static_cast<std::size_t>(j)] += value[1][i * nd + j];
+    }
+    generators[static_cast<std::size_t>(i)]->fitness = g_total / static_cast<double>(nd);
+  }
+  for (std::int64_t j = 0; j < nd; ++j)
+    discriminators[static_cast<std::size_t>(j)]->fitness = d_total[static_cast<std::size_t>(j)] / static_cast<double>(ng);
+}
+
 }  // namespace
 
 PairGame::PairGame() = default;
@@ -117,35 +157,7 @@ void PairGame::play(const std::vector<Individual*>& generators, const std::vecto
       if (reuse) reuse->d_real[discriminators[j]] = d_real_rows[j];
     }
   }
-  // Pair (i, j) is row i * ND + j: G i's fakes through D j.
-  const std::int64_t rows = real.size(0);
-  const torch::Tensor pair_fake = d_fake.view({nd, ng, rows, -1}).transpose(0, 1).reshape({ng * nd, rows, -1});
-  const torch::Tensor pair_real = torch::stack(d_real_rows).unsqueeze(0).expand({ng, nd, rows, -1}).reshape({ng * nd, rows, -1});
-  std::vector<LossKind> kinds;
-  for (const Individual* g : generators)
-    for (std::int64_t j = 0; j < nd; ++j) kinds.push_back(g->loss);
-  const torch::Tensor g_losses = losses_of(
-      kinds, [&](LossKind k, const torch::Tensor& at) {
-        return generator_loss(k, pair_fake.index_select(0, at), bce, LossMean::kPerMember);
-      }, real.device());
-  const torch::Tensor d_losses = losses_of(
-      kinds, [&](LossKind k, const torch::Tensor& at) {
-        return discriminator_loss(discriminator_loss_for(k), pair_real.index_select(0, at), pair_fake.index_select(0, at),
-                                  bce, LossMean::kPerMember);
-      }, real.device());
-  const torch::Tensor host = torch::stack({g_losses, d_losses}).to(torch::kCPU, torch::kFloat64);
-  const auto value = host.accessor<double, 2>();
-  std::vector<double> d_total(discriminators.size(), 0.0);
-  for (std::int64_t i = 0; i < ng; ++i) {
-    double g_total = 0.0;
-    for (std::int64_t j = 0; j < nd; ++j) {
-      g_total += value[0][i * nd + j];
-      d_total[static_cast<std::size_t>(j)] += value[1][i * nd + j];
-    }
-    generators[static_cast<std::size_t>(i)]->fitness = g_total / static_cast<double>(nd);
-  }
-  for (std::int64_t j = 0; j < nd; ++j)
-    discriminators[static_cast<std::size_t>(j)]->fitness = d_total[static_cast<std::size_t>(j)] / static_cast<double>(ng);
+  set_fitness(generators, discriminators, d_fake, torch::stack(d_real_rows), bce);
 }
 
 }  // namespace cellgan
