@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "common/image_files.h"
+#include "common/layout_description.h"
 #include "common/log.h"
 #include "common/rng.h"
 #include "common/run_files.h"
@@ -63,15 +64,7 @@ std::vector<std::string> drop_non_finite_generators(std::vector<Ensemble>& ensem
 std::string ensemble_label(int cell) { return cell == kGridEnsemble ? "grid" : fmt::format("cell {}", cell); }
 
 std::string best_label(const Config& config, int cell) {
-  switch (config.layout) {
-    case LayoutKind::kDataParallel:
-      return "the replicas' generator";
-    case LayoutKind::kPerClass:
-      return cell == kGridEnsemble ? "every class (the conditional mixture)" : fmt::format("class {}", cell);
-    case LayoutKind::kCoevolution:
-      break;
-  }
-  return ensemble_label(cell);
+  return LayoutDescription(config.layout).best_label(cell == kGridEnsemble ? std::nullopt : std::optional<int>(cell));
 }
 
 Ensemble grid_ensemble(const std::vector<Ensemble>& cells, std::int64_t population_size) {
@@ -138,9 +131,7 @@ void write_result_files(const Config& config, const std::string& dir, Ensemble& 
       "cellgan run summary\n  dataset      {}\n  layout       {}\n  grid         {}x{} ({}), {} generations\n"
       "  best         {}\n",
       to_string(config.data.dataset), to_string(config.layout), config.grid.rows, config.grid.cols,
-      config.layout == LayoutKind::kCoevolution ? to_string(config.grid.neighbourhood)
-      : config.layout == LayoutKind::kPerClass  ? std::string("a class a row, no neighbours")
-                                                : std::string("one replicated pair"),
+      LayoutDescription(config.layout).topology(config.grid.neighbourhood),
       config.training.generations, best_label(config, results[best_index].cell));
   for (const auto& [name, value] : results[best_index].scores) summary += fmt::format("  {:<12} {:.4f}\n", name, value);
   std::vector<std::string> kernels = worker_kernels;

@@ -21,6 +21,7 @@
 #include "common/error.h"
 #include "common/idle_backoff.h"
 #include "common/launch_rank.h"
+#include "common/layout_description.h"
 #include "common/log.h"
 #include "common/math_kernels.h"
 #include "common/nn/device.h"
@@ -172,12 +173,10 @@ void Master::write_progress(std::int64_t generation, Clock::time_point now) {
   if (it == previews.end()) return;
   const std::string path = run_->path(fmt::format("{}/gen-{:06d}.png", run_files::kPreviews, generation));
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  const bool one_record = config_.layout == LayoutKind::kDataParallel;
-  const std::string unit = config_.layout == LayoutKind::kPerClass ? "class" : "cell";
-  write_samples_png(config_, path, it->second,
-                    one_record ? fmt::format("generation {}", generation)
-                               : fmt::format("generation {}, {} {}", generation, unit, best.cell));
-  board_->preview(generation, path, one_record ? std::nullopt : std::optional<int>(best.cell));
+  const LayoutDescription layout(config_.layout);
+  write_samples_png(config_, path, it->second, layout.preview_title(generation, best.cell));
+  board_->preview(generation, path,
+                  layout.one_record_per_generation() ? std::nullopt : std::optional<int>(best.cell));
   log::debug("preview of generation {} (cell {}): {}", generation, best.cell, path);
 }
 

@@ -12,6 +12,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "common/config.h"
+#include "common/layout_description.h"
 #include "common/run_files.h"
 #include "common/run_records.h"
 #include "common/run_state.h"
@@ -39,7 +40,8 @@ void add_timings(const fs::path& path, RunRecord& r) {
     for (const auto& [phase, seconds] : phases) sums[phase] += seconds;
   }
   // data_parallel's one record a generation is the replicas' wall time already.
-  const int sharing = r.layout == "data_parallel" ? 1 : r.workers;
+  const auto layout = LayoutDescription::named(r.layout);
+  const int sharing = layout ? layout->timing_sharers(r.workers) : r.workers;
   const double per = 1.0 / (static_cast<double>(r.generations_timed) * sharing);
   for (const auto& [phase, seconds] : sums) {
     const double s = seconds * per;

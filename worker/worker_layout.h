@@ -22,6 +22,8 @@
 // Thread-safety: belongs to the worker's training thread.
 #pragma once
 
+#include <c10/core/Device.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -81,7 +83,8 @@ class WorkerLayout {
   const FaultInjector* faults_ = nullptr;
 };
 
-// The worker half of `config.layout` for a job of `workers` workers.
-std::unique_ptr<WorkerLayout> make_worker_layout(const Config& config, int workers);
+// The worker half of `config.layout` for a job of `workers` workers,
+// computing on `device` (runtime.device, resolved once by the worker).
+std::unique_ptr<WorkerLayout> make_worker_layout(const Config& config, int workers, c10::Device device);
 
 }  // namespace cellgan
