@@ -25,6 +25,7 @@
 #include "common/process_stats.h"
 #include "common/run_files.h"
 #include "common/run_state.h"
+#include "common/run_status.h"
 
 namespace cellgan::launch {
 
@@ -101,7 +102,7 @@ void record_ending(const std::string& run_dir, const Verdict& verdict) {
   try {
     std::optional<RunState> state = read_run_state(run_dir);
     if (!state || state->status != "running") return;
-    state->status = verdict.exit_code == 0 ? "finished" : verdict.exit_code == 75 ? "stopped" : "failed";
+    state->status = status_word(status_of(verdict.exit_code));
     state->exit_code = verdict.exit_code;
     state->message = "cellgan launch: " + verdict.cause;
     try {
@@ -230,7 +231,7 @@ int run_launch(const LaunchSetup& setup, const std::atomic<int>& interrupts,
     ChildProcess child(argv, ChildOptions{"", "", true, env});
     if (!child.started()) {
       say(fmt::format("error: cannot start the job: {}", child.start_error()));
-      return 1;
+      return kExitFailure;
     }
     const Watched w = watch(child, setup, exit_file, interrupts, say);
     AttemptEnd end;

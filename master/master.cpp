@@ -28,6 +28,7 @@
 #include "common/nn/scores.h"
 #include "common/process_stats.h"
 #include "common/run_files.h"
+#include "common/run_status.h"
 #include "common/nn/torch_generator_lock.h"
 #include "master/job_status.h"
 #include "master/progress_line.h"
@@ -363,7 +364,7 @@ RunResult Master::finish() {
   context.earlier_seconds = earlier_seconds_;
   context.earlier_stretches = run_state_.stretches - 1;
   RunResult result = layout_->finish(std::move(results), context);
-  record_state("finished", kExitOk);
+  record_state(status_word(RunStatus::kFinished), kExitOk);
   write_report();
   return result;
 }
@@ -423,7 +424,7 @@ RunResult Master::run() {
     if (workers_started_) abort_workers(exit_code_of(e), e.what());
     try {
       const int code = exit_code_of(e);
-      record_state(code == kExitRestart ? "stopped" : "failed", code, e.what());
+      record_state(status_word(status_of(code)), code, e.what());
       if (run_ && code != kExitDiskFull) write_report();
     } catch (const std::exception& also) {
       // A full disk with no room even for run.json is said once, by main().

@@ -14,6 +14,7 @@
 
 #include "common/run_files.h"
 #include "common/run_state.h"
+#include "common/run_status.h"
 #include "launch/child_process.h"
 
 namespace cellgan::sweep {
@@ -197,7 +198,7 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& plan, const SweepSetup& se
       pace.seconds_done += seconds;
       pace.weight_left -= weight(run);
       say(fmt::format("{}: finished in {}", head, duration(seconds)));
-    } else if (interrupts.load() > 0 || code == 75) {
+    } else if (interrupts.load() > 0 || status_of(code) == RunStatus::kStopped) {
       out.unfinished.push_back(run.name);
       say(fmt::format("{}: stopped after {} (exit {}): run the sweep again to resume it", head, duration(seconds),
                       code));

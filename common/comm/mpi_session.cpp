@@ -37,20 +37,22 @@ constexpr std::chrono::seconds kCreateLimit{10};
 // A deadline for an MPI call that has none of its own (MPI_Init, and the
 // collective creation of a communicator, which waits for every member, a
 // lost one too — under mpirun --enable-recovery for ever). If the guard is
-// still alive after `limit`, the process says which call, reports exit 75
-// to the launcher (launch_rank.h) and exits with it: whatever was done is
-// in the newest complete checkpoint, and `--resume auto` (or cellgan
-// launch, by itself) goes on from there.
+// still alive after `limit`, the process says which call (its last line,
+// through the logger), reports exit 75 to the launcher (launch_rank.h) and
+// exits with it: whatever was done is in the newest complete checkpoint,
+// and `--resume auto` (or cellgan launch, by itself) goes on from there.
+// It ends the process from its own detached thread with std::_Exit because
+// nothing else can: the blocked MPI call cannot be interrupted, and
+// returning or exit() would run destructors that wait on MPI too.
 class ExitUnlessDone {
  public:
   ExitUnlessDone(std::string what, std::chrono::seconds limit) : state_(std::make_shared<State>()) {
     std::thread([state = state_, what = std::move(what), limit] {
       std::unique_lock<std::mutex> lock(state->mutex);
       if (state->changed.wait_for(lock, limit, [&] { return state->done; })) return;
-      std::fprintf(stderr, "cellgan: stopped: %s has not returned after %lld s (a rank lost?): run the same command "
-                           "again with --resume auto\n",
-                   what.c_str(), static_cast<long long>(limit.count()));
-      std::fflush(nullptr);
+      log::last_line(fmt::format("cellgan: stopped: {} has not returned after {} s (a rank lost?): run the same "
+                                 "command again with --resume auto",
+                                 what, limit.count()));
       report_exit_code(kExitRestart);
       std::_Exit(kExitRestart);
     }).detach();
