@@ -93,8 +93,11 @@ TEST(FaultInjection, DelaySlowsARankAndChangesNoBitOfTheResult) {
     if (j["cell"].get<int>() <= 1) train_seconds[j["generation"].get<int>()] += j["seconds"]["train"].get<double>();
   }
   ASSERT_EQ(train_seconds.size(), 4u);
-  for (const auto& [generation, seconds] : train_seconds)
-    if (generation >= 2) EXPECT_GE(seconds, 20 * 0.004) << "generation " << generation;
+  for (const auto& [generation, seconds] : train_seconds) {
+    if (generation >= 2) {
+      EXPECT_GE(seconds, 20 * 0.004) << "generation " << generation;
+    }
+  }
 }
 
 TEST(FaultInjection, ACorruptedCheckpointIsCaughtByItsChecksumAndTheRunFinishes) {
