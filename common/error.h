@@ -5,7 +5,13 @@
 //   the key or the rank, and what was expected. The command line prints it
 //   and exits with kExitBadInput; nothing is written before that.
 // - Expected runtime failures (I/O, a peer that has gone) are returned as
-//   values by the functions that can meet them.
+//   values by the functions that can meet them, with three exceptions that
+//   still steer a worker: JobAborted (worker_exchange.h: the master ended
+//   the run or fell silent; it carries the exit code) and Rehomed
+//   (worker_comm.h: the master moved cells; the worker restarts its layout)
+//   are thrown by WorkerComm's waits and caught in worker.cpp, and a
+//   blocking receive past its deadline throws DeadlineExceeded
+//   (communicator.h), which ends the rank as a runtime failure.
 // - A failure every rank must know travels as a message (see
 //   common/comm/protocol.h).
 // - A broken contract, a caller passing what a function's header rules out
