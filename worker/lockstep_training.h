@@ -17,8 +17,11 @@
 //
 // On the CPU with OpenBLAS each member's matrix products are the ones its
 // own network takes (stacked_linear.h), so a cell's copies come out as
-// train() leaves them: to the bit for batches that are multiples of 16, to
-// the last bit otherwise (tests/worker/lockstep_training_test.cpp).
+// train() leaves them: to the bit for batches that are multiples of 16,
+// within a few units in the last place otherwise and with penalties (the
+// elementwise kernels are laid out per member, member_aligned() of
+// stacked_tensor.h, where train() takes ATen's scalar tail); and to the bit
+// as they come out of any other stack (tests/worker/lockstep_training_test.cpp).
 //
 // Errors: std::invalid_argument for a configuration that
 // trains_in_lockstep() refuses, or cells whose copies differ in shape.
