@@ -18,6 +18,7 @@
 #include "app/parse_options.h"
 #include "common/config.h"
 #include "common/error.h"
+#include "common/nn/device.h"
 #include "launch/launcher.h"
 #include "master/master_layout.h"
 #include "master/resume_plan.h"
@@ -35,6 +36,13 @@ int worker_slots(launch::Starter starter) {
     if (const char* tasks = std::getenv("SLURM_NTASKS"); tasks != nullptr && std::atoi(tasks) >= 2)
       return std::atoi(tasks) - 1;
   return launch::cores_seen();
+}
+
+// The GPUs the ranks of this run compute on: those visible here, when
+// runtime.device is auto or names cuda; else none.
+int gpus_used(const Config& config) {
+  if (config.runtime.device == "cpu") return 0;
+  return visible_gpus();
 }
 
 }  // namespace
@@ -89,7 +97,7 @@ int launch_command(const Args& args) {
 
   launch::LaunchSetup setup;
   setup.starter = launch::choose_starter(vm["starter"].as<std::string>());
-  setup.workers = launch::choose_workers(config, requested, worker_slots(setup.starter));
+  setup.workers = launch::choose_workers(config, requested, worker_slots(setup.starter), gpus_used(config));
   // What the master would refuse about the run folder after the ranks
   // started (in use, finished, not this run, records missing), said at
   // once, with nothing written there.

@@ -20,7 +20,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr int kManifestFormat = 1;
-constexpr const char* kManifestName = "manifest.json";
 constexpr int kRecordFormat = 1;
 
 std::uint32_t crc_of(const Bytes& bytes) {
@@ -131,7 +130,7 @@ Bytes read_cell_checkpoint(const std::string& folder, const CheckpointFile& file
 const CheckpointFile& manifest_entry(const CheckpointManifest& manifest, int cell, const std::string& folder) {
   for (const auto& f : manifest.cells)
     if (f.cell == cell) return f;
-  throw InputError(fmt::format("{}/{}: no file for cell {}", folder, kManifestName, cell));
+  throw InputError(fmt::format("{}/{}: no file for cell {}", folder, run_files::kManifest, cell));
 }
 
 void write_manifest(const std::string& folder, const CheckpointManifest& manifest) {
@@ -144,10 +143,10 @@ void write_manifest(const std::string& folder, const CheckpointManifest& manifes
                             {"grid", {manifest.rows, manifest.cols}},
                             {"cells", cells}};
   fs::create_directories(folder);
-  write_file_atomic((fs::path(folder) / kManifestName).string(), j.dump(1) + "\n");
+  write_file_atomic((fs::path(folder) / run_files::kManifest).string(), j.dump(1) + "\n");
 }
 
-bool has_manifest(const std::string& folder) { return fs::exists(fs::path(folder) / kManifestName); }
+bool has_manifest(const std::string& folder) { return fs::exists(fs::path(folder) / run_files::kManifest); }
 
 CheckpointManifest manifest_from_records(const std::string& folder) {
   std::vector<CellRecord> records;
@@ -155,7 +154,7 @@ CheckpointManifest manifest_from_records(const std::string& folder) {
   for (const auto& entry : fs::directory_iterator(folder, ec))
     if (is_record_name(entry.path().filename().string())) records.push_back(read_record(entry.path().string()));
   if (records.empty())
-    throw InputError(fmt::format("{}: incomplete: no {}, and no cell saved", folder, kManifestName));
+    throw InputError(fmt::format("{}: incomplete: no {}, and no cell saved", folder, run_files::kManifest));
   const CheckpointId& id = records.front().id;
   std::map<int, CheckpointFile> cells;
   for (const CellRecord& r : records) {
@@ -165,7 +164,7 @@ CheckpointManifest manifest_from_records(const std::string& folder) {
     cells[r.file.cell] = r.file;
   }
   if (static_cast<std::int64_t>(cells.size()) != id.rows * id.cols)
-    throw InputError(fmt::format("{}: incomplete: no {}, and {} of the {} cells saved", folder, kManifestName,
+    throw InputError(fmt::format("{}: incomplete: no {}, and {} of the {} cells saved", folder, run_files::kManifest,
                                  cells.size(), id.rows * id.cols));
   CheckpointManifest m{id.generation, id.seed, id.rows, id.cols, {}};
   for (const auto& [cell, file] : cells) m.cells.push_back(file);
@@ -189,7 +188,7 @@ std::vector<std::string> complete_from_records(const std::string& output_dir, st
 }
 
 CheckpointManifest read_manifest(const std::string& folder) {
-  const std::string path = (fs::path(folder) / kManifestName).string();
+  const std::string path = (fs::path(folder) / run_files::kManifest).string();
   const Bytes text = read_whole(path);
   CheckpointManifest m;
   try {
@@ -227,7 +226,7 @@ std::optional<ResumePoint> newest_complete_checkpoint(const std::string& output_
     if (*it > at_most) continue;
     const std::string folder = checkpoint_folder(output_dir, *it);
     if (!has_manifest(folder)) {
-      skipped.push_back(fmt::format("{}: incomplete (no {})", folder, kManifestName));
+      skipped.push_back(fmt::format("{}: incomplete (no {})", folder, run_files::kManifest));
       continue;
     }
     try {

@@ -34,7 +34,7 @@
 //   loop to main(), which exits with kExitRestart.
 // - In the one-process job of the tests (in_process_job.h) a communicator
 //   whose members never all arrive throws std::runtime_error; under MPI the
-//   rank ends with kExitRestart instead (mpi_session.h, exit_unless_done.h).
+//   rank ends with kExitRestart instead (mpi_session.cpp, ExitUnlessDone).
 //
 // - Which exceptions may cross a boundary: only InputError, RestartNeeded
 //   and std::exception in general cross threads (as std::exception_ptr,
@@ -45,8 +45,8 @@
 //   master for what it tells the workers, the worker for what it tells the
 //   master. The one exception is a worker's communication thread: a message
 //   between ranks that cannot be decoded (ByteReader's InputError) is a
-//   failure of the run (1), not bad input (worker_comm.cpp). The exit codes
-//   and the status word each gives a run are common/run_status.h.
+//   failure of the run (1), not bad input (worker_comm.cpp). The status
+//   word each exit code gives a run is common/run_status.h's.
 // - Under `cellgan launch`, rank 0 also writes its exit code to the file
 //   CELLGAN_EXIT_FILE names (launch_rank.h): the launcher's exit code is
 //   that code, not mpirun's.
@@ -59,9 +59,15 @@
 #include <string>
 #include <system_error>
 
-#include "common/run_status.h"
-
 namespace cellgan {
+
+// Exit codes of the cellgan executable (docs/operations.md, "Exit codes").
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;    // a runtime failure during the run
+inline constexpr int kExitBadInput = 2;   // bad configuration, data or arguments
+inline constexpr int kExitInternal = 70;  // a bug: a std::logic_error reached main (EX_SOFTWARE)
+inline constexpr int kExitDiskFull = 74;  // no space left where the run writes (EX_IOERR): never restarted
+inline constexpr int kExitRestart = 75;   // checkpointed: run the same command again with --resume auto (EX_TEMPFAIL)
 
 class InputError : public std::runtime_error {
  public:

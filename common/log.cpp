@@ -70,6 +70,15 @@ void write(Level level, std::string_view message) {
   std::fflush(stderr);
 }
 
+void last_line(std::string_view line) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (!g_status_line.empty()) std::fputs("\r\033[K", stderr);
+  g_status_line.clear();
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fputs("\n", stderr);
+  std::fflush(nullptr);
+}
+
 void show_status_line(std::string_view line) {
   std::lock_guard<std::mutex> lock(g_mutex);
   g_status_line.assign(line.data(), line.size());

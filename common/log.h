@@ -37,6 +37,11 @@ void set_preamble(std::string line);
 bool enabled(Level level);
 void write(Level level, std::string_view message);
 
+// A process's last words, written as they are (no time, level or rank:
+// "cellgan: stopped: ..."), whole, after erasing a status line, and
+// flushed: for a process about to end without returning (std::_Exit).
+void last_line(std::string_view line);
+
 // A status line (a progress bar) kept at the bottom of a terminal: drawn
 // in place with \r; write() erases it, writes its line and draws it again.
 // Only for a stderr that is a terminal (the caller checks, isatty).

@@ -16,8 +16,9 @@
 # in it, headless), SLURM and munge (the slurm tests run a single-node
 # cluster, deploy/slurm/local-cluster.sh), python3-yaml
 # (deploy/slurm/submit.sh reads the grid), python3-torch (a test loads
-# `cellgan export` files with python/cellgan_ensemble.py) and universal-ctags
-# (the style test measures functions with it). Safe to run again: it skips
+# `cellgan export` files with python/cellgan_ensemble.py), universal-ctags
+# (the style test measures functions with it) and clang (the style test of
+# the thread-safety annotations compiles with it). Safe to run again: it skips
 # what is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,7 +41,7 @@ PACKAGES=(
   libpng-dev zlib1g-dev nlohmann-json3-dev
 )
 if [ "$only_run" = 0 ]; then
-  PACKAGES+=(dataset-fashion-mnist chromium slurm-wlm munge python3-yaml gnuplot-nox python3-torch universal-ctags)
+  PACKAGES+=(dataset-fashion-mnist chromium slurm-wlm munge python3-yaml gnuplot-nox python3-torch universal-ctags clang)
 fi
 # npm only when the machine has none (a Node.js from elsewhere may already
 # provide it, and Debian's npm would conflict with it).

@@ -24,7 +24,7 @@ Verdict judge(const AttemptEnd& end) {
     if (end.before_start)
       return {false, kExitRestart, "stopped on request before the run started: nothing was lost; run the same "
                                    "command again (with --resume auto after a restart)"};
-    return {false, kExitInterrupted, "stopped on request before the master could checkpoint"};
+    return {false, 130, "stopped on request before the master could checkpoint"};
   }
   if (!end.stall.empty()) return {true, kExitFailure, end.stall};
   if (code == kExitBadInput) return {false, kExitBadInput, "bad input (exit 2)"};

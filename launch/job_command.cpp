@@ -32,13 +32,14 @@ Starter choose_starter(const std::string& choice) {
   throw InputError(fmt::format("--starter: '{}': expected auto, mpirun or srun", choice));
 }
 
-int choose_workers(const Config& config, int requested, int slots) {
+int choose_workers(const Config& config, int requested, int slots, int gpus) {
   if (requested > 0) {
     if (const std::string misfit = workers_misfit(config, requested); !misfit.empty())
       throw InputError(fmt::format("-w {}: {} worker ranks {}", requested, requested, misfit));
     return requested;
   }
   const WorkerRange range = worker_range(config);
+  if (gpus > 0) slots = std::min(slots, gpus);
   int workers = range.natural > 0 ? std::min(range.natural, slots) : slots;
   if (range.max > 0) workers = std::min(workers, range.max);
   return std::max(1, workers);

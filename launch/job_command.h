@@ -35,8 +35,11 @@ Starter choose_starter(const std::string& choice);
 // The worker count: `requested` when > 0 (InputError, naming -w, when the
 // layout refuses it), else one worker per unit of the layout (cell,
 // class; layout_rules.h), at most `slots` (the cores, or the tasks of a
-// SLURM allocation less the master), at least 1.
-int choose_workers(const Config& config, int requested, int slots);
+// SLURM allocation less the master) and, when the run computes on `gpus`
+// GPUs (> 0), at most one per GPU: a worker trains all its cells as one
+// stack (worker/lockstep_training.h), so a GPU is best used by one
+// process. At least 1.
+int choose_workers(const Config& config, int requested, int slots, int gpus = 0);
 
 // argv of one attempt. `resume` (a restart) replaces any --resume of
 // train_args by `--resume auto`, to go on from the newest checkpoint, and

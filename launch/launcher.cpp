@@ -102,7 +102,7 @@ void record_ending(const std::string& run_dir, const Verdict& verdict) {
   try {
     std::optional<RunState> state = read_run_state(run_dir);
     if (!state || state->status != "running") return;
-    state->status = status_of(verdict.exit_code);
+    state->status = status_word(status_of(verdict.exit_code));
     state->exit_code = verdict.exit_code;
     state->message = "cellgan launch: " + verdict.cause;
     try {

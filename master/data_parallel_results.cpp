@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "common/nn/ensemble.h"
 #include "common/nn/scores.h"
+#include "common/run_files.h"
 #include "master/final_ensemble.h"
 #include "master/run_directory.h"
 
@@ -77,7 +78,7 @@ RunResult DataParallelResults::finish(std::vector<ResultMessage> results, const 
                                  {"accumulate_steps", p.accumulate_steps},
                                  {"clip_grad_norm", p.clip_grad_norm},
                                  {"scaling", to_string(p.scaling)}};
-  write_file_atomic((std::filesystem::path(config_.output_dir) / "layout.json").string(), layout.dump(2) + "\n");
+  write_file_atomic((std::filesystem::path(config_.output_dir) / run_files::kLayoutRecord).string(), layout.dump(2) + "\n");
   write_result_files(config_, config_.output_dir, ensembles.front(), scored, 0, seconds, context);
   context.run.event("finished: the replica's generator written");
 

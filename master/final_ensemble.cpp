@@ -10,12 +10,13 @@
 #include <cmath>
 #include <filesystem>
 #include <stdexcept>
-#include <nlohmann/json.hpp>
 
 #include "common/image_files.h"
+#include "common/layout_description.h"
 #include "common/log.h"
 #include "common/rng.h"
 #include "common/run_files.h"
+#include "common/run_records.h"
 #include "master/sample_png.h"
 
 namespace cellgan {
@@ -63,15 +64,7 @@ std::vector<std::string> drop_non_finite_generators(std::vector<Ensemble>& ensem
 std::string ensemble_label(int cell) { return cell == kGridEnsemble ? "grid" : fmt::format("cell {}", cell); }
 
 std::string best_label(const Config& config, int cell) {
-  switch (config.layout) {
-    case LayoutKind::kDataParallel:
-      return "the replicas' generator";
-    case LayoutKind::kPerClass:
-      return cell == kGridEnsemble ? "every class (the conditional mixture)" : fmt::format("class {}", cell);
-    case LayoutKind::kCoevolution:
-      break;
-  }
-  return ensemble_label(cell);
+  return LayoutDescription(config.layout).best_label(cell == kGridEnsemble ? std::nullopt : std::optional<int>(cell));
 }
 
 Ensemble grid_ensemble(const std::vector<Ensemble>& cells, std::int64_t population_size) {
@@ -113,35 +106,32 @@ void write_result_files(const Config& config, const std::string& dir, Ensemble& 
   best.save(at(run_files::kEnsemble));
   write_ensemble_png(config, at(run_files::kSamples), best, config.evaluation.grid_images);
 
-  nlohmann::json cells = nlohmann::json::array();
-  nlohmann::json grid = nullptr;
+  ResultRecord result;
   for (const auto& r : results) {
     if (r.cell == kGridEnsemble) {
-      grid = {{"scores", r.scores}};
+      result.grid_ensemble = r.scores;
     } else {
-      cells.push_back({{"cell", r.cell}, {"scores", r.scores}});
+      result.cells.push_back({r.cell, r.scores});
     }
   }
-  nlohmann::json result = {{"best", ensemble_label(results[best_index].cell)},
-                           {"best_cell", results[best_index].cell},
-                           {"best_label", best_label(config, results[best_index].cell)},
-                           {"objective", objective_name(config)},
-                           {"scores", results[best_index].scores},
-                           {"mixture_weights", best.weights},
-                           {"final_samples", config.evaluation.final_samples},
-                           {"cells", cells},
-                           {"grid_ensemble", grid},
-                           {"blas_kernels", {{"master", master_kernels}, {"workers", worker_kernels}}},
-                           {"device", {{"master", context.master_device}, {"workers", context.worker_devices}}},
-                           {"seconds", seconds}};
+  result.best = ensemble_label(results[best_index].cell);
+  result.best_cell = results[best_index].cell;
+  result.best_label = best_label(config, results[best_index].cell);
+  result.objective = objective_name(config);
+  result.scores = results[best_index].scores;
+  result.mixture_weights = best.weights;
+  result.final_samples = config.evaluation.final_samples;
+  result.master_kernels = master_kernels;
+  result.worker_kernels = worker_kernels;
+  result.master_device = context.master_device;
+  result.worker_devices = context.worker_devices;
+  result.seconds = seconds;
 
   std::string summary = fmt::format(
       "cellgan run summary\n  dataset      {}\n  layout       {}\n  grid         {}x{} ({}), {} generations\n"
       "  best         {}\n",
       to_string(config.data.dataset), to_string(config.layout), config.grid.rows, config.grid.cols,
-      config.layout == LayoutKind::kCoevolution ? to_string(config.grid.neighbourhood)
-      : config.layout == LayoutKind::kPerClass  ? std::string("a class a row, no neighbours")
-                                                : std::string("one replicated pair"),
+      LayoutDescription(config.layout).topology(config.grid.neighbourhood),
       config.training.generations, best_label(config, results[best_index].cell));
   for (const auto& [name, value] : results[best_index].scores) summary += fmt::format("  {:<12} {:.4f}\n", name, value);
   std::vector<std::string> kernels = worker_kernels;
@@ -154,8 +144,9 @@ void write_result_files(const Config& config, const std::string& dir, Ensemble& 
   summary += fmt::format("  device       {} (workers), {} (master)\n", fmt::join(devices, " / "), context.master_device);
   // What the folder holds, as it is: result.json and summary.txt now, report.html right after.
   std::string files;
-  for (const char* name : {run_files::kEnsemble, run_files::kSamples, run_files::kClasses, "classes.json",
-                           "layout.json", run_files::kMetrics, run_files::kEvents, run_files::kRunState, "previews", "checkpoints"})
+  for (const char* name : {run_files::kEnsemble, run_files::kSamples, run_files::kClasses, run_files::kClassIndex,
+                           run_files::kLayoutRecord, run_files::kMetrics, run_files::kEvents, run_files::kRunState,
+                           run_files::kPreviews, run_files::kCheckpoints})
     if (std::filesystem::exists(std::filesystem::path(dir) / name))
       files += fmt::format(" {}{}", name, std::filesystem::is_directory(std::filesystem::path(dir) / name) ? "/" : "");
   const std::string wall =
@@ -167,7 +158,7 @@ void write_result_files(const Config& config, const std::string& dir, Ensemble& 
                          run_files::kSummary, run_files::kReport);
   write_file_atomic(at(run_files::kSummary), summary);
   // result.json last: its presence marks a finished run.
-  write_file_atomic(at(run_files::kResult), result.dump(2) + "\n");
+  write_file_atomic(at(run_files::kResult), to_json(result));
 }
 
 }  // namespace cellgan

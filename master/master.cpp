@@ -21,11 +21,13 @@
 #include "common/error.h"
 #include "common/idle_backoff.h"
 #include "common/launch_rank.h"
+#include "common/layout_description.h"
 #include "common/log.h"
 #include "common/math_kernels.h"
 #include "common/nn/device.h"
 #include "common/nn/scores.h"
 #include "common/process_stats.h"
+#include "common/run_files.h"
 #include "common/run_status.h"
 #include "common/nn/torch_generator_lock.h"
 #include "master/job_status.h"
@@ -170,14 +172,12 @@ void Master::write_progress(std::int64_t generation, Clock::time_point now) {
   auto previews = run_->take_previews(generation);
   const auto it = previews.find(best.cell);
   if (it == previews.end()) return;
-  const std::string path = run_->path(fmt::format("previews/gen-{:06d}.png", generation));
+  const std::string path = run_->path(fmt::format("{}/gen-{:06d}.png", run_files::kPreviews, generation));
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  const bool one_record = config_.layout == LayoutKind::kDataParallel;
-  const std::string unit = config_.layout == LayoutKind::kPerClass ? "class" : "cell";
-  write_samples_png(config_, path, it->second,
-                    one_record ? fmt::format("generation {}", generation)
-                               : fmt::format("generation {}, {} {}", generation, unit, best.cell));
-  board_->preview(generation, path, one_record ? std::nullopt : std::optional<int>(best.cell));
+  const LayoutDescription layout(config_.layout);
+  write_samples_png(config_, path, it->second, layout.preview_title(generation, best.cell));
+  board_->preview(generation, path,
+                  layout.one_record_per_generation() ? std::nullopt : std::optional<int>(best.cell));
   log::debug("preview of generation {} (cell {}): {}", generation, best.cell, path);
 }
 
@@ -364,7 +364,7 @@ RunResult Master::finish() {
   context.earlier_seconds = earlier_seconds_;
   context.earlier_stretches = run_state_.stretches - 1;
   RunResult result = layout_->finish(std::move(results), context);
-  record_state(status_of(kExitOk), kExitOk);
+  record_state(status_word(RunStatus::kFinished), kExitOk);
   write_report();
   return result;
 }
@@ -424,7 +424,7 @@ RunResult Master::run() {
     if (workers_started_) abort_workers(exit_code_of(e), e.what());
     try {
       const int code = exit_code_of(e);
-      record_state(status_of(code), code, e.what());
+      record_state(status_word(status_of(code)), code, e.what());
       if (run_ && code != kExitDiskFull) write_report();
     } catch (const std::exception& also) {
       // A full disk with no room even for run.json is said once, by main().

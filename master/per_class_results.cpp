@@ -124,7 +124,7 @@ RunResult PerClassResults::finish(std::vector<ResultMessage> results, const Fini
   for (int c = 0; c < generator.classes(); ++c) labels.rows.push_back(fmt::format("class {}", c));
   write_image_grid_png(at(run_files::kClasses), rows, kRowImages * generator.classes(), kImageSide, kImageSide,
                        kRowImages, labels);
-  write_file_atomic(at("classes.json"), generator.index_json());
+  write_file_atomic(at(run_files::kClassIndex), generator.index_json());
   write_result_files(config_, config_.output_dir, generator.mixture(), scored, scored.size() - 1, seconds, context);
   context.run.event(fmt::format("finished: conditional generator of {} classes, mean class accuracy {:.3f}",
                                 generator.classes(), mean_accuracy));

@@ -8,10 +8,9 @@
 #include <map>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
 #include "common/error.h"
 #include "common/run_files.h"
+#include "common/run_records.h"
 #include "master/run_directory.h"
 
 namespace cellgan {
@@ -63,9 +62,7 @@ std::int64_t metrics_complete_through(const fs::path& path, int per_generation, 
   std::ifstream in(path);
   std::map<std::int64_t, int> lines;
   for (std::string line; std::getline(in, line);) {
-    const auto j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_discarded() && j.is_object() && j.contains("generation") && j["generation"].is_number_integer())
-      ++lines[j["generation"].get<std::int64_t>()];
+    if (const auto record = parse_metrics_line(line)) ++lines[record->generation];
   }
   std::int64_t n = 0;
   while (n < up_to && lines[n + 1] >= per_generation) ++n;

@@ -14,15 +14,13 @@
 #include <ctime>
 #include <filesystem>
 
-#include <nlohmann/json.hpp>
-
 #include "common/checkpoint_store.h"
 #include "common/error.h"
 #include "common/image_files.h"
 #include "common/path_checks.h"
 #include "common/run_files.h"
 #include "common/run_lock.h"
-#include "master/metrics_line.h"
+#include "common/run_records.h"
 
 namespace cellgan {
 
@@ -96,9 +94,9 @@ std::string metrics_up_to(const std::string& path, std::int64_t last) {
   std::ifstream in(path);
   std::string kept, line;
   while (std::getline(in, line)) {
-    const auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.contains("generation")) continue;  // a line cut by the interruption
-    if (j["generation"].get<std::int64_t>() <= last) kept += line + "\n";
+    const auto record = parse_metrics_line(line);
+    if (!record) continue;  // a line cut by the interruption
+    if (record->generation <= last) kept += line + "\n";
   }
   return kept;
 }

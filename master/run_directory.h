@@ -56,7 +56,7 @@ class RunDirectory {
   // `cell_count` records make a complete generation.
   // Adds a worker's records of one generation (their previews included);
   // returns the generations that became complete and were written to
-  // metrics.jsonl (metrics_line.h), in order. The records' events lines go
+  // metrics.jsonl (common/run_records.h), in order. The records' events lines go
   // to events.log then, in cell order. Throws when metrics.jsonl cannot be
   // written (DiskFull when there is no space left: error.h).
   std::vector<std::int64_t> add_records(std::int64_t generation, std::vector<GenerationRecord> records);

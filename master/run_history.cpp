@@ -1,18 +1,15 @@
 // The curves of a run (see run_history.h).
 #include "master/run_history.h"
 
-#include <fmt/core.h>
-
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
 #include <vector>
 
-#include "common/error.h"
+#include "common/run_records.h"
 
 namespace cellgan {
 namespace {
@@ -23,19 +20,14 @@ struct Point {
   std::optional<double> objective, generator_loss, discriminator_loss, generator_lr, discriminator_lr;
 };
 
-std::optional<double> finite(const json& value) {
-  if (!value.is_number()) return std::nullopt;
-  const double v = value.get<double>();
-  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
-}
+std::optional<double> finite(double value) { return std::isfinite(value) ? std::optional<double>(value) : std::nullopt; }
 
-std::optional<double> mean_of(const json& values) {
-  if (!values.is_array() || values.empty()) return std::nullopt;
+std::optional<double> mean_of(const std::vector<double>& values) {
+  if (values.empty()) return std::nullopt;
   double sum = 0.0;
-  for (const json& v : values) {
-    const auto x = finite(v);
-    if (!x) return std::nullopt;
-    sum += *x;
+  for (const double v : values) {
+    if (!std::isfinite(v)) return std::nullopt;
+    sum += v;
   }
   return sum / static_cast<double>(values.size());
 }
@@ -61,25 +53,15 @@ void drop_incomplete_last_generation(std::map<int, std::map<std::int64_t, Point>
 std::string run_history_json(const std::string& metrics_path, const std::string& objective_given) {
   std::string objective = objective_given;
   std::map<int, std::map<std::int64_t, Point>> cells;  // cell -> generation -> point
-  std::ifstream in(metrics_path);
-  std::string line;
-  for (int number = 1; in && std::getline(in, line); ++number) {
-    if (in.eof()) break;  // no newline after it: still being written
-    if (line.empty()) continue;
-    try {
-      const json r = json::parse(line);
-      const json& scores = r.at("scores");
-      if (objective.empty()) objective = scores.contains("mode_tvd") ? "mode_tvd" : "fid";
-      Point p;
-      if (scores.contains(objective)) p.objective = finite(scores.at(objective));
-      p.generator_loss = finite(r.at("generator_loss"));
-      p.discriminator_loss = finite(r.at("discriminator_loss"));
-      p.generator_lr = mean_of(r.at("generator_lrs"));
-      p.discriminator_lr = mean_of(r.at("discriminator_lrs"));
-      cells[r.at("cell").get<int>()][r.at("generation").get<std::int64_t>()] = p;
-    } catch (const json::exception& e) {
-      throw InputError(fmt::format("{}:{}: not a metrics record: {}", metrics_path, number, e.what()));
-    }
+  for (const GenerationRecord& r : read_metrics(metrics_path)) {
+    if (objective.empty()) objective = r.scores.count("mode_tvd") ? "mode_tvd" : "fid";
+    Point p;
+    if (const auto it = r.scores.find(objective); it != r.scores.end()) p.objective = finite(it->second);
+    p.generator_loss = finite(r.generator_loss);
+    p.discriminator_loss = finite(r.discriminator_loss);
+    p.generator_lr = mean_of(r.generator_lrs);
+    p.discriminator_lr = mean_of(r.discriminator_lrs);
+    cells[r.cell][r.generation] = p;
   }
   if (objective.empty()) objective = "fid";
   drop_incomplete_last_generation(cells);

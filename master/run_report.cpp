@@ -5,15 +5,17 @@
 
 #include <boost/archive/iterators/base64_from_binary.hpp>
 #include <boost/archive/iterators/transform_width.hpp>
+#include <cmath>
 #include <deque>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
+#include <map>
 #include <optional>
 
 #include "common/error.h"
 #include "common/image_files.h"
 #include "common/run_files.h"
+#include "common/run_records.h"
 #include "common/run_state.h"
 #include "master/page_assets.h"
 #include "master/run_history.h"
@@ -22,7 +24,6 @@ namespace cellgan {
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 constexpr std::size_t kEventsShown = 200;
 
@@ -67,8 +68,8 @@ std::string images(const fs::path& dir, const std::string& layout) {
                                                                             : "samples.png: the best ensemble");
   out += figure(dir / run_files::kClasses, "classes.png: one row per class, class 0 at the top");
   std::optional<fs::path> newest;
-  if (fs::is_directory(dir / "previews"))
-    for (const auto& entry : fs::directory_iterator(dir / "previews"))
+  if (fs::is_directory(dir / run_files::kPreviews))
+    for (const auto& entry : fs::directory_iterator(dir / run_files::kPreviews))
       if (entry.path().extension() == ".png" && (!newest || entry.path().filename() > newest->filename()))
         newest = entry.path();
   if (newest) {
@@ -85,14 +86,14 @@ std::string row(const std::string& key, const std::string& value) {
   return fmt::format("<tr><th>{}</th><td>{}</td></tr>", key, html_escape(value));
 }
 
-std::string scores_text(const json& scores) {
+std::string scores_text(const std::map<std::string, double>& scores) {
   std::string out;
-  for (const auto& [name, value] : scores.items())
-    if (value.is_number()) out += fmt::format("{}{} {:.4f}", out.empty() ? "" : ", ", name, value.get<double>());
+  for (const auto& [name, value] : scores)
+    if (!std::isnan(value)) out += fmt::format("{}{} {:.4f}", out.empty() ? "" : ", ", name, value);
   return out;
 }
 
-std::string summary(const std::optional<RunState>& state, const std::optional<json>& result) {
+std::string summary(const std::optional<RunState>& state, const std::optional<ResultRecord>& result) {
   std::string out = "<table>";
   if (state) {
     out += row("layout", state->layout);
@@ -107,8 +108,8 @@ std::string summary(const std::optional<RunState>& state, const std::optional<js
   }
   if (result) {
     // best_label names it as the layout does; older runs have only best.
-    out += row("best", result->value("best_label", result->value("best", std::string("?"))));
-    if (result->contains("scores")) out += row("its scores", scores_text(result->at("scores")));
+    out += row("best", !result->best_label.empty() ? result->best_label : !result->best.empty() ? result->best : "?");
+    out += row("its scores", scores_text(result->scores));
   }
   return out + "</table>";
 }
@@ -153,14 +154,7 @@ std::string run_report_html(const std::string& run_dir) {
   } catch (const std::runtime_error& e) {
     throw InputError(e.what());
   }
-  std::optional<json> result;
-  if (const auto text = read_file((dir / run_files::kResult).string())) {
-    try {
-      result = json::parse(*text);
-    } catch (const json::exception& e) {
-      throw InputError(fmt::format("{}: not a cellgan result.json: {}", (dir / run_files::kResult).string(), e.what()));
-    }
-  }
+  const std::optional<ResultRecord> result = read_result(run_dir);
   const std::string layout = state ? state->layout : "coevolution";
   const std::string unit = layout == "per_class" ? "class" : layout == "data_parallel" ? "replicas" : "cell";
   const std::string title = html_escape(fs::absolute(dir).lexically_normal().filename().string());

@@ -49,13 +49,13 @@ void StatusBoard::check_worker(int worker) const {
 }
 
 void StatusBoard::set_phase(const std::string& phase, const std::string& detail) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   s_.phase = phase;
   s_.detail = detail;
 }
 
 void StatusBoard::cell_generation(int cell, int worker, std::int64_t generation, std::optional<double> score) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   check_cell(cell);
   check_worker(worker);
   CellStatus& c = s_.cells[static_cast<std::size_t>(cell)];
@@ -65,7 +65,7 @@ void StatusBoard::cell_generation(int cell, int worker, std::int64_t generation,
 }
 
 void StatusBoard::set_cell_worker(int cell, int worker) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   check_cell(cell);
   check_worker(worker);
   s_.cells[static_cast<std::size_t>(cell)].worker = worker;
@@ -73,7 +73,7 @@ void StatusBoard::set_cell_worker(int cell, int worker) {
 
 void StatusBoard::generation_written(std::int64_t generation, Clock::time_point now, std::optional<int> best_cell,
                                      std::optional<double> best_score) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   s_.generations_done = std::max(s_.generations_done, generation);
   last_generation_at_ = now;
   s_.best_cell = best_cell;
@@ -81,7 +81,7 @@ void StatusBoard::generation_written(std::int64_t generation, Clock::time_point 
 }
 
 void StatusBoard::worker_heard(int worker, const std::string& state, std::int64_t generation, Clock::time_point now) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   check_worker(worker);
   Worker& w = workers_[static_cast<std::size_t>(worker - 1)];
   w.state = state;
@@ -90,27 +90,27 @@ void StatusBoard::worker_heard(int worker, const std::string& state, std::int64_
 }
 
 void StatusBoard::set_worker_state(int worker, const std::string& state) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   check_worker(worker);
   workers_[static_cast<std::size_t>(worker - 1)].state = state;
 }
 
 void StatusBoard::event(const std::string& line, Clock::time_point now) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   events_.push_back(StatusEvent{seconds_between(started_, now), line});
   while (events_.size() > kEventsKept) events_.pop_front();
   ++s_.events_total;
 }
 
 void StatusBoard::preview(std::int64_t generation, const std::string& path, std::optional<int> cell) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   s_.preview_generation = generation;
   s_.preview_path = path;
   s_.preview_cell = cell;
 }
 
 StatusSnapshot StatusBoard::snapshot(Clock::time_point now) const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   StatusSnapshot out = s_;
   out.elapsed_seconds = seconds_between(started_, now);
   if (last_generation_at_ && s_.generations_done > 0) {

@@ -15,10 +15,11 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "common/thread_annotations.h"
 
 namespace cellgan {
 
@@ -107,15 +108,16 @@ class StatusBoard {
     std::int64_t generation = 0;
     std::optional<Clock::time_point> heard;
   };
-  void check_cell(int cell) const;
-  void check_worker(int worker) const;
+  void check_cell(int cell) const REQUIRES(mutex_);
+  void check_worker(int worker) const REQUIRES(mutex_);
 
-  mutable std::mutex mutex_;
+  mutable Mutex mutex_;
   const Clock::time_point started_;
-  StatusSnapshot s_;               // cells, phase, grid, best, preview; workers and events filled at snapshot()
-  std::vector<Worker> workers_;    // index = rank - 1
-  std::deque<StatusEvent> events_;
-  std::optional<Clock::time_point> last_generation_at_;
+  // cells, phase, grid, best, preview; workers and events filled at snapshot()
+  StatusSnapshot s_ GUARDED_BY(mutex_);
+  std::vector<Worker> workers_ GUARDED_BY(mutex_);  // index = rank - 1
+  std::deque<StatusEvent> events_ GUARDED_BY(mutex_);
+  std::optional<Clock::time_point> last_generation_at_ GUARDED_BY(mutex_);
 };
 
 }  // namespace cellgan

@@ -8,7 +8,7 @@
 namespace cellgan {
 
 void StopProtocol::request(const std::string& why) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   if (!request_) request_ = why;
 }
 
@@ -22,7 +22,7 @@ StopProtocol::Step StopProtocol::advance(const std::vector<bool>& alive, std::in
   if (state_ == State::kNone) {
     std::optional<std::string> why;
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      MutexLock lock(mutex_);
       why.swap(request_);
     }
     if (!why) return {};
@@ -42,7 +42,7 @@ StopProtocol::Step StopProtocol::advance(const std::vector<bool>& alive, std::in
     return {stop_at_ >= generations ? Kind::kFinishInstead : Kind::kStopAt, stop_at_, ""};
   }
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     if (request_) log::warn("already stopping ({}); SIGKILL ends the run at once", *request_);
     request_.reset();
   }

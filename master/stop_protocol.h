@@ -17,10 +17,11 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "common/thread_annotations.h"
 
 namespace cellgan {
 
@@ -50,8 +51,8 @@ class StopProtocol {
   State state_ = State::kNone;
   std::int64_t stop_at_ = 0;
   std::vector<std::optional<std::int64_t>> paused_at_;  // by worker
-  std::mutex mutex_;
-  std::optional<std::string> request_;  // guarded by mutex_
+  Mutex mutex_;
+  std::optional<std::string> request_ GUARDED_BY(mutex_);
 };
 
 }  // namespace cellgan

@@ -2,19 +2,19 @@
 #include "sweep/run_record.h"
 
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <regex>
 #include <set>
 #include <stdexcept>
 
 #include <yaml-cpp/yaml.h>
 
 #include "common/config.h"
+#include "common/layout_description.h"
 #include "common/run_files.h"
+#include "common/run_records.h"
 #include "common/run_state.h"
 #include "sweep/number_text.h"
 
@@ -24,36 +24,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The first "start: W workers" line of events.log; 0 if none.
-int workers_of(const fs::path& events) {
-  std::ifstream in(events);
-  static const std::regex kStart(R"(\bstart: ([0-9]+) workers?\b)");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::smatch m;
-    if (std::regex_search(line, m, kStart)) return std::stoi(m[1]);
-  }
-  return 0;
-}
-
 // Sums the phase seconds of the generations counted; fills the timing fields.
-void read_metrics(const fs::path& path, RunRecord& r) {
-  std::ifstream in(path);
-  if (!in) return;
+void add_timings(const fs::path& path, RunRecord& r) {
   std::map<std::int64_t, std::map<std::string, double>> by_generation;
-  std::string line;
-  std::int64_t number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    try {
-      const nlohmann::json rec = nlohmann::json::parse(line);
-      auto& phases = by_generation[rec.at("generation").get<std::int64_t>()];
-      for (const auto& [phase, seconds] : rec.at("seconds").items()) phases[phase] += seconds.get<double>();
-    } catch (const nlohmann::json::exception& e) {
-      throw std::runtime_error(fmt::format("{}: line {}: not a metrics line of cellgan: {}", path.string(), number,
-                                           e.what()));
-    }
+  for (const GenerationRecord& record : cellgan::read_metrics(path.string())) {
+    auto& phases = by_generation[record.generation];
+    for (const auto& [phase, seconds] : record.seconds) phases[phase] += seconds;
   }
   if (by_generation.empty() || r.workers <= 0) return;
   const bool skip_warm_up = by_generation.size() > 1;
@@ -64,7 +40,8 @@ void read_metrics(const fs::path& path, RunRecord& r) {
     for (const auto& [phase, seconds] : phases) sums[phase] += seconds;
   }
   // data_parallel's one record a generation is the replicas' wall time already.
-  const int sharing = r.layout == "data_parallel" ? 1 : r.workers;
+  const auto layout = LayoutDescription::named(r.layout);
+  const int sharing = layout ? layout->timing_sharers(r.workers) : r.workers;
   const double per = 1.0 / (static_cast<double>(r.generations_timed) * sharing);
   for (const auto& [phase, seconds] : sums) {
     const double s = seconds * per;
@@ -74,16 +51,11 @@ void read_metrics(const fs::path& path, RunRecord& r) {
   }
 }
 
-void read_result(const fs::path& path, RunRecord& r) {
-  std::ifstream in(path);
-  try {
-    const nlohmann::json result = nlohmann::json::parse(in);
-    if (r.total_seconds <= 0) r.total_seconds = result.at("seconds").get<double>();  // before run.json held it
-    for (const auto& [name, value] : result.at("scores").items())
-      if (value.is_number()) r.scores[name] = value.get<double>();
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(fmt::format("{}: not a result of cellgan: {}", path.string(), e.what()));
-  }
+// Fills the scores and, for a run written before run.json held them, the seconds.
+void add_result(const ResultRecord& result, RunRecord& r) {
+  if (r.total_seconds <= 0) r.total_seconds = result.seconds;  // before run.json held it
+  for (const auto& [name, value] : result.scores)
+    if (!std::isnan(value)) r.scores[name] = value;  // a score not finite when written reads as NaN: left out
 }
 
 // Every scalar (or sequence, as flow YAML) under `node`, by dotted key.
@@ -141,20 +113,20 @@ std::optional<RunRecord> read_run_record(const std::string& folder) {
   r.dataset = to_string(config.data.dataset);
   r.layout = to_string(config.layout);
   r.settings = settings_of(dir / run_files::kConfig);
-  // The worker count from the run's own record; a run written before
-  // run.json existed says it only in events.log.
+  // The worker count, the layout and the times from the run's own record.
   const std::optional<RunState> state = read_run_state(dir.string());
-  r.workers = state ? state->workers : workers_of(dir / run_files::kEvents);
   if (state) {
+    r.workers = state->workers;
     r.status = state->status;
     r.message = state->message;
     r.layout = state->layout;
     r.total_seconds = state->seconds;
     r.spans = state->spans;
   }
-  read_metrics(dir / run_files::kMetrics, r);
-  r.finished = fs::is_regular_file(dir / run_files::kResult, ec);
-  if (r.finished) read_result(dir / run_files::kResult, r);
+  add_timings(dir / run_files::kMetrics, r);
+  const std::optional<ResultRecord> result = read_result(dir.string());
+  r.finished = result.has_value();
+  if (result) add_result(*result, r);
   return r;
 }
 

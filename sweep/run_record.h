@@ -6,12 +6,12 @@
 //                  sweep varied)
 //   run.json       the worker count W, the layout, the wall seconds of
 //                  every stretch summed and their spans (common/
-//                  run_state.h); in a run written before run.json,
-//                  events.log's first "start: W workers" line
+//                  run_state.h)
 //   metrics.jsonl  the phase seconds of every cell and generation
+//                  (common/run_records.h)
 //   result.json    the final scores (and the wall seconds of a run
-//                  written before run.json held them); its presence marks
-//                  a finished run
+//                  written before run.json held them; common/
+//                  run_records.h); its presence marks a finished run
 //
 // Timing rule (the same as tests/bench/b_report.py): generation 1 is
 // warm-up and left out when the run has more than one. The phases gather,
@@ -38,7 +38,7 @@ struct RunRecord {
   std::string folder;
   int rows = 0;
   int cols = 0;
-  int workers = 0;  // 0 when neither run.json nor events.log says
+  int workers = 0;  // 0 without run.json
   std::uint64_t seed = 0;
   std::int64_t generations = 0;  // configured
   std::string dataset;
@@ -67,8 +67,8 @@ bool is_communication_phase(const std::string& phase);
 
 // Reads `folder`. Returns std::nullopt when it holds no run (no
 // config.yaml); a run without result.json is returned unfinished. Throws
-// std::runtime_error, naming the file, when a file is present but cannot
-// be read as cellgan writes it.
+// std::runtime_error (InputError for the records), naming the file, when a
+// file is present but cannot be read as cellgan writes it.
 std::optional<RunRecord> read_run_record(const std::string& folder);
 
 // Sets each record's `values` to the keys whose values differ between the

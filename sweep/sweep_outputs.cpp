@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "common/image_files.h"
+#include "common/run_files.h"
 #include "sweep/run_record.h"
 #include "sweep/sweep_plots.h"
 
@@ -22,7 +23,7 @@ OutputsReport write_sweep_outputs(const std::string& runs_root, const std::strin
       if (auto r = read_run_record(folder)) {
         if (r->finished && r->workers <= 0) {
           report.unreadable.push_back(
-              fmt::format("{}: neither run.json nor events.log names its worker count", folder));
+              fmt::format("{}: no {} names its worker count", folder, run_files::kRunState));
           continue;
         }
         if (!r->finished && r->status == "failed") {  // not to be resumed: listed as failed, once

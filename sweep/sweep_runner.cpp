@@ -1,8 +1,6 @@
 // Running the plan of a sweep (see sweep_runner.h).
 #include "sweep/sweep_runner.h"
 
-#include "common/run_files.h"
-#include "common/run_status.h"
 #include <fmt/core.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -12,7 +10,11 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
+#include "common/run_files.h"
+#include "common/run_state.h"
+#include "common/run_status.h"
 #include "launch/child_process.h"
 
 namespace cellgan::sweep {
@@ -29,34 +31,17 @@ std::string duration(double seconds) {
   return fmt::format("{}h{:02d}m", s / 3600, (s % 3600) / 60);
 }
 
-// The complete generations in a run's metrics.jsonl (a line per cell per
-// generation), read on from where the last call stopped: the file only
-// grows, except when a resumed run rewrites it, which starts the count over.
-class GenerationCounter {
- public:
-  GenerationCounter(fs::path metrics, int cells) : path_(std::move(metrics)), cells_(cells) {}
-  std::int64_t generations() {
-    std::error_code ec;
-    const auto size = fs::file_size(path_, ec);
-    if (ec) return 0;
-    if (size < offset_) offset_ = lines_ = 0;
-    std::ifstream in(path_, std::ios::binary);
-    in.seekg(static_cast<std::streamoff>(offset_));
-    char buffer[1 << 16];
-    while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-      const auto n = in.gcount();
-      lines_ += std::count(buffer, buffer + n, '\n');
-      offset_ += static_cast<std::uintmax_t>(n);
-    }
-    return lines_ / cells_;
+// The generations a run has written, as its run.json says (0 before it has
+// one); std::nullopt when it cannot be read now (a full disk has the master
+// rewrite it in place: run_state.h).
+std::optional<std::int64_t> generations_written(const fs::path& folder) {
+  try {
+    const std::optional<RunState> state = read_run_state(folder.string());
+    return state ? state->generation : 0;
+  } catch (const std::exception&) {
+    return std::nullopt;
   }
-
- private:
-  fs::path path_;
-  int cells_;
-  std::uintmax_t offset_ = 0;
-  std::int64_t lines_ = 0;
-};
+}
 
 // The work of a run on one worker, for the estimate of the time left.
 double weight(const PlannedRun& run) { return static_cast<double>(run.grid.cells()) / run.workers; }
@@ -82,10 +67,11 @@ struct Pace {
 class RunProgress {
  public:
   using Clock = std::chrono::steady_clock;
-  RunProgress(fs::path metrics, int cells, std::int64_t generations, Clock::time_point started)
-      : counter_(std::move(metrics), cells), generations_(generations), first_at_(started) {}
+  RunProgress(fs::path folder, std::int64_t generations, Clock::time_point started)
+      : folder_(std::move(folder)), generations_(generations), first_at_(started) {}
   std::string line(const std::string& head, Clock::time_point now) {
-    const std::int64_t done = counter_.generations();
+    done_ = generations_written(folder_).value_or(done_);
+    const std::int64_t done = done_;
     if (first_ < 0 && done > 0) {
       first_ = done;
       first_at_ = now;
@@ -99,8 +85,9 @@ class RunProgress {
   }
 
  private:
-  GenerationCounter counter_;
+  fs::path folder_;
   std::int64_t generations_;
+  std::int64_t done_ = 0;  // the generations written when last read
   std::int64_t first_ = -1;  // generations done when this session's first one was seen
   Clock::time_point first_at_;
 };
@@ -119,8 +106,7 @@ int train_run(const std::vector<std::string>& argv, const SweepSetup& setup, con
     return 127;
   }
   int sent = 0;
-  RunProgress progress(fs::path(run_folder(setup, run)) / run_files::kMetrics, run.grid.cells(), setup.generations,
-                       started);
+  RunProgress progress(run_folder(setup, run), setup.generations, started);
   auto next_status = started;
   while (true) {
     if (const auto exit = child.wait_for(std::chrono::milliseconds(200))) return *exit;
@@ -206,13 +192,13 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& plan, const SweepSetup& se
     const int code = train_run(argv, setup, run, head, started, interrupts, say, status);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const std::string log = fs::relative(log_file(setup, run), setup.out).string();
-    if (code == kExitOk && fs::exists(folder / run_files::kResult)) {
+    if (code == 0 && fs::exists(folder / run_files::kResult)) {
       ++out.finished;
       pace.weight_done += weight(run);
       pace.seconds_done += seconds;
       pace.weight_left -= weight(run);
       say(fmt::format("{}: finished in {}", head, duration(seconds)));
-    } else if (interrupts.load() > 0 || code == kExitRestart) {
+    } else if (interrupts.load() > 0 || status_of(code) == RunStatus::kStopped) {
       out.unfinished.push_back(run.name);
       say(fmt::format("{}: stopped after {} (exit {}): run the sweep again to resume it", head, duration(seconds),
                       code));

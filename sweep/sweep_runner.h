@@ -57,7 +57,7 @@ std::vector<std::string> run_command(const SweepSetup& setup, const PlannedRun& 
 // it ends ("sweep [3/8] grid 2x2, W 2, seed 1: finished in 12s"). `status`,
 // when given, receives about once a second while a run trains a line that
 // replaces the one before ("sweep [3/8] grid 2x2, W 2, seed 1: generation
-// 7/20, about 41s left for this run"), read from the run's metrics.jsonl.
+// 7/20, about 41s left for this run"), read from the run's run.json.
 SweepOutcome run_sweep(const std::vector<PlannedRun>& plan, const SweepSetup& setup,
                        const std::atomic<int>& interrupts, const std::function<void(const std::string&)>& say,
                        const std::function<void(const std::string&)>& status = {});

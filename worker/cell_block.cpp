@@ -79,7 +79,26 @@ std::map<int, std::pair<Bytes, Bytes>> CellBlock::centres(const std::vector<int>
 
 std::vector<GenerationRecord> CellBlock::run_generation(const std::map<int, HaloMessage>& halos,
                                                        const FaultInjector* faults) {
-  // Where each local cell trains in the order, and the last position that reads it.
+  const auto lock = lock_torch_generator();
+  std::vector<CellGeneration> generations = begin_generations(halos, faults);
+  release_free_memory();
+  std::vector<CellGeneration*> all;
+  std::vector<CellTrainer*> trainers;
+  for (std::size_t i = 0; i < generations.size(); ++i) {
+    all.push_back(&generations[i]);
+    trainers.push_back(&trainer_of(i));
+  }
+  CellTrainer::train_together(trainers, all);
+  release_free_memory();
+  std::vector<GenerationRecord> records;
+  for (std::size_t i = 0; i < generations.size(); ++i) records.push_back(trainer_of(i).finish_generation(generations[i]));
+  release_free_memory();  // keeps the resident set from creeping up
+  return records;
+}
+
+std::vector<CellGeneration> CellBlock::begin_generations(const std::map<int, HaloMessage>& halos,
+                                                         const FaultInjector* faults) {
+  // Where each local cell begins in the order, and the last position that reads it.
   std::map<int, std::size_t> position, last_reader;
   std::vector<std::vector<int>> hoods;
   for (std::size_t i = 0; i < states_.size(); ++i) position[states_[i].cell] = i;
@@ -88,8 +107,8 @@ std::vector<GenerationRecord> CellBlock::run_generation(const std::map<int, Halo
     for (std::size_t k = 1; k < hoods[i].size(); ++k)
       if (position.count(hoods[i][k])) last_reader[hoods[i][k]] = i;  // ascending i: the last one stays
   }
-  std::map<int, std::pair<Bytes, Bytes>> copies;  // trained cells a later cell still reads
-  std::vector<GenerationRecord> records;
+  std::map<int, std::pair<Bytes, Bytes>> copies;  // begun cells a later cell still reads
+  std::vector<CellGeneration> generations;
   for (std::size_t i = 0; i < states_.size(); ++i) {
     CellState& state = states_[i];
     const auto reader = last_reader.find(state.cell);
@@ -102,8 +121,8 @@ std::vector<GenerationRecord> CellBlock::run_generation(const std::map<int, Halo
         const HaloMessage& halo = halos.at(other);
         neighbours.push_back({&halo.generator, &halo.discriminator});
       } else if (local->second > i) {
-        const CellState& untrained = states_[local->second];
-        neighbours.push_back({nullptr, nullptr, &untrained.centre_generator(), &untrained.centre_discriminator()});
+        const CellState& unbegun = states_[local->second];
+        neighbours.push_back({nullptr, nullptr, &unbegun.centre_generator(), &unbegun.centre_discriminator()});
       } else {
         const auto& copy = copies.at(other);
         neighbours.push_back({&copy.first, &copy.second});
@@ -111,15 +130,11 @@ std::vector<GenerationRecord> CellBlock::run_generation(const std::map<int, Halo
       neighbours.back().cell = other;
     }
     const CellFaults cell_faults = faults ? faults->for_cell(state.cell, state.generation + 1) : CellFaults{};
-    {
-      const auto lock = lock_torch_generator();
-      records.push_back(trainer_of(i).run_generation(state, neighbours, cell_faults));
-    }
+    generations.push_back(trainer_of(i).begin_generation(state, neighbours, cell_faults));
     for (auto it = copies.begin(); it != copies.end();)
       it = last_reader.at(it->first) <= i ? copies.erase(it) : std::next(it);
-    release_free_memory();  // keeps the resident set from creeping up
   }
-  return records;
+  return generations;
 }
 
 Bytes CellBlock::encoded_results() const {

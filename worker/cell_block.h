@@ -43,14 +43,18 @@ class CellBlock {
   // the other workers need of it.
   std::map<int, std::pair<Bytes, Bytes>> centres(const std::vector<int>& cells) const;
 
-  // One generation of every cell, in the order of cells(); `halos` are the
-  // other workers' cells it needs. A cell reads its neighbours in this
-  // block as they were when the generation began: live while they have not
-  // trained yet, and from a copy (Individual::encode) taken just before
-  // one trains, kept only while a later cell still reads it. So a block
-  // holds the copies of the cells on its frontier, not of all its cells.
-  // Each cell trains under lock_torch_generator() (torch_generator_lock.h).
-  // `faults` (null = none) says what each cell's generation suffers.
+  // One generation of every cell; `halos` are the other workers' cells it
+  // needs. Every cell begins its generation (steps 0-3, in the order of
+  // cells()), then all train together (CellTrainer::train_together: one
+  // stack of every cell's copies; per_class's cells too when their batch
+  // counts agree), then each finishes (steps 6-8). A cell reads its
+  // neighbours in this block as they were when the generation began: live
+  // while they have not begun, and from a copy (Individual::encode) taken
+  // just before one begins, kept only while a later cell still reads it.
+  // Runs under lock_torch_generator() (torch_generator_lock.h); each cell
+  // draws from streams of its own, so its result does not depend on the
+  // other cells of the block. `faults` (null = none) says what each cell's
+  // generation suffers.
   std::vector<GenerationRecord> run_generation(const std::map<int, HaloMessage>& halos,
                                                const FaultInjector* faults = nullptr);
 
@@ -73,6 +77,7 @@ class CellBlock {
   std::vector<CellState> states_;
 
   void start(const ResumeFrom& from);
+  std::vector<CellGeneration> begin_generations(const std::map<int, HaloMessage>& halos, const FaultInjector* faults);
   // The cell's neighbourhood, itself first: just itself when isolated.
   std::vector<int> hood(int cell) const;
   CellTrainer& trainer_of(std::size_t i) { return trainers_[isolated_ ? i : 0]; }

@@ -13,6 +13,8 @@
 #include "common/nn/losses.h"
 #include "common/rng.h"
 #include "worker/generation_steps.h"
+#include "worker/lockstep_training.h"
+#include "worker/pair_game.h"
 
 namespace cellgan {
 namespace {
@@ -55,11 +57,15 @@ EnsembleView ensemble_view(const CellState& state) {
 }  // namespace
 
 CellTrainer::CellTrainer(const Config& config, const TrainingData& data, SampleScorer& scorer, bool isolated)
-    : config_(config), data_(data), scorer_(scorer), objective_(objective_name(config)), isolated_(isolated) {
+    : config_(config), data_(data), scorer_(scorer), objective_(objective_name(config)),
+      game_(std::make_unique<PairGame>()), isolated_(isolated) {
   const std::int64_t epoch = std::max<std::int64_t>(1, data_.size() / config_.training.batch_size);
   batches_per_generation_ =
       config_.training.batches_per_generation > 0 ? config_.training.batches_per_generation : epoch;
 }
+
+CellTrainer::CellTrainer(CellTrainer&&) noexcept = default;
+CellTrainer::~CellTrainer() = default;
 
 CellState CellTrainer::initial_state(int cell, int neighbour_count) const {
   const TrainingConfig& t = config_.training;
@@ -85,25 +91,42 @@ void CellTrainer::mutate_learning_rate(Individual& individual, SplitMix64& rng) 
   cellgan::mutate_learning_rate(config_.training, individual, rng);
 }
 
+CellGeneration::CellGeneration() = default;
+CellGeneration::CellGeneration(CellGeneration&&) noexcept = default;
+CellGeneration& CellGeneration::operator=(CellGeneration&&) noexcept = default;
+CellGeneration::~CellGeneration() = default;
+
 GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector<NeighbourCentre>& neighbours,
+                                             const CellFaults& faults) {
+  CellGeneration generation = begin_generation(state, neighbours, faults);
+  train({&generation});
+  return finish_generation(generation);
+}
+
+CellGeneration CellTrainer::begin_generation(CellState& state, const std::vector<NeighbourCentre>& neighbours,
                                              const CellFaults& faults) {
   const TrainingConfig& t = config_.training;
   const NetworkShape shape = network_shape(config_);
-  GenerationRecord record;
+  CellGeneration generation;
+  generation.state = &state;
+  generation.neighbours = neighbours;
+  generation.work = std::make_unique<GenerationWorkingSet>();
+  GenerationRecord& record = generation.record;
   record.cell = state.cell;
   record.generation = state.generation + 1;
   std::map<std::string, double>& seconds = record.seconds;
-  GenerationWorkingSet work;
+  GenerationWorkingSet& work = *generation.work;
   work.batch_delay = faults.batch_delay;
   work.device = data_.device();
+  work.game = game_.get();
   PhaseClock clock;
 
   if (faults.poison_generators) {
     poison_generators(state);
     work.events.push_back("fault nan: the cell's generators poisoned (NaN weights)");
   }
-  replace_non_finite(state, neighbours, shape, adam_of(config_), work);
-  gather_neighbourhood(state, neighbours, shape, adam_of(config_), work);
+  replace_non_finite(state, generation.neighbours, shape, adam_of(config_), work);
+  gather_neighbourhood(state, generation.neighbours, shape, adam_of(config_), work);
   seconds["gather"] = clock.lap();
 
   seed_generation(config_, state, work);
@@ -111,9 +134,7 @@ GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector
   clock.lap();  // a few draws: not a phase
 
   // Only the games that decide something are played.
-  const bool play = !game_decides_nothing(t, work);
-  const bool score_copies = !copies_score_decides_nothing(t);
-  if (play)
+  if (!game_decides_nothing(t, work))
     evaluate_fitness(t, data_, shape.latent_dim, work);
   else
     draw_fitness_samples(t, data_, shape.latent_dim, work);
@@ -121,12 +142,71 @@ GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector
 
   select_by_tournament(t, work);
   seconds["select"] = clock.lap();
+  if (copies_score_decides_nothing(t)) drop_what_scoring_copies_needs(work);
+  return generation;
+}
 
-  const double mutating = train(t, data_, batches_per_generation_, shape.latent_dim, state.cell, work);
-  seconds["train"] = clock.lap() - mutating;
-  seconds["mutate"] = mutating;
+namespace {
 
-  if (score_copies)
+// The train and mutate seconds of a joint training: the train seconds
+// shared out evenly, each cell's own mutating seconds.
+void share_seconds(const std::vector<CellGeneration*>& generations, const std::vector<double>& mutating,
+                   double elapsed) {
+  double total_mutating = 0.0;
+  for (const double m : mutating) total_mutating += m;
+  const double training = std::max(0.0, elapsed - total_mutating) / static_cast<double>(generations.size());
+  for (std::size_t i = 0; i < generations.size(); ++i) {
+    generations[i]->record.seconds["train"] = training;
+    generations[i]->record.seconds["mutate"] = mutating[i];
+  }
+}
+
+}  // namespace
+
+void CellTrainer::train(const std::vector<CellGeneration*>& generations) {
+  train_together(std::vector<CellTrainer*>(generations.size(), this), generations);
+}
+
+void CellTrainer::train_together(const std::vector<CellTrainer*>& trainers,
+                                 const std::vector<CellGeneration*>& generations) {
+  if (generations.empty()) return;
+  const CellTrainer& first = *trainers.front();
+  const TrainingConfig& t = first.config_.training;
+  const NetworkShape shape = network_shape(first.config_);
+  const auto rows = [&t](const CellTrainer* trainer) { return std::min(t.batch_size, trainer->data_.size()); };
+  bool together = trains_in_lockstep(t, shape);
+  for (const CellTrainer* trainer : trainers)
+    together = together && trainer->batches_per_generation_ == first.batches_per_generation_ &&
+               rows(trainer) == rows(&first);
+  const bool one_trainer =
+      std::all_of(trainers.begin(), trainers.end(), [&](const CellTrainer* x) { return x == trainers.front(); });
+  if (!together && !one_trainer) {
+    for (std::size_t i = 0; i < generations.size(); ++i) trainers[i]->train({generations[i]});
+    return;
+  }
+  PhaseClock clock;
+  std::vector<double> mutating;
+  if (together) {
+    std::vector<LockstepCell> cells;
+    for (std::size_t i = 0; i < generations.size(); ++i)
+      cells.push_back({generations[i]->state->cell, generations[i]->work.get(), &trainers[i]->data_});
+    mutating = train_in_lockstep(t, first.data_, first.batches_per_generation_, shape.latent_dim, cells);
+  } else {
+    for (std::size_t i = 0; i < generations.size(); ++i)
+      mutating.push_back(cellgan::train(t, trainers[i]->data_, trainers[i]->batches_per_generation_, shape.latent_dim,
+                                        generations[i]->state->cell, *generations[i]->work));
+  }
+  share_seconds(generations, mutating, clock.lap());
+}
+
+GenerationRecord CellTrainer::finish_generation(CellGeneration& generation) {
+  const TrainingConfig& t = config_.training;
+  CellState& state = *generation.state;
+  GenerationWorkingSet& work = *generation.work;
+  GenerationRecord& record = generation.record;
+  std::map<std::string, double>& seconds = record.seconds;
+  PhaseClock clock;
+  if (!copies_score_decides_nothing(t))
     score_trained_copies(config_.training.bce, work);
   else
     take_training_losses(work);
@@ -148,7 +228,8 @@ GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector
       record.events.push_back(fmt::format("cell {}, generation {}: {}", state.cell, record.generation, line));
   record_outcome(state, std::move(mixture), record);
   seconds["idle"] = 0.0;  // the worker loop's to fill
-  return record;
+  generation.work.reset();
+  return std::move(record);
 }
 
 Ensemble CellTrainer::ensemble(const CellState& state) {

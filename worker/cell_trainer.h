@@ -51,6 +51,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,23 @@ struct NeighbourCentre {
   int cell = -1;  // the neighbour's cell, for events lines (-1: not said)
 };
 
+struct GenerationWorkingSet;
+class PairGame;
+
+// One cell's generation between the parts of CellTrainer (below); movable,
+// so a worker keeps one per cell.
+struct CellGeneration {
+  CellGeneration();
+  CellGeneration(CellGeneration&&) noexcept;
+  CellGeneration& operator=(CellGeneration&&) noexcept;
+  ~CellGeneration();
+
+  CellState* state = nullptr;
+  GenerationRecord record;
+  std::unique_ptr<GenerationWorkingSet> work;
+  std::vector<NeighbourCentre> neighbours;  // the working set points into them
+};
+
 class CellTrainer {
  public:
   // `data` (the run's training data) and `scorer` (for the mixture
@@ -87,6 +105,8 @@ class CellTrainer {
   // per_class: no neighbours) scores a mixture of one generator only on
   // preview_generation()s, as data_parallel does.
   CellTrainer(const Config& config, const TrainingData& data, SampleScorer& scorer, bool isolated = false);
+  CellTrainer(CellTrainer&&) noexcept;
+  ~CellTrainer();
 
   // A cell's initial state: fresh individuals seeded from (seed, cell),
   // uniform mixture weights over `neighbour_count` + population slots.
@@ -99,9 +119,35 @@ class CellTrainer {
   // of the neighbourhood, in neighbourhood order. `faults` are the ones
   // injected into this generation (fault_injector.h). The record's events
   // say what was injected and which non-finite individuals were discarded
-  // ("cell 3, generation 2: ...").
+  // ("cell 3, generation 2: ..."). The same as begin_generation(),
+  // train({&generation}) and finish_generation(): a lone cell is a stack of
+  // one.
   GenerationRecord run_generation(CellState& state, const std::vector<NeighbourCentre>& neighbours,
                                   const CellFaults& faults = {});
+
+  // A generation in three parts, so that a worker trains all its cells
+  // together (cell_block.h):
+  // - begin_generation: steps 0-3 (faults, gather, fitness, selection).
+  //   Reads `neighbours` (and what they point to) and changes `state`'s
+  //   individuals' fitness, loss kinds and, for faults, weights; the
+  //   neighbours are not read after it returns. `state` must outlive the
+  //   generation and not be changed until finish_generation.
+  // - train: steps 4 and 5 of every generation given (all begun by this
+  //   trainer), in lockstep as stacked networks when trains_in_lockstep()
+  //   allows it (lockstep_training.h), else one member at a time; each
+  //   cell draws from its own streams, so the result of a cell does not
+  //   depend on the others. The train seconds are shared out evenly.
+  // - finish_generation: steps 6-8; returns the record.
+  CellGeneration begin_generation(CellState& state, const std::vector<NeighbourCentre>& neighbours,
+                                  const CellFaults& faults = {});
+  void train(const std::vector<CellGeneration*>& generations);
+  // train() of generations begun by several trainers, generations[i] by
+  // trainers[i] (per_class: each class cell's trainer has its own data): in
+  // one lockstep when their batch counts and batch sizes agree, else each
+  // by its own trainer.
+  static void train_together(const std::vector<CellTrainer*>& trainers,
+                             const std::vector<CellGeneration*>& generations);
+  GenerationRecord finish_generation(CellGeneration& generation);
 
   // The cell's ensemble: its mixture generators and weights.
   static Ensemble ensemble(const CellState& state);
@@ -120,6 +166,7 @@ class CellTrainer {
   SampleScorer& scorer_;
   std::int64_t batches_per_generation_;
   std::string objective_;  // the key of the ES objective in scorer_.report()
+  std::unique_ptr<PairGame> game_;  // the fitness game's stacks, kept from generation to generation
   bool isolated_;
 };
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <optional>
 
 #include "common/checkpoint_store.h"
 #include "common/log.h"
@@ -28,7 +29,7 @@ CheckpointWriter::CheckpointWriter(Written on_written, const FaultInjector* faul
 
 CheckpointWriter::~CheckpointWriter() {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
   }
   changed_.notify_all();
@@ -38,12 +39,12 @@ CheckpointWriter::~CheckpointWriter() {
 void CheckpointWriter::write(const CheckpointId& id, std::string folder, std::vector<CellBytes> cells,
                              double encode_seconds) {
   {
-    std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [this] { return queue_.size() + (busy_ ? 1 : 0) < kMaxQueued || error_; });
+    MutexLock lock(mutex_);
+    while (!(queue_.size() + (busy_ ? 1 : 0) < kMaxQueued || error_)) lock.wait(changed_);
   }
   rethrow_if_failed();
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     queue_.push_back(Job{id, std::move(folder), std::move(cells), encode_seconds});
   }
   changed_.notify_all();
@@ -51,14 +52,14 @@ void CheckpointWriter::write(const CheckpointId& id, std::string folder, std::ve
 
 void CheckpointWriter::drain() {
   {
-    std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [this] { return (queue_.empty() && !busy_) || error_; });
+    MutexLock lock(mutex_);
+    while (!((queue_.empty() && !busy_) || error_)) lock.wait(changed_);
   }
   rethrow_if_failed();
 }
 
 void CheckpointWriter::rethrow_if_failed() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   if (error_) std::rethrow_exception(error_);
 }
 
@@ -69,25 +70,29 @@ void CheckpointWriter::run() {
   // master's idle core), not in training's. Linux applies a thread's own
   // nice value; failing to set it changes only the speed.
   ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), kWriterNice);
-  std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    changed_.wait(lock, [this] { return !queue_.empty() || stopping_; });
-    if (queue_.empty()) return;  // stopping, and nothing left
-    Job job = std::move(queue_.front());
-    queue_.pop_front();
-    busy_ = true;
-    lock.unlock();
+    std::optional<Job> job;
+    {
+      MutexLock lock(mutex_);
+      while (queue_.empty() && !stopping_) lock.wait(changed_);
+      if (queue_.empty()) return;  // stopping, and nothing left
+      job = std::move(queue_.front());
+      queue_.pop_front();
+      busy_ = true;
+    }
     std::exception_ptr failed;
     try {
-      write_one(job);
+      write_one(*job);
     } catch (...) {
       failed = std::current_exception();
     }
-    lock.lock();
-    busy_ = false;
-    if (failed && !error_) {
-      error_ = failed;
-      queue_.clear();  // nothing after a failed checkpoint is written
+    {
+      MutexLock lock(mutex_);
+      busy_ = false;
+      if (failed && !error_) {
+        error_ = failed;
+        queue_.clear();  // nothing after a failed checkpoint is written
+      }
     }
     changed_.notify_all();
   }

@@ -20,18 +20,17 @@
 // (the training thread); `on_written` is called on the writer's thread.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <exception>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "common/checkpoint_store.h"
 #include "common/comm/protocol.h"
+#include "common/thread_annotations.h"
 
 namespace cellgan {
 
@@ -74,12 +73,12 @@ class CheckpointWriter {
 
   Written on_written_;
   const FaultInjector* faults_;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::deque<Job> queue_;
-  bool busy_ = false;
-  bool stopping_ = false;
-  std::exception_ptr error_;
+  Mutex mutex_;
+  CondVar changed_;
+  std::deque<Job> queue_ GUARDED_BY(mutex_);
+  bool busy_ GUARDED_BY(mutex_) = false;
+  bool stopping_ GUARDED_BY(mutex_) = false;
+  std::exception_ptr error_ GUARDED_BY(mutex_);
   std::thread thread_;
 };
 

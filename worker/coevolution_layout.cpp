@@ -13,7 +13,6 @@
 #include "common/log.h"
 #include "common/nn/scores.h"
 #include "common/nn/torch_generator_lock.h"
-#include "common/nn/device.h"
 #include "common/nn/training_data.h"
 #include "common/process_stats.h"
 #include "worker/cell_block.h"
@@ -31,8 +30,8 @@ void log_memory(const char* when) {
 
 }  // namespace
 
-CoevolutionLayout::CoevolutionLayout(const Config& config, int workers)
-    : config_(config),
+CoevolutionLayout::CoevolutionLayout(const Config& config, int workers, c10::Device device)
+    : config_(config), device_(device),
       grid_(static_cast<int>(config.grid.rows), static_cast<int>(config.grid.cols)),
       partition_(partition_cells(grid_, workers)) {}
 
@@ -42,11 +41,10 @@ std::string CoevolutionLayout::start(int local_rank, const ResumeFrom& from) {
   plan_ = halo_plan(grid_, partition_, config_.grid.neighbourhood, local_rank);
   for (const auto& out : plan_.sends) sent_cells_.push_back(out.cell);
   // Networks are built here: under the generator lock (torch_generator_lock.h).
-  const torch::Device device = resolve_device(config_.runtime.device);
   const auto lock = lock_torch_generator();
-  data_ = std::make_unique<TrainingData>(config_, device);
+  data_ = std::make_unique<TrainingData>(config_, device_);
   log_memory("with the training data");
-  scorer_ = make_scorer(config_, device);
+  scorer_ = make_scorer(config_, device_);
   log_memory("with the scorer");
   block_ = std::make_unique<CellBlock>(config_, grid_, partition_.cells_of[static_cast<std::size_t>(local_rank)],
                                        *data_, *scorer_, from);

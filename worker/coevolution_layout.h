@@ -35,7 +35,7 @@ class TrainingData;
 class CoevolutionLayout final : public WorkerLayout {
  public:
   // Throws InputError unless 1 <= workers <= the grid's cells.
-  CoevolutionLayout(const Config& config, int workers);
+  CoevolutionLayout(const Config& config, int workers, c10::Device device);
   ~CoevolutionLayout() override;
 
   int worker_rows() const override { return partition_.worker_rows; }
@@ -47,6 +47,7 @@ class CoevolutionLayout final : public WorkerLayout {
 
  private:
   const Config& config_;
+  const c10::Device device_;  // where it computes
   GridShape grid_;
   Partition partition_;
   HaloPlan plan_;

@@ -15,7 +15,6 @@
 #include "common/nn/scores.h"
 #include "common/step_schedule.h"
 #include "common/nn/torch_generator_lock.h"
-#include "common/nn/device.h"
 #include "common/nn/training_data.h"
 #include "common/rng.h"
 #include "worker/fault_injector.h"
@@ -33,7 +32,8 @@ constexpr int kReporter = 0;  // the worker that reports, saves and sends the re
 
 }  // namespace
 
-DataParallelLayout::DataParallelLayout(const Config& config, int workers) : config_(config), workers_(workers) {
+DataParallelLayout::DataParallelLayout(const Config& config, int workers, c10::Device device)
+    : config_(config), device_(device), workers_(workers) {
   if (workers < 1)
     throw InputError(fmt::format("{}: workers: data_parallel needs at least one worker", config.source));
 }
@@ -42,10 +42,9 @@ DataParallelLayout::~DataParallelLayout() = default;
 
 std::string DataParallelLayout::start(int local_rank, const ResumeFrom& from) {
   rank_ = local_rank;
-  const torch::Device device = resolve_device(config_.runtime.device);
   const auto lock = lock_torch_generator();
-  data_ = std::make_unique<TrainingData>(config_, device);
-  if (rank_ == kReporter) scorer_ = make_scorer(config_, device);
+  data_ = std::make_unique<TrainingData>(config_, device_);
+  if (rank_ == kReporter) scorer_ = make_scorer(config_, device_);
   trainer_ = std::make_unique<ReplicaTrainer>(config_, *data_, rank_, workers_);
   if (from.generation > 0) {
     const CheckpointFile& file = manifest_entry(from.manifest, kPairCell, from.folder);

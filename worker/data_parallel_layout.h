@@ -41,7 +41,7 @@ class TrainingData;
 class DataParallelLayout final : public WorkerLayout {
  public:
   // Throws InputError unless workers >= 1.
-  DataParallelLayout(const Config& config, int workers);
+  DataParallelLayout(const Config& config, int workers, c10::Device device);
   ~DataParallelLayout() override;
 
   int worker_rows() const override { return 1; }
@@ -60,6 +60,7 @@ class DataParallelLayout final : public WorkerLayout {
   GenerationRecord scored_record(std::int64_t generation);
 
   const Config& config_;
+  const c10::Device device_;  // where it computes
   int workers_;
   int rank_ = 0;
   std::int64_t steps_ = 1;

@@ -18,6 +18,7 @@
 #include "common/nn/discriminator_step.h"
 #include "common/nn/losses.h"
 #include "common/step_schedule.h"
+#include "worker/pair_game.h"
 
 namespace cellgan {
 namespace {
@@ -176,8 +177,9 @@ void gather_neighbourhood(CellState& state, const std::vector<NeighbourCentre>& 
 void seed_generation(const Config& config, const CellState& state, GenerationWorkingSet& work) {
   const std::uint64_t stream =
       (static_cast<std::uint64_t>(state.cell) << 32) ^ static_cast<std::uint64_t>(state.generation);
-  torch::manual_seed(derive_seed(config.seed, Stream::kCellTraining, stream));
+  work.generator = at::detail::createCPUGenerator(derive_seed(config.seed, Stream::kCellTraining, stream));
   work.rng = SplitMix64(derive_seed(config.seed, Stream::kCellTraining, stream ^ (1ULL << 63)));
+  work.global_seed = derive_seed(config.seed, Stream::kCellTraining, stream ^ (1ULL << 62));
 }
 
 void draw_generation_losses(const TrainingConfig& training, CellState& state, SplitMix64& rng) {
@@ -190,10 +192,10 @@ void draw_generation_losses(const TrainingConfig& training, CellState& state, Sp
 
 void draw_fitness_samples(const TrainingConfig& training, const TrainingData& data, std::int64_t latent_dim,
                           GenerationWorkingSet& work) {
-  const auto on_device = torch::TensorOptions().device(data.device());
-  const torch::Tensor index = torch::randint(data.size(), {training.fitness_samples}, on_device.dtype(torch::kLong));
-  work.fitness_real = data.rows(index);
-  work.fitness_latent = torch::randn({training.fitness_samples, latent_dim}, on_device.dtype(torch::kFloat32));
+  const torch::Tensor index = torch::randint(data.size(), {training.fitness_samples}, work.generator, torch::kLong);
+  work.fitness_real = data.rows(index.to(data.device()));
+  work.fitness_latent =
+      torch::randn({training.fitness_samples, latent_dim}, work.generator, torch::kFloat32).to(data.device());
   work.played = PlayedOutputs{};
 }
 
@@ -210,11 +212,23 @@ void evaluate_fitness(const TrainingConfig& training, const TrainingData& data, 
                       GenerationWorkingSet& work) {
   draw_fitness_samples(training, data, latent_dim, work);
   play_every_pair(work.generator_pool, work.discriminator_pool, work.fitness_real, work.fitness_latent, training.bce,
-                  &work.played);
+                  &work.played, work.game);
 }
 
 void play_every_pair(const std::vector<Individual*>& generators, const std::vector<Individual*>& discriminators,
-                     const torch::Tensor& real, const torch::Tensor& z, BceForm bce, PlayedOutputs* reuse) {
+                     const torch::Tensor& real, const torch::Tensor& z, BceForm bce, PlayedOutputs* reuse,
+                     PairGame* game) {
+  if (game != nullptr) {
+    game->play(generators, discriminators, real, z, bce, reuse);
+    return;
+  }
+  PairGame own;
+  own.play(generators, discriminators, real, z, bce, reuse);
+}
+
+void play_one_pair_at_a_time(const std::vector<Individual*>& generators,
+                             const std::vector<Individual*>& discriminators, const torch::Tensor& real,
+                             const torch::Tensor& z, BceForm bce, PlayedOutputs* reuse) {
   torch::NoGradGuard no_grad;
   // The output of `forward` for `who`, from `reuse` when it has it.
   const auto output = [reuse](std::map<const Individual*, torch::Tensor> PlayedOutputs::*table, const Individual* who,
@@ -257,6 +271,17 @@ void play_every_pair(const std::vector<Individual*>& generators, const std::vect
     discriminators[j]->fitness = d_total[j] / static_cast<double>(generators.size());
   for (Individual* g : generators) g->generator()->train();
   for (Individual* d : discriminators) d->discriminator()->train();
+}
+
+void drop_what_scoring_copies_needs(GenerationWorkingSet& work) {
+  work.fitness_real = torch::Tensor();
+  work.fitness_latent = torch::Tensor();
+  work.played = PlayedOutputs{};
+  work.generator_pool.clear();
+  work.discriminator_pool.clear();
+  work.generator_origin.clear();
+  work.discriminator_origin.clear();
+  work.neighbour_discriminators.clear();
 }
 
 void select_by_tournament(const TrainingConfig& training, GenerationWorkingSet& work) {
@@ -302,9 +327,11 @@ double train(const TrainingConfig& training, const TrainingData& data, std::int6
   };
   const DiscriminatorPenalties penalties = discriminator_penalties(training);
   const std::int64_t n = data.size();
-  const auto on_device = torch::TensorOptions().device(data.device());
-  const auto latent = on_device.dtype(torch::kFloat32);
-  const torch::Tensor order = torch::randperm(n, on_device.dtype(torch::kLong));
+  torch::manual_seed(work.global_seed);
+  const auto latent = [&](std::int64_t rows) {
+    return torch::randn({rows, latent_dim}, work.generator, torch::kFloat32).to(data.device());
+  };
+  const torch::Tensor order = torch::randperm(n, work.generator, torch::kLong).to(data.device());
   std::vector<LossWatch> g_watch(gens.size()), d_watch(discs.size());
   const bool summing = copies_score_decides_nothing(training);
   for (std::int64_t b = 0; b < batches; ++b) {
@@ -319,7 +346,7 @@ double train(const TrainingConfig& training, const TrainingData& data, std::int6
       Individual& d = discs[rng.below(discs.size())];
       g.optimizer().zero_grad();
       const torch::Tensor loss =
-          generator_loss(g.loss, d.discriminator()->forward(g.generator()->forward(torch::randn({bs, latent_dim}, latent))),
+          generator_loss(g.loss, d.discriminator()->forward(g.generator()->forward(latent(bs))),
                          training.bce);
       loss.backward();
       g.optimizer().step();
@@ -333,7 +360,7 @@ double train(const TrainingConfig& training, const TrainingData& data, std::int6
       torch::Tensor fake;
       {
         torch::NoGradGuard no_grad;
-        fake = g.generator()->forward(torch::randn({bs, latent_dim}, latent));
+        fake = g.generator()->forward(latent(bs));
       }
       d.optimizer().zero_grad();
       const torch::Tensor loss =
@@ -375,11 +402,11 @@ void score_trained_copies(BceForm bce, GenerationWorkingSet& work) {
   // gathered Gs; the game also rescores the pool side, which is put back.
   std::vector<double> saved_d;
   for (Individual* d : pool_d) saved_d.push_back(d->fitness);
-  play_every_pair(copies_g, pool_d, work.fitness_real, work.fitness_latent, bce, &work.played);
+  play_every_pair(copies_g, pool_d, work.fitness_real, work.fitness_latent, bce, &work.played, work.game);
   for (std::size_t j = 0; j < pool_d.size(); ++j) pool_d[j]->fitness = saved_d[j];
   std::vector<double> saved_g;
   for (Individual* g : pool_g) saved_g.push_back(g->fitness);
-  play_every_pair(pool_g, copies_d, work.fitness_real, work.fitness_latent, bce, &work.played);
+  play_every_pair(pool_g, copies_d, work.fitness_real, work.fitness_latent, bce, &work.played, work.game);
   for (std::size_t i = 0; i < pool_g.size(); ++i) pool_g[i]->fitness = saved_g[i];
   note_discards(copies_g, copies_d, work);
 }

@@ -21,11 +21,14 @@
 // Internal to cellgan_worker (and its tests); the public face is
 // worker/cell_trainer.h.
 //
-// Thread-safety: the functions share no state of their own, but the ones
-// that draw use Torch's process-wide generator, so only one generation may
-// run at a time in a process (the worker has one training thread).
+// Thread-safety: the functions share no state of their own. The draws come
+// from the cell's own streams (seed_generation); networks are still built
+// from Torch's process-wide generator (values then overwritten) and
+// wgan_gp's penalty draws from it, so callers hold lock_torch_generator()
+// (the worker has one training thread).
 #pragma once
 
+#include <ATen/core/Generator.h>
 #include <torch/types.h>
 
 #include <chrono>
@@ -43,6 +46,8 @@
 #include "worker/cell_trainer.h"
 
 namespace cellgan {
+
+class PairGame;
 
 // What the steps of one generation hand each other. The pools point into
 // the cell's state and into this object, so it is neither copied nor moved.
@@ -71,8 +76,14 @@ struct GenerationWorkingSet {
   std::vector<Individual*> discriminator_pool;
   std::vector<const NeighbourCentre*> generator_origin;
   std::vector<const NeighbourCentre*> discriminator_origin;
-  // seed_generation: the generation's own stream.
+  // seed_generation: the generation's own streams: `rng` for the
+  // algorithm's choices, `generator` (a CPU generator of the cell's own)
+  // for Torch's draws (samples, latent vectors, the data's order), and
+  // `global_seed` for what draws from Torch's global generator (the
+  // interpolates of wgan_gp's penalty), seeded just before training.
   SplitMix64 rng{0};
+  at::Generator generator;
+  std::uint64_t global_seed = 0;
   // evaluate_fitness: the samples fitness was measured on; the trained
   // copies are scored on the same ones.
   torch::Tensor fitness_real;
@@ -80,6 +91,8 @@ struct GenerationWorkingSet {
   // evaluate_fitness: the pool's outputs on them, which
   // score_trained_copies takes again.
   PlayedOutputs played;
+  // Set by the caller: plays the games (null: one of their own each time).
+  PairGame* game = nullptr;
   // select_by_tournament: the winners (deep copies), trained by train()
   // and offered to replace_worst().
   std::vector<Individual> selected_generators;
@@ -126,16 +139,17 @@ void replace_non_finite(CellState& state, const std::vector<NeighbourCentre>& ne
 void gather_neighbourhood(CellState& state, const std::vector<NeighbourCentre>& neighbours, const NetworkShape& shape,
                           const AdamSettings& adam, GenerationWorkingSet& work);
 
-// Seeds Torch's global generator and work.rng from (config.seed, cell,
-// generations completed), so the rest depends only on the inputs.
+// Seeds work.rng, work.generator and work.global_seed from (config.seed,
+// cell, generations completed), so the rest depends only on the inputs and
+// not on what other cells draw in the same process.
 void seed_generation(const Config& config, const CellState& state, GenerationWorkingSet& work);
 
 // Mustangs only (else nothing): each local pair draws its loss for this
 // generation from `rng`.
 void draw_generation_losses(const TrainingConfig& training, CellState& state, SplitMix64& rng);
 
-// Step 2. Draws fitness_samples real rows and latent vectors (Torch's
-// generator) into `work` and scores every G of the pool against every D.
+// Step 2. Draws fitness_samples real rows and latent vectors
+// (work.generator) into `work` and scores every G of the pool against every D.
 void evaluate_fitness(const TrainingConfig& training, const TrainingData& data, std::int64_t latent_dim,
                       GenerationWorkingSet& work);
 // Step 2's draws alone, for a generation whose game decides nothing
@@ -155,12 +169,25 @@ bool copies_score_decides_nothing(const TrainingConfig& training);
 // The game behind fitness: each generator's fitness becomes its mean loss
 // against `discriminators`, each discriminator's its mean loss against
 // `generators`, on `real` and the latent batch `z`, with BCE in the form
-// `bce` (training.bce). No gradients; the
-// networks are left in training mode. Draws nothing. With `reuse`, the
-// outputs found there are taken instead of computed, and those computed
-// are added to it.
+// `bce` (training.bce). No gradients; the networks are left in training
+// mode. Draws nothing. With `reuse`, the outputs found there are taken
+// instead of computed, and those computed are added to it. Played on
+// stacks (pair_game.h) by `game`, which keeps them from game to game (null:
+// a game of its own).
 void play_every_pair(const std::vector<Individual*>& generators, const std::vector<Individual*>& discriminators,
-                     const torch::Tensor& real, const torch::Tensor& z, BceForm bce, PlayedOutputs* reuse = nullptr);
+                     const torch::Tensor& real, const torch::Tensor& z, BceForm bce, PlayedOutputs* reuse = nullptr,
+                     PairGame* game = nullptr);
+// The same game, one pair at a time: for the network kinds that are not
+// stacked, and the reference the stacked game is tested against.
+void play_one_pair_at_a_time(const std::vector<Individual*>& generators,
+                             const std::vector<Individual*>& discriminators, const torch::Tensor& real,
+                             const torch::Tensor& z, BceForm bce, PlayedOutputs* reuse = nullptr);
+
+// Frees what only score_trained_copies() reads (the fitness samples, the
+// pool's played outputs, the neighbours' discriminators, the pools), for a
+// generation whose copies are not scored (copies_score_decides_nothing()):
+// a worker holds every cell's working set while its cells train together.
+void drop_what_scoring_copies_needs(GenerationWorkingSet& work);
 
 // Step 3. population_size tournaments on each pool (generators first) into
 // work.selected_*. Draws from work.rng.
@@ -185,7 +212,10 @@ std::vector<Individual> tournament_winners(const std::vector<Individual*>& pool,
 // checked on the device and read once, after the last batch), and so is
 // each copy's mean loss when copies_score_decides_nothing(). Each batch first
 // sleeps work.batch_delay. Then marks the copies as trained in `cell` and
-// frees their gradients. Draws from Torch's generator and work.rng.
+// frees their gradients. Draws from work.generator and work.rng; seeds
+// Torch's global generator from work.global_seed first (wgan_gp's penalty).
+// One member at a time: the path for what lockstep_training.h does not
+// stack yet.
 // Returns the seconds spent mutating.
 double train(const TrainingConfig& training, const TrainingData& data, std::int64_t batches, std::int64_t latent_dim,
              int cell, GenerationWorkingSet& work);
@@ -205,17 +235,17 @@ void mutate_learning_rate(const TrainingConfig& training, Individual& individual
 // `bce` is training.bce, as evaluate_fitness played with it.
 void score_trained_copies(BceForm bce, GenerationWorkingSet& work);
 
-// Step 6, second half: up to `n_replacements` copies (best first) replace
-// the worst local individuals (worst first). Copies with a non-finite
-// fitness or weights are skipped. kIfBetter replaces only when the copy's
-// fitness is strictly lower than the local one's (a NaN local counts as
-// +inf). Returns how many were replaced. Draws nothing.
 // Step 6, first half, when the game decides nothing: each trained copy's
 // fitness is its mean loss in training (kept by train(); every
 // copy steps on batch 0, step_schedule.h), with the same discards and
 // work.events lines as score_trained_copies.
 void take_training_losses(GenerationWorkingSet& work);
 
+// Step 6, second half: up to `n_replacements` copies (best first) replace
+// the worst local individuals (worst first). Copies with a non-finite
+// fitness or weights are skipped. kIfBetter replaces only when the copy's
+// fitness is strictly lower than the local one's (a NaN local counts as
+// +inf). Returns how many were replaced. Draws nothing.
 int replace_worst(std::vector<Individual>& local, std::vector<Individual>& copies, std::int64_t n_replacements,
                   ReplacementRule rule);
 

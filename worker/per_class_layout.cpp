@@ -7,14 +7,13 @@
 #include "common/error.h"
 #include "common/nn/scores.h"
 #include "common/nn/torch_generator_lock.h"
-#include "common/nn/device.h"
 #include "common/nn/training_data.h"
 #include "worker/cell_block.h"
 
 namespace cellgan {
 
-PerClassLayout::PerClassLayout(const Config& config, int workers)
-    : config_(config),
+PerClassLayout::PerClassLayout(const Config& config, int workers, c10::Device device)
+    : config_(config), device_(device),
       grid_(static_cast<int>(config.grid.rows), 1),
       partition_(partition_cells(grid_, workers)) {}
 
@@ -24,15 +23,14 @@ std::string PerClassLayout::start(int local_rank, const ResumeFrom& from) {
   const std::vector<int>& cells = partition_.cells_of[static_cast<std::size_t>(local_rank)];
   CellBlock::Isolated isolated;
   std::vector<std::string> sizes;
-  const torch::Device device = resolve_device(config_.runtime.device);
   for (int cell : cells) {
-    data_.push_back(std::make_unique<TrainingData>(config_, cell, device));
+    data_.push_back(std::make_unique<TrainingData>(config_, cell, device_));
     isolated.data.push_back(data_.back().get());
     sizes.push_back(fmt::format("{}: {}", cell, data_.back()->size()));
   }
   // Networks are built here: under the generator lock (torch_generator_lock.h).
   const auto lock = lock_torch_generator();
-  scorer_ = make_scorer(config_, device);
+  scorer_ = make_scorer(config_, device_);
   block_ = std::make_unique<CellBlock>(config_, grid_, cells, isolated, *scorer_, from);
   return fmt::format("classes {} (training images {})", fmt::join(cells, ","), fmt::join(sizes, ", "));
 }

@@ -30,7 +30,7 @@ class PerClassLayout final : public WorkerLayout {
  public:
   // The master checks the worker count (per_class_results.h); here
   // 1 <= workers <= grid.rows is partition_cells()' contract.
-  PerClassLayout(const Config& config, int workers);
+  PerClassLayout(const Config& config, int workers, c10::Device device);
   ~PerClassLayout() override;
 
   int worker_rows() const override { return partition_.worker_rows; }
@@ -44,6 +44,7 @@ class PerClassLayout final : public WorkerLayout {
 
  private:
   const Config& config_;
+  const c10::Device device_;  // where it computes
   GridShape grid_;
   Partition partition_;
   std::vector<std::unique_ptr<TrainingData>> data_;  // per cell of this worker

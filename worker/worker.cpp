@@ -37,7 +37,7 @@ struct Setup {
   Setup(const Setup&) = delete;
   Setup& operator=(const Setup&) = delete;
   Config config;
-  std::string device;
+  torch::Device device = torch::kCPU;  // runtime.device, resolved once
   std::unique_ptr<WorkerLayout> layout;
   ResumeFrom from;
 };
@@ -84,9 +84,9 @@ void prepare(const StartMessage& start, int rank, int workers, bool throw_at_sta
     s.from = ResumeFrom{start.resume_generation, start.resume_folder, read_manifest(start.resume_folder)};
   log::set_level(log::parse_level(s.config.runtime.log_level));
   torch::set_num_threads(static_cast<int>(s.config.runtime.threads));
-  s.device = describe_device(resolve_device(s.config.runtime.device));
-  log::info("worker rank {}: device {}", rank, s.device);
-  s.layout = make_worker_layout(s.config, workers);
+  s.device = resolve_device(s.config.runtime.device);
+  log::info("worker rank {}: device {}", rank, describe_device(s.device));
+  s.layout = make_worker_layout(s.config, workers, s.device);
   if (throw_at_start) throw std::runtime_error("test fault at start-up");
 }
 
@@ -183,7 +183,7 @@ std::optional<Aborted> rehome(const MembersMessage& m, int rank, JobCommsFactory
   place.done = s.from.generation;
   comm.set_progress(WorkerState::kProcessing, place.done);
   place.members = static_cast<int>(survivors.size());
-  s.layout = make_worker_layout(s.config, place.members);
+  s.layout = make_worker_layout(s.config, place.members, s.device);
   s.layout->set_faults(&faults);
   auto local = factory.cartesian(survivors, s.layout->worker_rows(), s.layout->worker_cols(), m.local_tag);
   if (auto aborted = comm.replace_local(std::move(local))) return aborted;
@@ -285,14 +285,14 @@ int Worker::run() {
   // Workers lost at start-up are not members: the layout is for the rest.
   const std::vector<int> member_ranks(members.members.begin(), members.members.end());
   if (static_cast<int>(member_ranks.size()) != workers)
-    setup.layout = make_worker_layout(setup.config, static_cast<int>(member_ranks.size()));
+    setup.layout = make_worker_layout(setup.config, static_cast<int>(member_ranks.size()), setup.device);
   std::vector<int> global = member_ranks;
   global.insert(global.begin(), kMasterRank);
   comms.global = factory_.group(global, kGlobalGroupTag);
   comms.local = factory_.cartesian(member_ranks, setup.layout->worker_rows(), setup.layout->worker_cols(), members.local_tag);
   Place place{comms.local->rank(), static_cast<int>(member_ranks.size()), setup.from.generation};
   const std::string kernels = blas_kernels();
-  comms.global->send(kMasterRank, kTagHello, encode(HelloMessage{kernels, setup.device}));
+  comms.global->send(kMasterRank, kTagHello, encode(HelloMessage{kernels, describe_device(setup.device)}));
   // 5. The communication thread takes the communicators; this thread trains.
   WorkerComm comm(std::move(comms), std::chrono::milliseconds(setup.config.runtime.heartbeat_interval_ms), dead_after);
   std::thread comm_thread([&comm] { comm.run(); });

@@ -38,7 +38,7 @@ Communicator& WorkerComm::comm(Channel channel) {
 }
 
 void WorkerComm::queue(Outgoing out) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   outgoing_.push_back(std::move(out));
   wake_requested_ = true;
   wake_.notify_one();
@@ -59,13 +59,10 @@ std::optional<Interruption> WorkerComm::interruption_locked() {
 }
 
 Waited<Message> WorkerComm::receive_local(int source, int tag) {
-  std::unique_lock<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   const auto key = std::make_pair(source, tag);
   ++waiters_;
-  changed_.wait(lock, [&] {
-    const auto it = received_.find(key);
-    return abort_.has_value() || rehome_.has_value() || (it != received_.end() && !it->second.empty());
-  });
+  while (!abort_.has_value() && !rehome_.has_value() && !has_message(key)) lock.wait(changed_);
   --waiters_;
   if (auto interruption = interruption_locked()) return std::move(*interruption);
   auto& queue = received_[key];
@@ -74,8 +71,13 @@ Waited<Message> WorkerComm::receive_local(int source, int tag) {
   return message;
 }
 
+bool WorkerComm::has_message(const std::pair<int, int>& key) const {
+  const auto it = received_.find(key);
+  return it != received_.end() && !it->second.empty();
+}
+
 Waited<std::optional<Message>> WorkerComm::try_receive_local(int source, int tag) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   if (auto interruption = interruption_locked()) return std::move(*interruption);
   const auto it = received_.find(std::make_pair(source, tag));
   if (it == received_.end() || it->second.empty()) return std::optional<Message>();
@@ -85,13 +87,13 @@ Waited<std::optional<Message>> WorkerComm::try_receive_local(int source, int tag
 }
 
 std::optional<Interruption> WorkerComm::allreduce_local(std::vector<float>& values) {
-  std::unique_lock<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   sum_in_ = std::move(values);
   sum_out_.reset();
   wake_requested_ = true;
   wake_.notify_one();
   ++waiters_;
-  changed_.wait(lock, [&] { return sum_out_.has_value() || abort_.has_value() || rehome_.has_value(); });
+  while (!sum_out_.has_value() && !abort_.has_value() && !rehome_.has_value()) lock.wait(changed_);
   --waiters_;
   if (sum_out_) {
     values = std::move(*sum_out_);
@@ -108,7 +110,7 @@ void WorkerComm::report(const RecordsMessage& records) {
 }
 
 void WorkerComm::set_progress(WorkerState state, std::int64_t generation) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   state_ = state;
   generation_ = generation;
 }
@@ -118,18 +120,18 @@ void WorkerComm::send_result(Bytes payload) {
 }
 
 std::optional<Interruption> WorkerComm::wait_for_done() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [&] { return done_ || abort_.has_value() || rehome_.has_value(); });
+  MutexLock lock(mutex_);
+  while (!done_ && !abort_.has_value() && !rehome_.has_value()) lock.wait(changed_);
   return interruption_locked();
 }
 
 std::optional<Interruption> WorkerComm::interrupted() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   return interruption_locked();
 }
 
 std::optional<Aborted> WorkerComm::replace_local(std::unique_ptr<Communicator> local) {
-  std::unique_lock<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   received_.clear();
   outgoing_.erase(std::remove_if(outgoing_.begin(), outgoing_.end(),
                                  [](const Outgoing& o) { return o.channel == Channel::kLocal; }),
@@ -137,7 +139,7 @@ std::optional<Aborted> WorkerComm::replace_local(std::unique_ptr<Communicator> l
   pause_limit_.reset();
   stop_at_.reset();
   next_local_ = std::move(local);
-  changed_.wait(lock, [&] { return next_local_ == nullptr || abort_.has_value(); });
+  while (next_local_ != nullptr && !abort_.has_value()) lock.wait(changed_);
   if (abort_) return Aborted{abort_->exit_code, abort_->reason};
   return std::nullopt;
 }
@@ -147,21 +149,25 @@ void WorkerComm::report_checkpoint(const CheckpointMessage& message) {
 }
 
 std::optional<Interruption> WorkerComm::flush_to_master() {
-  std::unique_lock<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   const auto to_master = [](const Outgoing& o) { return o.channel != Channel::kLocal; };
-  const bool flushed = changed_.wait_for(lock, master_dead_after_, [&] {
-    return abort_.has_value() || rehome_.has_value() || silent_ ||
-           (to_master_in_flight_ == 0 && std::none_of(outgoing_.begin(), outgoing_.end(), to_master));
-  });
+  const auto deadline = Clock::now() + master_dead_after_;
+  bool flushed = false;
+  for (;;) {
+    flushed = abort_.has_value() || rehome_.has_value() || silent_ ||
+              (to_master_in_flight_ == 0 && std::none_of(outgoing_.begin(), outgoing_.end(), to_master));
+    if (flushed || Clock::now() >= deadline) break;
+    lock.wait_until(changed_, deadline);
+  }
   if (auto interruption = interruption_locked()) return interruption;
   if (!flushed) log::warn("messages to the master still in flight after {} ms", master_dead_after_.count());
   return std::nullopt;
 }
 
 Waited<std::optional<std::int64_t>> WorkerComm::stop_at(std::int64_t completed) {
-  std::unique_lock<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   if (pause_limit_ && completed >= *pause_limit_)
-    changed_.wait(lock, [&] { return stop_at_.has_value() || abort_.has_value() || rehome_.has_value(); });
+    while (!stop_at_.has_value() && !abort_.has_value() && !rehome_.has_value()) lock.wait(changed_);
   if (auto interruption = interruption_locked()) return std::move(*interruption);
   return stop_at_;
 }
@@ -173,35 +179,35 @@ void WorkerComm::abort_locked(int exit_code, const std::string& reason) {
 
 void WorkerComm::send_failure(const std::string& reason, int exit_code) {
   Bytes payload = encode(FailureMessage{reason, exit_code});
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   state_ = WorkerState::kFailed;
   outgoing_.push_back({Channel::kWorld, kMaster, kTagFailure, std::move(payload)});
 }
 
 void WorkerComm::finish() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   finish_requested_ = true;
 }
 
 std::optional<AbortMessage> WorkerComm::aborted() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   return abort_;
 }
 
 bool WorkerComm::master_lost() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   return master_lost_;
 }
 
 void WorkerComm::go_silent() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   silent_ = true;
 }
 
 void WorkerComm::send_heartbeat(Clock::time_point now) {
   HeartbeatMessage hb;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     if (silent_) return;
     hb.state = state_;
     hb.generation = generation_;
@@ -214,7 +220,7 @@ bool WorkerComm::run_once(Clock::time_point now) {
   bool did = false;
   // 0. The training thread's allreduce: started, then polled.
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     if (next_local_) {  // the old LOCAL's sends and sum to a lost worker never complete: they are released
       abandon_pending_sum();
       comms_.local = std::move(next_local_);
@@ -229,7 +235,7 @@ bool WorkerComm::run_once(Clock::time_point now) {
   }
   if (pending_sum_ && pending_sum_->done()) {
     pending_sum_.reset();
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     sum_out_ = std::move(sum_buffer_);
     sum_buffer_ = {};
     did = true;
@@ -238,7 +244,7 @@ bool WorkerComm::run_once(Clock::time_point now) {
   std::deque<Outgoing> out;
   bool silent;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     out.swap(outgoing_);
     silent = silent_;
   }
@@ -250,7 +256,7 @@ bool WorkerComm::run_once(Clock::time_point now) {
   // 2. Messages from the other workers, kept by (source, tag) in order.
   if (comms_.local) {
     while (auto msg = comms_.local->try_receive()) {
-      std::lock_guard<std::mutex> lock(mutex_);
+      MutexLock lock(mutex_);
       received_[{msg->source, msg->tag}].push_back(std::move(*msg));
       did = true;
     }
@@ -265,7 +271,7 @@ bool WorkerComm::run_once(Clock::time_point now) {
   const std::size_t in_flight = comms_.world->pending_sends() + comms_.global->pending_sends();
   if (comms_.local) comms_.local->pending_sends();
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     if (in_flight != to_master_in_flight_) did = true;  // flush_to_master() may be waiting for it
     to_master_in_flight_ = in_flight;
   }
@@ -276,7 +282,7 @@ bool WorkerComm::run_once(Clock::time_point now) {
 bool WorkerComm::take_from_master(Clock::time_point now) {
   bool did = false;
   while (auto msg = comms_.world->try_receive(kMaster, kAnyTag)) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     last_from_master_ = now;
     if (msg->tag == kTagAbort) {
       const AbortMessage abort = decode_abort(msg->payload);
@@ -299,7 +305,7 @@ bool WorkerComm::take_from_master(Clock::time_point now) {
     did = true;
   }
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     if (!abort_ && !done_ && now - last_from_master_ >= master_dead_after_) {
       const double silent = std::chrono::duration<double>(now - last_from_master_).count();
       abort_locked(kExitFailure, fmt::format("the master is presumed dead: silent for {:.1f} s", silent));
@@ -342,7 +348,7 @@ void WorkerComm::run() {
       const bool did = run_once(Clock::now());
       bool finishing;
       {
-        std::lock_guard<std::mutex> lock(mutex_);
+        MutexLock lock(mutex_);
         finishing = finish_requested_ && outgoing_.empty();
       }
       if (finishing) {
@@ -354,9 +360,11 @@ void WorkerComm::run() {
         backoff.after_round(true);
         continue;
       }
-      std::unique_lock<std::mutex> lock(mutex_);
+      MutexLock lock(mutex_);
       const auto sleep = waiters_ > 0 ? std::chrono::microseconds(200) : backoff.idle_round();
-      wake_.wait_for(lock, sleep, [&] { return wake_requested_; });
+      const auto until = Clock::now() + sleep;
+      while (!wake_requested_ && lock.wait_until(wake_, until) == std::cv_status::no_timeout) {
+      }
       wake_requested_ = false;
     }
   } catch (const std::exception& e) {
@@ -365,7 +373,7 @@ void WorkerComm::run() {
       // Not exit_code_of(): what fails here is a message between ranks (a
       // truncated payload throws InputError), never the user's input.
       const bool bug = dynamic_cast<const std::logic_error*>(&e) != nullptr;
-      std::lock_guard<std::mutex> lock(mutex_);
+      MutexLock lock(mutex_);
       abort_locked(bug ? kExitInternal : kExitFailure, fmt::format("communication thread: {}", e.what()));
     }
     try {  // tell the master, if MPI still works

@@ -19,11 +19,12 @@
 // Deadlines: every wait of the training thread (receive_local,
 // wait_for_done, ...) returns the Aborted interruption (worker_exchange.h)
 // when the master aborts the run or has been silent for
-// `master_dead_after`, and the Rehoming one when the master asks for it. At exit the last messages are
-// flushed for at most that long in all (not at all when the master is
-// lost). An exception on the communication thread itself ends the waits
-// the same way, as Aborted (exit code kExitInternal for a std::logic_error, else
-// kExitFailure), and the master is told when possible.
+// `master_dead_after`, and the Rehoming one when the master asks for it.
+// At exit the last messages are flushed for at most that long in all (not
+// at all when the master is lost). An exception on the communication
+// thread itself ends the waits the same way, as Aborted (exit code
+// kExitInternal for a std::logic_error, else kExitFailure), and the master
+// is told when possible.
 //
 // Thread-safety: the WorkerExchange methods, report, set_progress,
 // send_result, send_failure, finish, wait_for_done, flush_to_master,
@@ -35,11 +36,9 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -47,6 +46,7 @@
 #include "common/comm/job_comms.h"
 #include "common/comm/protocol.h"
 #include "common/error.h"
+#include "common/thread_annotations.h"
 #include "worker/worker_exchange.h"
 
 namespace cellgan {
@@ -141,11 +141,13 @@ class WorkerComm final : public WorkerExchange {
   // long. Returns whether anything happened.
   bool take_from_master(Clock::time_point now);
   void abandon_pending_sum();
-  // Sets abort_ (unless set) and wakes every waiter. Call with mutex_ held.
-  void abort_locked(int exit_code, const std::string& reason);
+  // Sets abort_ (unless set) and wakes every waiter.
+  void abort_locked(int exit_code, const std::string& reason) REQUIRES(mutex_);
   // The abort if any, else the rehoming if any (taken: rehome_ is
-  // cleared), else none. Call with mutex_ held.
-  std::optional<Interruption> interruption_locked();
+  // cleared), else none.
+  std::optional<Interruption> interruption_locked() REQUIRES(mutex_);
+  // A message from (source, tag) is waiting.
+  bool has_message(const std::pair<int, int>& key) const REQUIRES(mutex_);
   Communicator& comm(Channel channel);
 
   JobComms comms_;
@@ -153,32 +155,33 @@ class WorkerComm final : public WorkerExchange {
   const std::chrono::milliseconds master_dead_after_;
   Clock::time_point last_heartbeat_{};
 
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  // Guarded by mutex_:
-  std::deque<Outgoing> outgoing_;
-  std::map<std::pair<int, int>, std::deque<Message>> received_;  // (source, tag) -> messages, in order
-  WorkerState state_ = WorkerState::kInactive;
-  std::int64_t generation_ = 0;
-  Clock::time_point last_from_master_;
-  std::optional<AbortMessage> abort_;
-  bool finish_requested_ = false;
-  std::optional<std::int64_t> pause_limit_;  // c + 1 of the stop protocol
-  std::optional<std::int64_t> stop_at_;      // T
-  std::optional<MembersMessage> rehome_;     // from the master, until the training thread takes it
-  std::unique_ptr<Communicator> next_local_;  // handed over by replace_local()
-  std::condition_variable wake_;  // wakes run()'s idle sleep
-  bool wake_requested_ = false;
-  int waiters_ = 0;  // training-thread waits for LOCAL (receive_local, allreduce_local)
-  std::optional<std::vector<float>> sum_in_;   // handed over by allreduce_local()
-  std::optional<std::vector<float>> sum_out_;  // its result, for allreduce_local()
+  mutable Mutex mutex_;
+  CondVar changed_;
+  std::deque<Outgoing> outgoing_ GUARDED_BY(mutex_);
+  // (source, tag) -> messages, in order
+  std::map<std::pair<int, int>, std::deque<Message>> received_ GUARDED_BY(mutex_);
+  WorkerState state_ GUARDED_BY(mutex_) = WorkerState::kInactive;
+  std::int64_t generation_ GUARDED_BY(mutex_) = 0;
+  Clock::time_point last_from_master_ GUARDED_BY(mutex_);
+  std::optional<AbortMessage> abort_ GUARDED_BY(mutex_);
+  bool finish_requested_ GUARDED_BY(mutex_) = false;
+  std::optional<std::int64_t> pause_limit_ GUARDED_BY(mutex_);  // c + 1 of the stop protocol
+  std::optional<std::int64_t> stop_at_ GUARDED_BY(mutex_);      // T
+  std::optional<MembersMessage> rehome_ GUARDED_BY(mutex_);     // from the master, until the training thread takes it
+  std::unique_ptr<Communicator> next_local_ GUARDED_BY(mutex_);  // handed over by replace_local()
+  CondVar wake_;  // wakes run()'s idle sleep
+  bool wake_requested_ GUARDED_BY(mutex_) = false;
+  int waiters_ GUARDED_BY(mutex_) = 0;  // training-thread waits for LOCAL (receive_local, allreduce_local)
+  std::optional<std::vector<float>> sum_in_ GUARDED_BY(mutex_);   // handed over by allreduce_local()
+  std::optional<std::vector<float>> sum_out_ GUARDED_BY(mutex_);  // its result, for allreduce_local()
   // The communication thread's own: the sum under way and its buffer.
   std::unique_ptr<Communicator::PendingSum> pending_sum_;
   std::vector<float> sum_buffer_;
-  bool silent_ = false;
-  bool done_ = false;
-  std::size_t to_master_in_flight_ = 0;  // WORLD and GLOBAL sends not completed, after the last run_once()
-  bool master_lost_ = false;
+  bool silent_ GUARDED_BY(mutex_) = false;
+  bool done_ GUARDED_BY(mutex_) = false;
+  // WORLD and GLOBAL sends not completed, after the last run_once()
+  std::size_t to_master_in_flight_ GUARDED_BY(mutex_) = 0;
+  bool master_lost_ GUARDED_BY(mutex_) = false;
 };
 
 }  // namespace cellgan

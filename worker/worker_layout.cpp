@@ -9,11 +9,11 @@
 
 namespace cellgan {
 
-std::unique_ptr<WorkerLayout> make_worker_layout(const Config& config, int workers) {
+std::unique_ptr<WorkerLayout> make_worker_layout(const Config& config, int workers, c10::Device device) {
   switch (config.layout) {
-    case LayoutKind::kCoevolution: return std::make_unique<CoevolutionLayout>(config, workers);
-    case LayoutKind::kDataParallel: return std::make_unique<DataParallelLayout>(config, workers);
-    case LayoutKind::kPerClass: return std::make_unique<PerClassLayout>(config, workers);
+    case LayoutKind::kCoevolution: return std::make_unique<CoevolutionLayout>(config, workers, device);
+    case LayoutKind::kDataParallel: return std::make_unique<DataParallelLayout>(config, workers, device);
+    case LayoutKind::kPerClass: return std::make_unique<PerClassLayout>(config, workers, device);
   }
   throw std::logic_error("unknown layout");
 }

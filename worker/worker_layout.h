@@ -11,7 +11,7 @@
 //
 // The job skeleton (Worker, worker.h) calls, in order: worker_rows() and
 // worker_cols() before LOCAL is made; start(from); run_generation(g) for
-// g = from.generation..G-1, with checkpoint(folder) after the generations
+// g = from.generation..G-1, with checkpoint() after the generations
 // that are checkpointed; results(). Everything else — start-up, heartbeats, deadlines, errors,
 // records to the master — is the skeleton's.
 //
@@ -21,6 +21,8 @@
 //
 // Thread-safety: belongs to the worker's training thread.
 #pragma once
+
+#include <c10/core/Device.h>
 
 #include <cstdint>
 #include <memory>
@@ -85,7 +87,8 @@ class WorkerLayout {
   const FaultInjector* faults_ = nullptr;
 };
 
-// The worker half of `config.layout` for a job of `workers` workers.
-std::unique_ptr<WorkerLayout> make_worker_layout(const Config& config, int workers);
+// The worker half of `config.layout` for a job of `workers` workers,
+// computing on `device` (runtime.device, resolved once by the worker).
+std::unique_ptr<WorkerLayout> make_worker_layout(const Config& config, int workers, c10::Device device);
 
 }  // namespace cellgan

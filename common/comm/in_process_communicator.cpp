@@ -19,14 +19,14 @@
 
 #include <algorithm>
 #include <cstring>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <mutex>
 #include <stdexcept>
 #include <vector>
 
 #include <fmt/core.h>
+
+#include "common/thread_annotations.h"
 
 namespace cellgan {
 
@@ -34,8 +34,8 @@ struct InProcessNetwork::State {
   enum class Collective { kGather, kBarrier, kAllreduce };
 
   struct Mailbox {
-    std::mutex mutex;
-    std::deque<Message> messages;  // GUARDED_BY(mutex), in arrival order
+    Mutex mutex;
+    std::deque<Message> messages GUARDED_BY(mutex);  // in arrival order
   };
 
   explicit State(int n) : size(n), mailboxes(static_cast<std::size_t>(n)), handed_out(n, false) {}
@@ -43,24 +43,24 @@ struct InProcessNetwork::State {
   const int size;
   std::vector<Mailbox> mailboxes;  // one per rank; never resized
 
-  std::mutex handout_mutex;
-  std::vector<bool> handed_out;  // GUARDED_BY(handout_mutex)
+  Mutex handout_mutex;
+  std::vector<bool> handed_out GUARDED_BY(handout_mutex);
 
-  // The collective slot, all GUARDED_BY(collective_mutex).
-  std::mutex collective_mutex;
-  std::condition_variable collective_done;
-  std::uint64_t generation = 0;  // rounds completed so far
-  int arrived = 0;               // members in the current round
-  Collective kind = Collective::kBarrier;
-  int root = 0;
-  std::vector<Bytes> contributions;  // the current round's, indexed by rank
-  std::vector<Bytes> completed;      // the last completed round's
-  std::vector<float> reduced;        // the last completed allreduce's sum
+  // The collective slot.
+  Mutex collective_mutex;
+  CondVar collective_done;
+  std::uint64_t generation GUARDED_BY(collective_mutex) = 0;  // rounds completed so far
+  int arrived GUARDED_BY(collective_mutex) = 0;               // members in the current round
+  Collective kind GUARDED_BY(collective_mutex) = Collective::kBarrier;
+  int root GUARDED_BY(collective_mutex) = 0;
+  std::vector<Bytes> contributions GUARDED_BY(collective_mutex);  // the current round's, indexed by rank
+  std::vector<Bytes> completed GUARDED_BY(collective_mutex);      // the last completed round's
+  std::vector<float> reduced GUARDED_BY(collective_mutex);        // the last completed allreduce's sum
 
   // One member's arrival in a collective round; returns the round's
   // ticket (the rounds completed before it). The last to arrive completes
-  // the round. Call with collective_mutex held.
-  std::uint64_t arrive(int rank, Collective what, int round_root, const Bytes& payload) {
+  // the round.
+  std::uint64_t arrive(int rank, Collective what, int round_root, const Bytes& payload) REQUIRES(collective_mutex) {
     if (arrived == 0) {
       kind = what;
       root = round_root;
@@ -85,9 +85,9 @@ struct InProcessNetwork::State {
   // One member's part in a gather or barrier; returns the gathered payloads
   // at the root of a gather, an empty vector otherwise.
   std::vector<Bytes> join(int rank, Collective what, int round_root, const Bytes& payload) {
-    std::unique_lock<std::mutex> lock(collective_mutex);
+    MutexLock lock(collective_mutex);
     const std::uint64_t ticket = arrive(rank, what, round_root, payload);
-    collective_done.wait(lock, [&] { return generation != ticket; });
+    while (generation == ticket) lock.wait(collective_done);
     if (what == Collective::kGather && rank == round_root) return std::move(completed);
     return {};
   }
@@ -96,15 +96,15 @@ struct InProcessNetwork::State {
   // round is complete; false until then. Rounds after it cannot complete
   // before this member has taken it, since they need it too.
   bool take_sum(std::uint64_t ticket, std::vector<float>& values) {
-    std::lock_guard<std::mutex> lock(collective_mutex);
+    MutexLock lock(collective_mutex);
     if (generation == ticket) return false;
     std::memcpy(values.data(), reduced.data(), reduced.size() * sizeof(float));
     return true;
   }
 
   // The float32 sum of the round's contributions, in rank order, into
-  // `reduced`. Call with collective_mutex held.
-  void sum_contributions(int rank) {
+  // `reduced`.
+  void sum_contributions(int rank) REQUIRES(collective_mutex) {
     const std::size_t bytes = contributions.front().size();
     for (const Bytes& c : contributions)
       if (c.size() != bytes)
@@ -144,14 +144,14 @@ class InProcessCommunicator final : public Communicator {
     check_rank(dest, "send: destination");
     if (tag < 0) throw std::invalid_argument(fmt::format("send: tag {} is negative", tag));
     auto& mailbox = state_->mailboxes[static_cast<std::size_t>(dest)];
-    std::lock_guard<std::mutex> lock(mailbox.mutex);
+    MutexLock lock(mailbox.mutex);
     mailbox.messages.push_back(Message{rank_, tag, std::move(payload)});
   }
 
   std::optional<Message> try_receive(int source, int tag) override {
     if (source != kAnySource) check_rank(source, "try_receive: source");
     auto& mailbox = state_->mailboxes[static_cast<std::size_t>(rank_)];
-    std::lock_guard<std::mutex> lock(mailbox.mutex);
+    MutexLock lock(mailbox.mutex);
     const auto it = std::find_if(mailbox.messages.begin(), mailbox.messages.end(), [&](const Message& m) {
       return (source == kAnySource || m.source == source) && (tag == kAnyTag || m.tag == tag);
     });
@@ -177,7 +177,7 @@ class InProcessCommunicator final : public Communicator {
     const Bytes mine(first, first + values.size() * sizeof(float));
     std::uint64_t ticket = 0;
     {
-      std::lock_guard<std::mutex> lock(state_->collective_mutex);
+      MutexLock lock(state_->collective_mutex);
       ticket = state_->arrive(rank_, InProcessNetwork::State::Collective::kAllreduce, 0, mine);
     }
     return std::make_unique<Sum>(state_, ticket, values);
@@ -211,7 +211,7 @@ std::unique_ptr<Communicator> InProcessNetwork::communicator(int rank) {
         fmt::format("InProcessNetwork: rank {} is not a rank of 0..{}", rank, state_->size - 1));
   }
   {
-    std::lock_guard<std::mutex> lock(state_->handout_mutex);
+    MutexLock lock(state_->handout_mutex);
     if (state_->handed_out[static_cast<std::size_t>(rank)]) {
       throw std::logic_error(fmt::format("InProcessNetwork: the communicator of rank {} was already taken", rank));
     }

@@ -8,6 +8,9 @@
 
 #include <mpi.h>
 
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <cstdio>
 #include <memory>
 #include <cstdlib>
@@ -17,19 +20,62 @@
 
 #include <fmt/core.h>
 
-#include "common/comm/exit_unless_done.h"
 #include "common/comm/mpi_communicator.h"
 #include "common/error.h"
+#include "common/launch_rank.h"
 #include "common/log.h"
 
 namespace cellgan {
 namespace {
 
-// Far beyond a healthy start (about 1.2 s here, STACK.md), and a healthy
-// communicator creation (about 1 ms; it follows a handshake that has just
-// shown every member alive).
+// Far beyond a healthy start (MPI_Init takes about 1.2 s on 2 cores), and a
+// healthy communicator creation (about 1 ms; it follows a handshake that has
+// just shown every member alive). docs/operations.md, "Launching", states both.
 constexpr std::chrono::seconds kInitLimit{30};
 constexpr std::chrono::seconds kCreateLimit{10};
+
+// A deadline for an MPI call that has none of its own (MPI_Init, and the
+// collective creation of a communicator, which waits for every member, a
+// lost one too — under mpirun --enable-recovery for ever). If the guard is
+// still alive after `limit`, the process says which call (its last line,
+// through the logger), reports exit 75 to the launcher (launch_rank.h) and
+// exits with it: whatever was done is in the newest complete checkpoint,
+// and `--resume auto` (or cellgan launch, by itself) goes on from there.
+// It ends the process from its own detached thread with std::_Exit because
+// nothing else can: the blocked MPI call cannot be interrupted, and
+// returning or exit() would run destructors that wait on MPI too.
+class ExitUnlessDone {
+ public:
+  ExitUnlessDone(std::string what, std::chrono::seconds limit) : state_(std::make_shared<State>()) {
+    std::thread([state = state_, what = std::move(what), limit] {
+      std::unique_lock<std::mutex> lock(state->mutex);
+      if (state->changed.wait_for(lock, limit, [&] { return state->done; })) return;
+      log::last_line(fmt::format("cellgan: stopped: {} has not returned after {} s (a rank lost?): run the same "
+                                 "command again with --resume auto",
+                                 what, limit.count()));
+      report_exit_code(kExitRestart);
+      std::_Exit(kExitRestart);
+    }).detach();
+  }
+  ~ExitUnlessDone() {
+    {
+      std::lock_guard<std::mutex> lock(state_->mutex);
+      state_->done = true;
+    }
+    state_->changed.notify_all();
+  }
+  ExitUnlessDone(const ExitUnlessDone&) = delete;
+  ExitUnlessDone& operator=(const ExitUnlessDone&) = delete;
+
+ private:
+  struct State {
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool done = false;
+  };
+  std::shared_ptr<State> state_;
+};
+
 
 const char* thread_level_name(int level) {
   switch (level) {

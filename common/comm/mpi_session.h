@@ -6,7 +6,7 @@
 // not included here. MPI_Init, and the collective creation of a
 // communicator (group(), cartesian()), wait for every member, even a lost
 // one: if one has not returned after 30 s (MPI_Init) or 10 s (a
-// communicator), the process says which (exit_unless_done.h), reports
+// communicator), the process says which, reports
 // exit 75 (common/launch_rank.h) and exits with it (run the same command
 // again with --resume auto; cellgan launch does), so a rank lost at launch
 // or during a rehoming never hangs a job.

@@ -1,6 +1,8 @@
 // Adam over stacked tensors, per member (batched_adam.h).
 #include "common/nn/batched_adam.h"
 
+#include "common/nn/stacked_tensor.h"
+
 #include <torch/torch.h>
 
 #include <fmt/core.h>
@@ -81,8 +83,12 @@ void BatchedAdam::update(const torch::Tensor& row_mask) {
   // As LibTorch's Adam on the host, in double: 1 - beta^t and lr / (1 - beta1^t).
   // A masked row's t may be 0; its values are computed and then dropped.
   const torch::Tensor t = next_steps.clamp_min(1).to(torch::kFloat64);
-  const torch::Tensor bias_correction1 = 1.0 - torch::pow(options_.beta1, t);
-  const torch::Tensor bias_correction2 = 1.0 - torch::pow(options_.beta2, t);
+  // Aligned, so that a member's beta^t does not depend on the size of the stack.
+  const auto power_of = [&t](double beta) {
+    return member_aligned(t, [beta](const torch::Tensor& x) { return torch::pow(beta, x); });
+  };
+  const torch::Tensor bias_correction1 = 1.0 - power_of(options_.beta1);
+  const torch::Tensor bias_correction2 = 1.0 - power_of(options_.beta2);
   const torch::Tensor neg_step_size = (-(learning_rates_ / bias_correction1)).to(torch::kFloat32);
   const torch::Tensor sqrt_bias_correction2 = bias_correction2.sqrt().to(torch::kFloat32);
   const double beta1 = options_.beta1;

@@ -14,6 +14,7 @@
 
 #include "common/error.h"
 #include "common/nn/conditional_networks.h"
+#include "common/run_files.h"
 
 namespace cellgan {
 namespace {
@@ -78,7 +79,7 @@ std::string ClassGenerator::index_json() const {
 }
 
 std::string ClassGenerator::index_path(const std::string& ensemble_path) {
-  return (std::filesystem::path(ensemble_path).parent_path() / "classes.json").string();
+  return (std::filesystem::path(ensemble_path).parent_path() / run_files::kClassIndex).string();
 }
 
 ClassGenerator ClassGenerator::load(const std::string& ensemble_path, torch::Device device) {

@@ -10,6 +10,8 @@
 
 #include <stdexcept>
 
+#include "common/nn/stacked_tensor.h"
+
 namespace cellgan {
 namespace {
 
@@ -20,8 +22,15 @@ torch::Tensor mean_of(const torch::Tensor& t, LossMean mean) {
   return mean == LossMean::kWhole ? t.mean() : t.flatten(1).mean(1);
 }
 
+// log t; per member, laid out so that a member's logs do not depend on its
+// stack (member_aligned, stacked_tensor.h).
+torch::Tensor log_of(const torch::Tensor& t, LossMean mean) {
+  if (mean == LossMean::kWhole) return t.log();
+  return member_aligned(t, [](const torch::Tensor& x) { return x.log(); });
+}
+
 // log(max(p, eps)): finite for a saturated discriminator.
-torch::Tensor safe_log(const torch::Tensor& p) { return torch::clamp_min(p, kLogEps).log(); }
+torch::Tensor safe_log(const torch::Tensor& p, LossMean mean) { return log_of(torch::clamp_min(p, kLogEps), mean); }
 
 // PyTorch's BCELoss (mean) against the constant target y: the value
 // -mean(max(log p, -100)) (or of log(1 - p) for y = 0) and the gradient
@@ -30,7 +39,7 @@ torch::Tensor safe_log(const torch::Tensor& p) { return torch::clamp_min(p, kLog
 // a NaN input where training must see a NaN loss (a diverged copy).
 torch::Tensor pytorch_bce(const torch::Tensor& p, double y, LossMean mean) {
   const torch::Tensor q = p.detach();
-  const torch::Tensor value = -mean_of(torch::clamp_min((y == 1.0 ? q : 1.0 - q).log(), -100.0), mean);
+  const torch::Tensor value = -mean_of(torch::clamp_min(log_of(y == 1.0 ? q : 1.0 - q, mean), -100.0), mean);
   const torch::Tensor slope = (q - y) / torch::clamp_min(q * (1.0 - q), 1e-12);
   const torch::Tensor surrogate = mean_of(slope * p, mean);
   return surrogate - surrogate.detach() + value;
@@ -39,11 +48,11 @@ torch::Tensor pytorch_bce(const torch::Tensor& p, double y, LossMean mean) {
 // Binary cross-entropy against an all-ones / all-zeros target.
 torch::Tensor bce_real(const torch::Tensor& d, BceForm form, LossMean mean) {
   if (form == BceForm::kPyTorch) return pytorch_bce(d, 1.0, mean);
-  return -mean_of(safe_log(d), mean);
+  return -mean_of(safe_log(d, mean), mean);
 }
 torch::Tensor bce_fake(const torch::Tensor& d, BceForm form, LossMean mean) {
   if (form == BceForm::kPyTorch) return pytorch_bce(d, 0.0, mean);
-  return -mean_of(safe_log(1.0 - d), mean);
+  return -mean_of(safe_log(1.0 - d, mean), mean);
 }
 
 [[noreturn]] void unresolved_mustangs(const char* where) {
@@ -68,7 +77,7 @@ torch::Tensor generator_loss(LossKind kind, const torch::Tensor& d_fake, BceForm
     case LossKind::kMse:
       return mean_of((d_fake - 1.0).square(), mean);
     case LossKind::kHeuristic:
-      return -0.5 * mean_of(safe_log(d_fake), mean);
+      return -0.5 * mean_of(safe_log(d_fake, mean), mean);
     case LossKind::kWganGp:
       return -mean_of(d_fake, mean);
     case LossKind::kMustangs:

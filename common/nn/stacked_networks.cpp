@@ -41,9 +41,9 @@ torch::Tensor StackedNetworkImpl::forward(const torch::Tensor& x) {
   }
   switch (output_) {
     case Output::kTanh:
-      return torch::tanh(h);
+      return member_aligned(h, [](const torch::Tensor& t) { return torch::tanh(t); });
     case Output::kSigmoid:
-      return torch::sigmoid(h);
+      return member_aligned(h, [](const torch::Tensor& t) { return torch::sigmoid(t); });
     case Output::kLinear:
       break;
   }

@@ -36,4 +36,14 @@ void set_member_row(const StackedTensor& layout, const torch::Tensor& like, std:
   row.copy_(member.reshape(row.sizes()));
 }
 
+torch::Tensor member_aligned(const torch::Tensor& x, const std::function<torch::Tensor(const torch::Tensor&)>& op) {
+  if (x.dim() < 1 || x.size(0) < 1) return op(x);
+  const std::int64_t members = x.size(0);
+  const std::int64_t n = x.numel() / members;
+  const std::int64_t padded = (n + kMemberAlignment - 1) / kMemberAlignment * kMemberAlignment;
+  if (padded == n) return op(x);
+  const torch::Tensor rows = torch::constant_pad_nd(x.reshape({members, n}), {0, padded - n}, 0.5);
+  return op(rows).narrow(1, 0, n).reshape(x.sizes());
+}
+
 }  // namespace cellgan

@@ -14,6 +14,7 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace cellgan {
@@ -31,5 +32,17 @@ torch::Tensor member_row(const StackedTensor& layout, const torch::Tensor& like,
 // `like`, without autograd. std::invalid_argument when the sizes differ.
 void set_member_row(const StackedTensor& layout, const torch::Tensor& like, std::int64_t p,
                     const torch::Tensor& member);
+
+// Applies the elementwise `op` (an exp, log, pow, sigmoid or tanh: a
+// function whose vectorised and scalar CPU kernels round apart in the last
+// bit) to x [P, ...] so that each member's values depend on its own values
+// only, not on P nor on its row. ATen's CPU loops run the vectorised kernel
+// on whole chunks and the scalar one on the tail, so an element's bits
+// depend on its position; here every member's elements are laid out from a
+// multiple of kMemberAlignment, padded (with 0.5) to a multiple of it, so
+// no member's element ever falls in a tail. Differentiable; the padding's
+// gradient is dropped. Members already a multiple long run unpadded.
+constexpr std::int64_t kMemberAlignment = 64;
+torch::Tensor member_aligned(const torch::Tensor& x, const std::function<torch::Tensor(const torch::Tensor&)>& op);
 
 }  // namespace cellgan

@@ -284,5 +284,34 @@ TEST(Resume, Sigusr1ToMpirunStopsWithExit75AndTheRunResumesExactly) {
   EXPECT_EQ(metrics_without_seconds(dir), reference.metrics);
 }
 
+// A checkpoint of the trainer of 2af4405, which stepped one individual at a
+// time (tests/app/fixtures/toy-2x2-after-4-of-2af4405: this file's
+// resume_config() run on 1 worker, killed in generation 5, after its
+// checkpoint of generation 4; the kill fault taken out of config.yaml),
+// resumes under the stacked trainer: on 1 and on 2 workers it keeps the
+// four generations it had, adds the three it lacked, and ends with the
+// same bits either way.
+TEST(Resume, ACheckpointOfThePerIndividualTrainerResumes) {
+  TempDir tmp;
+  const std::string fixture = std::string(CELLGAN_SOURCE_DIR) + "/tests/app/fixtures/toy-2x2-after-4-of-2af4405";
+  const std::vector<std::string> before = metrics_without_seconds(fixture);
+  ASSERT_EQ(before.size(), 16u);  // 4 cells x 4 generations
+  std::vector<std::string> ensembles;
+  for (const int workers : {1, 2}) {
+    const std::string name = fmt::format("w{}", workers);
+    const std::string dir = tmp.file(name);
+    fs::copy(fixture, dir, fs::copy_options::recursive);
+    JobOptions resume;
+    resume.resume = "auto";
+    const auto out = run_one_process_job(resume_config(tmp, name, dir), workers, resume);
+    ASSERT_TRUE(out.result.has_value()) << out.master_error;
+    const std::vector<std::string> after = metrics_without_seconds(dir);
+    ASSERT_EQ(after.size(), 28u);
+    EXPECT_EQ(std::vector<std::string>(after.begin(), after.begin() + 16), before);
+    ensembles.push_back(read_bytes(dir + "/ensemble.bin"));
+  }
+  EXPECT_TRUE(ensembles[0] == ensembles[1]) << "ensemble.bin differs between 1 and 2 workers";
+}
+
 }  // namespace
 }  // namespace cellgan

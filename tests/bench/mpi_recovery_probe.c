@@ -1,7 +1,7 @@
 /* Open MPI under mpirun --enable-recovery, without cellgan: do the survivors of
  * a kill -9 get through MPI_Finalize, and what does mpirun return?
- * Built and run by mpi_recovery_probe.sh (docs/results.md, "Found while
- * measuring").
+ * Built and run by mpi_recovery_probe.sh (docs/results.md, "Open MPI under
+ * --enable-recovery").
  *
  * Ranks 0, 2, 3 wait 4 s (Isending BYTES to rank 1 every 100 ms when BYTES > 0),
  * free the sends, then call MPI_Finalize and return $RC0 (rank 0) or 0. Rank 1

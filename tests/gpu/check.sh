@@ -150,8 +150,8 @@ say "| mnist-1x1 (MLP, 90 batches of 100) | $a | $b | $(ratio "$a" "$b") |"
 say "| DCGAN cell (dcgan-mnist, 30 batches of 100) | $c | $d | $(ratio "$c" "$d") |"
 
 say ""
-say "## G2 and G4: mnist-4x4 on one GPU; memory per rank"
-# G4: the most GPU and host memory each rank held during the W = 16 run.
+say "## G2, G4, G5: mnist-4x4 and mnist-8x8 on one GPU, one process; memory"
+# The most GPU and host memory each rank held while a run trained.
 sample_memory() {
   while :; do
     nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>/dev/null | sed 's/^/gpu /'
@@ -159,17 +159,16 @@ sample_memory() {
     sleep 1
   done
 }
-train g2-w4 90 4 configs/mnist-4x4.yaml "${MNIST[@]}" --set training.generations=10 --set runtime.device=cuda
-sample_memory > "$OUT/g4-memory.txt" &
-SAMPLER=$!
-train g2-w16 120 16 configs/mnist-4x4.yaml "${MNIST[@]}" --set training.generations=10 --set runtime.device=cuda
-kill $SAMPLER 2> /dev/null
-say ""
-say "| mnist-4x4 on one GPU | seconds per generation |"
-say "| --- | --- |"
-say "| 4 workers (4 cells each) | $(per_gen g2-w4) |"
-say "| 16 workers (a cell each) | $(per_gen g2-w16) |"
-python3 - "$OUT/g4-memory.txt" << 'EOF' | tee -a "$SUMMARY"
+# sampled NAME LIMIT WORKERS CONFIG ...: `train` with the memory sampled into OUT/NAME-memory.txt.
+sampled() {
+  local name=$1
+  sample_memory > "$OUT/$name-memory.txt" &
+  local sampler=$!
+  train "$@"
+  kill $sampler 2> /dev/null
+}
+memory() {
+  python3 - "$OUT/$1-memory.txt" << 'EOF'
 import collections, sys
 gpu, rss = collections.defaultdict(int), collections.defaultdict(int)
 for line in open(sys.argv[1]):
@@ -181,8 +180,32 @@ for line in open(sys.argv[1]):
 def show(values):
     v = sorted(values)
     return f"{v[0]}-{v[-1]} MB over {len(v)} ranks" if v else "not seen"
-print(f"\nG4 (W = 16, peak per rank): GPU memory {show(gpu.values())}; host memory (RSS) {show(rss.values())}")
+print(f"GPU {show(gpu.values())}; host (RSS) {show(rss.values())}")
 EOF
+}
+sampled g2-w1 90 1 configs/mnist-4x4.yaml "${MNIST[@]}" --set training.generations=10 --set runtime.device=cuda
+train g2-w4 90 4 configs/mnist-4x4.yaml "${MNIST[@]}" --set training.generations=10 --set runtime.device=cuda
+sampled g5-w1 120 1 configs/mnist-4x4.yaml "${MNIST[@]}" --set grid.rows=8 --set grid.cols=8 \
+  --set training.generations=5 --set runtime.device=cuda
+say ""
+say "| on one GPU | seconds per generation | peak memory per rank |"
+say "| --- | --- | --- |"
+say "| G2 mnist-4x4, 1 worker (16 cells stacked) | $(per_gen g2-w1) | $(memory g2-w1) |"
+say "| mnist-4x4, 4 workers sharing the GPU | $(per_gen g2-w4) | |"
+say "| G5 mnist-8x8, 1 worker (64 cells stacked) | $(per_gen g5-w1) | $(memory g5-w1) |"
+
+say ""
+say "## G6: fashion-2x2 grown to 4x4 with the DCGAN pair, 30 batches a generation"
+G6=(configs/fashion-2x2.yaml "${FASHION[@]}" --set grid.rows=4 --set grid.cols=4 --set network.kind=dcgan
+    --set training.batches_per_generation=30 --set training.generations=3 --set runtime.device=cuda)
+train g6-w1 120 1 "${G6[@]}"
+train g6-w4 120 4 "${G6[@]}"
+say ""
+say "| G6 on one GPU | seconds per generation |"
+say "| --- | --- |"
+say "| 1 worker | $(per_gen g6-w1) |"
+say "| 4 ranks sharing the GPU | $(per_gen g6-w4) |"
+say "- CUDA graphs: not built yet, so not measured on against off."
 
 say ""
 say "## G3: data-parallel DCGAN (dp-fashion-dcgan), images per second"

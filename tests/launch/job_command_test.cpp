@@ -31,6 +31,17 @@ TEST(ChooseWorkers, OnePerCellAtMostTheSlots) {
   EXPECT_EQ(choose_workers(grid(1, 1, LayoutKind::kDataParallel), 0, 6), 6);
 }
 
+// On GPUs a worker trains all its cells as one stack: one worker per GPU.
+TEST(ChooseWorkers, OnePerGpuWhenTheRunComputesOnGpus) {
+  EXPECT_EQ(choose_workers(grid(4, 4), 0, 16, /*gpus=*/1), 1);
+  EXPECT_EQ(choose_workers(grid(4, 4), 0, 16, 2), 2);
+  EXPECT_EQ(choose_workers(grid(1, 1), 0, 16, 4), 1);  // never more than the cells
+  EXPECT_EQ(choose_workers(grid(10, 1, LayoutKind::kPerClass), 0, 64, 4), 4);
+  EXPECT_EQ(choose_workers(grid(1, 1, LayoutKind::kDataParallel), 0, 16, 2), 2);
+  EXPECT_EQ(choose_workers(grid(4, 4), 0, 16, 0), 16);  // no GPU: one per cell, at most the cores
+  EXPECT_EQ(choose_workers(grid(4, 4), 4, 16, 1), 4);   // -w still chooses
+}
+
 TEST(ChooseWorkers, ARequestedCountIsCheckedAgainstTheLayout) {
   EXPECT_EQ(choose_workers(grid(2, 2), 3, 2), 3);  // more than the cores: allowed when asked for
   try {

@@ -1,7 +1,7 @@
 // Tests of master/run_directory.h: the output_dir checks, config.yaml, ordered metrics.jsonl and events.log.
 #include "master/run_directory.h"
 
-#include "master/metrics_line.h"
+#include "common/run_records.h"
 
 #include <gtest/gtest.h>
 
@@ -33,7 +33,7 @@ Config config_in(const std::string& output_dir) {
 }
 
 // One metrics line, as a worker writes it.
-// The metrics.jsonl line of a record (metrics_line.h), without its '\n'.
+// The metrics.jsonl line of a record (common/run_records.h), without its '\n'.
 std::string line_of(const GenerationRecord& r) {
   std::string line = to_json_line(r);
   line.pop_back();

@@ -11,6 +11,7 @@
 #include <fmt/core.h>
 
 #include "common/config.h"
+#include "common/run_state.h"
 #include "sweep/run_record.h"
 #include "sweep/sweep_table.h"
 
@@ -29,7 +30,8 @@ class RunFolders : public ::testing::Test {
   void TearDown() override { fs::remove_all(root_); }
 
   // A run folder as cellgan writes it: `cells` records per generation, each
-  // with the given train and idle seconds, W workers.
+  // with the given train and idle seconds, W workers (run.json); the wall
+  // time is result.json's 12.5 s (run.json's seconds 0, as before it held them).
   std::string make_run(const std::string& name, int rows, int cols, int workers, std::uint64_t seed, int generations,
                        double train, double idle, bool finished = true) {
     const fs::path dir = root_ / name;
@@ -44,6 +46,16 @@ class RunFolders : public ::testing::Test {
     std::ofstream(dir / "config.yaml") << to_yaml(c);
     std::ofstream(dir / "events.log") << "2026-11-24T10:00:00 start: " << workers << " workers, grid " << rows << "x"
                                       << cols << ", worker grid 1x1 of blocks\n";
+    RunState state;
+    state.layout = "coevolution";
+    state.rows = rows;
+    state.cols = cols;
+    state.workers = workers;
+    state.seed = seed;
+    state.generations = state.generation = generations;
+    state.status = finished ? "finished" : "running";
+    if (finished) state.exit_code = 0;
+    EXPECT_EQ(write_run_state(dir.string(), state), "");
     std::ofstream metrics(dir / "metrics.jsonl");
     for (int g = 1; g <= generations; ++g)
       for (int cell = 0; cell < rows * cols; ++cell)

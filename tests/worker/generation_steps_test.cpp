@@ -121,7 +121,7 @@ TEST(SeedGeneration, DependsOnTheCellAndTheGenerationOnly) {
   const auto draws = [&](const CellState& state) {
     GenerationWorkingSet work;
     seed_generation(f.config, state, work);
-    return std::make_pair(torch::rand({4}), work.rng.next());
+    return std::make_pair(torch::rand({4}, work.generator), work.rng.next());
   };
   const auto first = draws(s);
   torch::rand({100});  // draws in between change nothing

@@ -1,0 +1,52 @@
+// What a layout (configuration.md, `layout`) means for the parts that show
+// or measure its runs without running it: the master's progress lines,
+// previews and result files, and the sweep's timing figures. The word for
+// what a grid position holds, a preview's title, the grid's topology in
+// words, the best result's name, and how timing records share the workers.
+//
+// A value; no Torch, no MPI, so the sweep uses it without linking the
+// master. Thread-safety: immutable, any thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/config.h"
+
+namespace cellgan {
+
+class LayoutDescription {
+ public:
+  explicit LayoutDescription(LayoutKind kind) : kind_(kind) {}
+  // The layout of configuration name `name` ("coevolution", "data_parallel",
+  // "per_class", as run.json and result.json hold it); nullopt for any other.
+  static std::optional<LayoutDescription> named(const std::string& name);
+
+  LayoutKind kind() const { return kind_; }
+  // "class" (per_class: a class a row) or "cell".
+  std::string unit() const;
+  // data_parallel: one record a generation (the replicas' pair), so a
+  // generation's preview and timing are the pair's, not a cell's.
+  bool one_record_per_generation() const { return kind_ == LayoutKind::kDataParallel; }
+  // The title of generation `generation`'s preview, drawn from `cell`'s
+  // samples: "generation 5" (one record a generation), else
+  // "generation 5, cell 3" or "generation 5, class 3".
+  std::string preview_title(std::int64_t generation, int cell) const;
+  // The grid's topology in words: coevolution its `neighbourhood`'s name;
+  // per_class "a class a row, no neighbours"; data_parallel "one replicated pair".
+  std::string topology(NeighbourhoodKind neighbourhood) const;
+  // The best result as the layout names it, `cell` or, nullopt, the whole
+  // grid's: coevolution "cell 3" or "grid"; data_parallel "the replicas'
+  // generator"; per_class "class 3" or "every class (the conditional mixture)".
+  std::string best_label(std::optional<int> cell) const;
+  // By how many workers a generation's timing records are to be divided
+  // for the seconds a generation takes: 1 for data_parallel (its one record
+  // is the replicas' wall time already), else `workers`.
+  int timing_sharers(int workers) const { return one_record_per_generation() ? 1 : workers; }
+
+ private:
+  LayoutKind kind_;
+};
+
+}  // namespace cellgan

@@ -1,0 +1,69 @@
+// Steps 4 and 5 of a generation (train() of generation_steps.h) for the
+// cells of a worker at once, as stacked networks (docs/architecture.md,
+// "Stacked networks"): every selected generator of every cell is a member
+// of one StackedGenerator, every selected discriminator a member of one
+// StackedDiscriminator, and each batch is one batched step of each stack.
+//
+// Per cell it draws what train() draws, in the same order, from the cell's
+// own streams (work.rng for the choices and mutations, work.generator for
+// the data's order and the latent vectors): so a cell's result does not
+// depend on which cells share its stacks, nor on the worker that holds it.
+// Each member keeps its own loss kind (mustangs), learning rate, mutation
+// and Adam step count (batched_adam.h). A generator steps against the
+// discriminator its cell's stream picks, and the reverse; when every member
+// picks the member of its own row (population_size 1), the other stack is
+// used as it stands, else its picked rows are copied into a stack of
+// opponents before each step.
+//
+// On the CPU with OpenBLAS each member's matrix products are the ones its
+// own network takes (stacked_linear.h), so a cell's copies come out as
+// train() leaves them: to the bit for batches that are multiples of 16,
+// within a few units in the last place otherwise and with penalties (the
+// elementwise kernels are laid out per member, member_aligned() of
+// stacked_tensor.h, where train() takes ATen's scalar tail); and to the bit
+// as they come out of any other stack (tests/worker/lockstep_training_test.cpp).
+//
+// Errors: std::invalid_argument for a configuration that
+// trains_in_lockstep() refuses, or cells whose copies differ in shape.
+// Thread-safety: builds stacks from Torch's global generator (values then
+// overwritten): hold lock_torch_generator().
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "common/config.h"
+#include "common/nn/networks.h"
+#include "common/nn/training_data.h"
+
+namespace cellgan {
+
+struct GenerationWorkingSet;
+
+// One cell's part of a lockstep step: its working set after selection
+// (work->selected_* are its copies) and its cell number.
+struct LockstepCell {
+  int cell = -1;
+  GenerationWorkingSet* work = nullptr;
+  const TrainingData* data = nullptr;  // the cell's own data (per_class); null: the shared one
+};
+
+// True when the configuration trains in lockstep: the network kinds that
+// are stacked (stacked_networks.h: mlp and toy); the others train one member
+// at a time (train()). Penalties (R1, WGAN-GP) are taken per member as
+// discriminator_step.h takes them; WGAN-GP's interpolation shares are drawn
+// from a stream per cell seeded from work.global_seed, as train() draws
+// them from Torch's global generator seeded alike.
+bool trains_in_lockstep(const TrainingConfig& training, const NetworkShape& shape);
+
+// train() for every cell of `cells` on `data`, or on its own data where a
+// cell has some (std::invalid_argument when that gives batches of another
+// size), `batches` batches each: leaves in each cell's working set what train() leaves
+// (trained copies marked as trained in the cell, diverged_* flags, training
+// losses when copies_score_decides_nothing()). Each batch first sleeps the
+// longest batch_delay of the cells. Returns the seconds spent mutating,
+// per cell.
+std::vector<double> train_in_lockstep(const TrainingConfig& training, const TrainingData& data, std::int64_t batches,
+                                      std::int64_t latent_dim, const std::vector<LockstepCell>& cells);
+
+}  // namespace cellgan
