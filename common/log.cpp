@@ -3,22 +3,22 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <mutex>
 #include <utility>
 
 #include "common/error.h"
+#include "common/thread_annotations.h"
 
 namespace cellgan::log {
 namespace {
 
-std::mutex g_mutex;
+Mutex g_mutex;
 std::atomic<int> g_rank{-1};
 std::atomic<int> g_level{static_cast<int>(Level::kInfo)};
 const auto g_start = std::chrono::steady_clock::now();
 thread_local std::string t_thread_name = "main";
 thread_local int t_rank = -1;  // set_thread_rank(); -1: the process's rank
-std::string g_status_line;     // show_status_line(); guarded by g_mutex
-std::string g_preamble;        // set_preamble(); guarded by g_mutex
+std::string g_status_line GUARDED_BY(g_mutex);  // show_status_line()
+std::string g_preamble GUARDED_BY(g_mutex);     // set_preamble()
 
 const char* level_name(Level level) {
   switch (level) {
@@ -38,7 +38,7 @@ void set_level(Level level) { g_level = static_cast<int>(level); }
 void set_thread_name(std::string_view name) { t_thread_name = std::string(name); }
 
 void set_preamble(std::string line) {
-  std::lock_guard<std::mutex> lock(g_mutex);
+  MutexLock lock(g_mutex);
   g_preamble = std::move(line);
 }
 
@@ -61,7 +61,7 @@ void write(Level level, std::string_view message) {
     return fmt::format("[{:9.3f}s] {} {}/{} {}\n", seconds, level_name(l), who, t_thread_name, text);
   };
   const std::string line = format(level, message);
-  std::lock_guard<std::mutex> lock(g_mutex);
+  MutexLock lock(g_mutex);
   if (!g_status_line.empty()) std::fputs("\r\033[K", stderr);  // erase it, to draw it again below
   if (!g_preamble.empty() && enabled(Level::kInfo)) std::fputs(format(Level::kInfo, g_preamble).c_str(), stderr);
   g_preamble.clear();
@@ -71,7 +71,7 @@ void write(Level level, std::string_view message) {
 }
 
 void last_line(std::string_view line) {
-  std::lock_guard<std::mutex> lock(g_mutex);
+  MutexLock lock(g_mutex);
   if (!g_status_line.empty()) std::fputs("\r\033[K", stderr);
   g_status_line.clear();
   std::fwrite(line.data(), 1, line.size(), stderr);
@@ -80,7 +80,7 @@ void last_line(std::string_view line) {
 }
 
 void show_status_line(std::string_view line) {
-  std::lock_guard<std::mutex> lock(g_mutex);
+  MutexLock lock(g_mutex);
   g_status_line.assign(line.data(), line.size());
   std::fputs("\r\033[K", stderr);
   std::fputs(g_status_line.c_str(), stderr);
@@ -88,7 +88,7 @@ void show_status_line(std::string_view line) {
 }
 
 void end_status_line() {
-  std::lock_guard<std::mutex> lock(g_mutex);
+  MutexLock lock(g_mutex);
   if (g_status_line.empty()) return;
   g_status_line.clear();
   std::fputs("\n", stderr);

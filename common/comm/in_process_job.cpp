@@ -8,9 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <stdexcept>
 #include <tuple>
 #include <vector>
@@ -18,6 +16,7 @@
 #include <fmt/core.h>
 
 #include "common/comm/in_process_communicator.h"
+#include "common/thread_annotations.h"
 
 namespace cellgan {
 
@@ -31,23 +30,25 @@ struct InProcessJob::State {
   };
 
   InProcessNetwork world;
-  std::mutex mutex;
-  std::condition_variable arrived;
-  std::vector<bool> handed_out;  // GUARDED_BY(mutex)
-  std::map<Key, Group> groups;   // GUARDED_BY(mutex)
+  Mutex mutex;
+  CondVar arrived;
+  std::vector<bool> handed_out GUARDED_BY(mutex);
+  std::map<Key, Group> groups GUARDED_BY(mutex);
 
   // The group's network, once every member has arrived (a collective, as
   // MPI_Comm_create_group is); std::runtime_error after `timeout`.
   std::shared_ptr<InProcessNetwork> join(const Key& key, std::chrono::milliseconds timeout) {
-    std::unique_lock<std::mutex> lock(mutex);
+    MutexLock lock(mutex);
     Group& group = groups[key];
     const std::size_t size = std::get<0>(key).size();
     if (!group.network) group.network = std::make_shared<InProcessNetwork>(static_cast<int>(size));
     ++group.arrived;
     arrived.notify_all();
-    if (!arrived.wait_for(lock, timeout, [&] { return group.arrived >= size; }))
-      throw std::runtime_error(fmt::format("in-process group of {} ranks (tag {}): {} of them arrived within {} ms",
-                                           size, std::get<1>(key), group.arrived, timeout.count()));
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (group.arrived < size)
+      if (lock.wait_until(arrived, deadline) == std::cv_status::timeout && group.arrived < size)
+        throw std::runtime_error(fmt::format("in-process group of {} ranks (tag {}): {} of them arrived within {} ms",
+                                 size, std::get<1>(key), group.arrived, timeout.count()));
     return group.network;
   }
 };
@@ -114,7 +115,7 @@ std::unique_ptr<JobCommsFactory> InProcessJob::factory(int rank) {
   if (rank < 0 || rank >= size())
     throw std::invalid_argument(fmt::format("InProcessJob: rank {} is not a rank of 0..{}", rank, size() - 1));
   {
-    std::lock_guard<std::mutex> lock(state_->mutex);
+    MutexLock lock(state_->mutex);
     if (state_->handed_out[static_cast<std::size_t>(rank)])
       throw std::logic_error(fmt::format("InProcessJob: the factory of rank {} was already taken", rank));
     state_->handed_out[static_cast<std::size_t>(rank)] = true;
