@@ -37,6 +37,8 @@ enum class BceForm { kClamped, kPyTorch };
 enum class AllreduceKind { kRing, kReduceBroadcast, kMpi };
 enum class WireCompression { kNone, kFp16, kBf16 };
 enum class BatchScaling { kWeak, kStrong };
+// How the data-parallel all-reduce spans nodes (worker/two_level_allreduce.h).
+enum class AllreduceHierarchy { kFlat, kTwoLevel, kAuto };
 
 struct DataConfig {
   DatasetKind dataset = DatasetKind::kMnist;
@@ -125,6 +127,8 @@ struct DataParallelConfig {
   std::int64_t accumulate_steps = 1;
   double clip_grad_norm = 0.0;
   BatchScaling scaling = BatchScaling::kWeak;
+  AllreduceHierarchy hierarchy = AllreduceHierarchy::kAuto;
+  std::int64_t ranks_per_node = 0;  // 0: the workers' host names say
 };
 
 struct Config {
@@ -187,6 +191,7 @@ const char* to_string(ReplacementRule rule);
 const char* to_string(AllreduceKind kind);
 const char* to_string(WireCompression compression);
 const char* to_string(BatchScaling scaling);
+const char* to_string(AllreduceHierarchy hierarchy);
 
 // True for the 2-D toy mixtures.
 inline bool is_toy(DatasetKind kind) { return kind == DatasetKind::kRing || kind == DatasetKind::kGrid; }

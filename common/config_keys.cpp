@@ -37,6 +37,9 @@ const Names<AllreduceKind> kAllreduces = {{"ring", AllreduceKind::kRing},
 const Names<WireCompression> kCompressions = {
     {"none", WireCompression::kNone}, {"fp16", WireCompression::kFp16}, {"bf16", WireCompression::kBf16}};
 const Names<BatchScaling> kScalings = {{"weak", BatchScaling::kWeak}, {"strong", BatchScaling::kStrong}};
+const Names<AllreduceHierarchy> kHierarchies = {{"flat", AllreduceHierarchy::kFlat},
+                                                {"two_level", AllreduceHierarchy::kTwoLevel},
+                                                {"auto", AllreduceHierarchy::kAuto}};
 const Names<DatasetKind> kDatasets = {{"mnist", DatasetKind::kMnist},
                                       {"fashion", DatasetKind::kFashion},
                                       {"idx", DatasetKind::kIdx},
@@ -335,12 +338,23 @@ ConfigSection data_parallel() {
       .choice("scaling", &P::scaling, kScalings,
               "`weak`: each worker takes `training.batch_size` rows per micro-batch (the global batch grows with "
               "W); `strong`: `training.batch_size` is the global batch, split over the W workers")
+      .choice("hierarchy", &P::hierarchy, kHierarchies,
+              "`flat`: one all-reduce over every worker; `two_level`: each node's workers sum into the node's first "
+              "worker, those leaders all-reduce across nodes with `allreduce`, then send the sum back (only the "
+              "leaders' messages cross nodes); `auto`: `two_level` when the workers span more than one node and "
+              "`allreduce` is not `mpi`, else `flat`")
+      .integer("ranks_per_node", &P::ranks_per_node, span_noted<I>(0, 1 << 20, "0 = from the host names"),
+               "the workers of a node for `hierarchy`: workers 1..N on node 1, N+1..2N on node 2, and so on "
+               "(one machine can play several nodes); 0 groups them by host name, as MPI_COMM_TYPE_SHARED does")
       .rules([](const Config& c, const KeyFailure& fail) {
         const DataParallelConfig& p = c.data_parallel;
         if (p.allreduce == AllreduceKind::kMpi && p.compression != WireCompression::kNone)
           fail("compression", fmt::format("{} needs allreduce ring or reduce_broadcast: MPI_Iallreduce sums float32 "
                                           "only",
                                           to_string(p.compression)));
+        if (p.allreduce == AllreduceKind::kMpi && p.hierarchy == AllreduceHierarchy::kTwoLevel)
+          fail("hierarchy", "two_level needs allreduce ring or reduce_broadcast across nodes: MPI_Iallreduce runs "
+                            "over every worker");
       })
       .build();
 }
@@ -367,5 +381,6 @@ const char* to_string(ReplacementRule rule) { return config_table::name_of(kRule
 const char* to_string(AllreduceKind kind) { return config_table::name_of(kAllreduces, kind); }
 const char* to_string(WireCompression compression) { return config_table::name_of(kCompressions, compression); }
 const char* to_string(BatchScaling scaling) { return config_table::name_of(kScalings, scaling); }
+const char* to_string(AllreduceHierarchy hierarchy) { return config_table::name_of(kHierarchies, hierarchy); }
 
 }  // namespace cellgan

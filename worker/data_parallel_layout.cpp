@@ -11,15 +11,18 @@
 
 #include "common/comm/protocol.h"
 #include "common/error.h"
+#include "common/log.h"
 #include "common/nn/ensemble.h"
 #include "common/nn/scores.h"
 #include "common/step_schedule.h"
 #include "common/nn/torch_generator_lock.h"
 #include "common/nn/training_data.h"
+#include "common/process_stats.h"
 #include "common/rng.h"
 #include "worker/fault_injector.h"
 #include "worker/gradient_allreduce.h"
 #include "worker/replica_trainer.h"
+#include "worker/two_level_allreduce.h"
 
 namespace cellgan {
 namespace {
@@ -60,8 +63,16 @@ std::string DataParallelLayout::start(int local_rank, const ResumeFrom& from) {
 
 Waited<std::vector<GenerationRecord>> DataParallelLayout::run_generation(std::int64_t generation,
                                                                         WorkerExchange& exchange) {
-  const auto reduce =
-      make_gradient_allreduce(config_.data_parallel.allreduce, config_.data_parallel.compression, exchange);
+  if (!nodes_ || nodes_->workers() != exchange.local_size()) {
+    Waited<NodeMap> found = find_nodes(config_.data_parallel, exchange, host_name());
+    if (auto* interruption = std::get_if<Interruption>(&found)) return std::move(*interruption);
+    nodes_ = std::move(std::get<NodeMap>(found));
+    if (rank_ == kReporter)
+      log::info("data_parallel: {} workers on {} node(s), all-reduce {} {}", exchange.local_size(), nodes_->nodes(),
+                to_string(config_.data_parallel.allreduce),
+                two_level(config_.data_parallel, *nodes_) ? "two_level" : "flat");
+  }
+  const auto reduce = make_layout_allreduce(config_.data_parallel, exchange, *nodes_);
   // The fault `delay` slows this worker's steps (fault_injector.h); the
   // others wait for it in the all-reduces.
   const CellFaults faults = faults_ ? faults_->for_cell(kPairCell, generation + 1) : CellFaults{};
@@ -91,6 +102,9 @@ Waited<std::vector<GenerationRecord>> DataParallelLayout::run_generation(std::in
       wall > 0.0 ? static_cast<double>(trainer_->global_rows() * config_.data_parallel.accumulate_steps) * steps / wall
                  : 0.0;
   record.counts["workers"] = workers_;
+  record.counts["nodes"] = nodes_->nodes();
+  if (const auto* levels = dynamic_cast<const TwoLevelAllreduce*>(reduce.get()))
+    record.counts["across_node_bytes_per_step"] = static_cast<double>(levels->across_nodes().bytes_sent) / steps;
   return std::vector<GenerationRecord>{std::move(record)};
 }
 

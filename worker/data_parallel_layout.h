@@ -13,7 +13,9 @@
 //   waits included) and "evaluate" (scoring); counts
 //   "allreduce_bytes_per_step" and "allreduce_messages_per_step" (sent by
 //   worker 0), "images_per_second" (global batch rows per second of the
-//   generation) and "workers". On preview generations (evaluation.
+//   generation), "workers" and "nodes" (those the all-reduce's hierarchy
+//   sees; two_level adds "across_node_bytes_per_step", what worker 0 sent
+//   to other nodes' leaders). On preview generations (evaluation.
 //   preview_every) and the last one, worker 0 scores score_samples samples
 //   of its generator (the record's scores) and keeps the first ones as the
 //   preview; the other workers wait for it in the next all-reduce.
@@ -29,7 +31,9 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
+#include "worker/node_map.h"
 #include "worker/worker_layout.h"
 
 namespace cellgan {
@@ -67,6 +71,7 @@ class DataParallelLayout final : public WorkerLayout {
   std::unique_ptr<TrainingData> data_;
   std::unique_ptr<SampleScorer> scorer_;  // worker 0 only
   std::unique_ptr<ReplicaTrainer> trainer_;
+  std::optional<NodeMap> nodes_;  // found at the first generation (and again after a rehoming)
 };
 
 }  // namespace cellgan

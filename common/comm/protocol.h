@@ -42,6 +42,8 @@
 //     float32/fp16/bf16 values, in the algorithm's order, ring or
 //     reduce_broadcast (worker/gradient_allreduce.h); `mpi` sends none and
 //     calls MPI_Iallreduce on LOCAL from the communication thread instead).
+//     With hierarchy two_level, first kTagHosts: each worker's host name
+//     to every other, once (worker/node_map.h).
 //  6. Every generation, WORLD: kTagRecords: RecordsMessage{g + 1, typed
 //     GenerationRecords of the worker's cells, previews inside them on
 //     preview generations, events lines (injected faults, non-finite
@@ -108,6 +110,7 @@ enum Tag : int {
   kTagRehome = 17,
   kTagIdentity = 18,
   kTagGradients = 30,  // data_parallel's all-reduce chunks (step 5)
+  kTagHosts = 31,      // data_parallel two_level: each worker's host name, once (step 5)
 };
 
 // The master's rank in WORLD and GLOBAL.

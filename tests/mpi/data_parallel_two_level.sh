@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# data_parallel.hierarchy under mpirun, W = 4 toy replicas: two_level as
+# 2 nodes × 2 ranks (ranks_per_node: 2) finishes over ring and over
+# reduce_broadcast, says it sees 2 nodes and what its leaders sent across,
+# and repeats to the bit; two_level over one node (ranks_per_node: 4) gives
+# flat reduce_broadcast's ensemble to the bit; auto on this one host stays
+# flat and says 1 node.
+source "$(dirname "$0")/mpi_test_lib.sh"
+SRC="$WORK/dp.yaml"
+cat > "$SRC" <<'YAML'
+seed: 5
+output_dir: REPLACED
+layout: data_parallel
+data: {dataset: ring, toy_samples: 2000}
+network: {kind: toy, latent_dim: 8, toy_hidden: 32}
+grid: {rows: 1, cols: 1}
+training: {generations: 2, batch_size: 16, batches_per_generation: 10, score_samples: 200, learning_rate: 1.0e-3}
+evaluation: {final_samples: 500}
+runtime: {heartbeat_interval_ms: 100}
+data_parallel: {allreduce: ring, hierarchy: two_level, ranks_per_node: 2}
+YAML
+for kind in ring reduce_broadcast; do
+  cfg=$(make_config "$SRC" "$WORK/$kind" "s/allreduce: ring/allreduce: $kind/")
+  run_cellgan 5 "$cfg" || { cat "$WORK/stderr" >&2; fail "two_level $kind exited non-zero"; }
+  [ -f "$WORK/$kind/ensemble.bin" ] || fail "two_level $kind wrote no ensemble.bin"
+  grep -Eq '"nodes": *2(\.0)?[,}]' "$WORK/$kind/metrics.jsonl" || fail "two_level $kind: metrics.jsonl does not say 2 nodes"
+  grep -Eq '"across_node_bytes_per_step": *[1-9]' "$WORK/$kind/metrics.jsonl" \
+    || fail "two_level $kind: no bytes across nodes in metrics.jsonl"
+  grep -q "4 workers on 2 node(s), all-reduce $kind two_level" "$WORK/$kind/events.log" "$WORK/stderr" \
+    || fail "two_level $kind: the hierarchy is not logged"
+done
+cfg=$(make_config "$SRC" "$WORK/ring-again")
+run_cellgan 5 "$cfg" || { cat "$WORK/stderr" >&2; fail "the second two_level run exited non-zero"; }
+cmp -s "$WORK/ring/ensemble.bin" "$WORK/ring-again/ensemble.bin" || fail "the same two_level run gave another ensemble"
+cfg=$(make_config "$SRC" "$WORK/one-node" "s/ranks_per_node: 2/ranks_per_node: 4/")
+run_cellgan 5 "$cfg" || { cat "$WORK/stderr" >&2; fail "two_level on one node exited non-zero"; }
+cfg=$(make_config "$SRC" "$WORK/flat-rb" "s/allreduce: ring, hierarchy: two_level, ranks_per_node: 2/allreduce: reduce_broadcast, hierarchy: flat/")
+run_cellgan 5 "$cfg" || { cat "$WORK/stderr" >&2; fail "flat reduce_broadcast exited non-zero"; }
+cmp -s "$WORK/one-node/ensemble.bin" "$WORK/flat-rb/ensemble.bin" \
+  || fail "two_level over one node differs from flat reduce_broadcast"
+cfg=$(make_config "$SRC" "$WORK/auto" "s/hierarchy: two_level, ranks_per_node: 2/hierarchy: auto/")
+run_cellgan 5 "$cfg" || { cat "$WORK/stderr" >&2; fail "auto exited non-zero"; }
+grep -Eq '"nodes": *1(\.0)?[,}]' "$WORK/auto/metrics.jsonl" || fail "auto on one host: metrics.jsonl does not say 1 node"
+if grep -q across_node "$WORK/auto/metrics.jsonl"; then fail "auto on one host went two_level"; fi
+echo "PASS: two_level over 2 nodes × 2 ranks runs over ring and reduce_broadcast and repeats to the bit; over one node it is flat reduce_broadcast to the bit; auto on one host is flat"

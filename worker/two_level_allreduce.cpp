@@ -1,0 +1,118 @@
+// The two-level all-reduce (see two_level_allreduce.h).
+#include "worker/two_level_allreduce.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "common/comm/protocol.h"
+#include "worker/wire_precision.h"
+
+namespace cellgan {
+
+// The leaders as workers 0..N-1 of an exchange of their own (messages go
+// over LOCAL to the leader's LOCAL rank), and the across-node algorithm
+// over it.
+class TwoLevelAllreduce::Leaders final : public WorkerExchange {
+ public:
+  Leaders(WorkerExchange& local, std::vector<int> ranks, AllreduceKind across, WireCompression compression)
+      : local_(local), ranks_(std::move(ranks)) {
+    me_ = static_cast<int>(std::find(ranks_.begin(), ranks_.end(), local.local_rank()) - ranks_.begin());
+    algorithm_ = make_gradient_allreduce(across, compression, *this);
+  }
+  int local_rank() const override { return me_; }
+  int local_size() const override { return static_cast<int>(ranks_.size()); }
+  void send_local(int dest, int tag, Bytes payload) override { local_.send_local(rank(dest), tag, std::move(payload)); }
+  Waited<Message> receive_local(int source, int tag) override { return local_.receive_local(rank(source), tag); }
+  Waited<std::optional<Message>> try_receive_local(int source, int tag) override {
+    return local_.try_receive_local(rank(source), tag);
+  }
+  std::optional<Interruption> allreduce_local(std::vector<float>& /*values*/) override {
+    throw std::logic_error("two_level: MPI_Iallreduce over the leaders alone is not available");
+  }
+  GradientAllreduce& algorithm() { return *algorithm_; }
+
+ private:
+  int rank(int leader) const { return ranks_.at(static_cast<std::size_t>(leader)); }
+  WorkerExchange& local_;
+  std::vector<int> ranks_;
+  int me_ = 0;
+  std::unique_ptr<GradientAllreduce> algorithm_;
+};
+
+TwoLevelAllreduce::TwoLevelAllreduce(WorkerExchange& exchange, NodeMap nodes, AllreduceKind across,
+                                     WireCompression compression)
+    : exchange_(exchange), nodes_(std::move(nodes)), compression_(compression) {
+  if (nodes_.workers() != exchange.local_size())
+    throw std::invalid_argument("TwoLevelAllreduce: the node map's workers differ from LOCAL's");
+  if (across == AllreduceKind::kMpi) throw std::logic_error("TwoLevelAllreduce: across nodes by ring or reduce_broadcast");
+  const int me = exchange.local_rank();
+  members_ = nodes_.members(nodes_.node_of(me));
+  if (nodes_.nodes() > 1 && members_.front() == me)
+    leaders_ = std::make_unique<Leaders>(exchange, nodes_.leaders(), across, compression);
+}
+
+TwoLevelAllreduce::~TwoLevelAllreduce() = default;
+
+const AllreduceTally& TwoLevelAllreduce::across_nodes() const {
+  return leaders_ ? leaders_->algorithm().tally() : no_crossing_;
+}
+
+std::optional<Interruption> TwoLevelAllreduce::sum(std::vector<float>& values) {
+  if (exchange_.local_size() == 1) return std::nullopt;
+  const std::size_t n = values.size();
+  const auto send = [&](int dest) {
+    Bytes payload = encode_wire(compression_, values.data(), n);
+    tally_.bytes_sent += payload.size();
+    ++tally_.messages;
+    exchange_.send_local(dest, kTagGradients, std::move(payload));
+  };
+  const int leader = members_.front();
+  if (exchange_.local_rank() != leader) {  // 1 and 3, a member
+    send(leader);
+    Waited<Message> total = exchange_.receive_local(leader, kTagGradients);
+    if (auto* interruption = std::get_if<Interruption>(&total)) return std::move(*interruption);
+    decode_wire(compression_, std::get<Message>(total).payload, values.data(), n);
+    return std::nullopt;
+  }
+  for (std::size_t m = 1; m < members_.size(); ++m) {  // 1, the leader
+    Waited<Message> part = exchange_.receive_local(members_[m], kTagGradients);
+    if (auto* interruption = std::get_if<Interruption>(&part)) return std::move(*interruption);
+    add_wire(compression_, std::get<Message>(part).payload, values.data(), n);
+  }
+  if (leaders_) {  // 2
+    const AllreduceTally before = leaders_->algorithm().tally();
+    if (auto interruption = leaders_->algorithm().sum(values)) return interruption;
+    tally_.bytes_sent += leaders_->algorithm().tally().bytes_sent - before.bytes_sent;
+    tally_.messages += leaders_->algorithm().tally().messages - before.messages;
+  } else {
+    round_to_wire(compression_, values.data(), n);
+  }
+  for (std::size_t m = 1; m < members_.size(); ++m) send(members_[m]);  // 3
+  return std::nullopt;
+}
+
+bool two_level(const DataParallelConfig& config, const NodeMap& nodes) {
+  switch (config.hierarchy) {
+    case AllreduceHierarchy::kFlat: return false;
+    case AllreduceHierarchy::kTwoLevel: return true;
+    case AllreduceHierarchy::kAuto: return nodes.nodes() > 1 && config.allreduce != AllreduceKind::kMpi;
+  }
+  throw std::logic_error("unknown hierarchy");
+}
+
+std::unique_ptr<GradientAllreduce> make_layout_allreduce(const DataParallelConfig& config, WorkerExchange& exchange,
+                                                         const NodeMap& nodes) {
+  if (!two_level(config, nodes)) return make_gradient_allreduce(config.allreduce, config.compression, exchange);
+  return std::make_unique<TwoLevelAllreduce>(exchange, nodes, config.allreduce, config.compression);
+}
+
+Waited<NodeMap> find_nodes(const DataParallelConfig& config, WorkerExchange& exchange, const std::string& host) {
+  const int w = exchange.local_size();
+  if (config.hierarchy == AllreduceHierarchy::kFlat) return NodeMap(std::vector<int>(static_cast<std::size_t>(w), 0));
+  if (config.ranks_per_node > 0) return NodeMap::by_count(w, static_cast<int>(std::min<std::int64_t>(config.ranks_per_node, w)));
+  Waited<std::vector<std::string>> hosts = exchange_hosts(exchange, host);
+  if (auto* interruption = std::get_if<Interruption>(&hosts)) return std::move(*interruption);
+  return NodeMap::by_host(std::get<std::vector<std::string>>(hosts));
+}
+
+}  // namespace cellgan
