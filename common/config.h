@@ -129,6 +129,7 @@ struct DataParallelConfig {
   BatchScaling scaling = BatchScaling::kWeak;
   AllreduceHierarchy hierarchy = AllreduceHierarchy::kAuto;
   std::int64_t ranks_per_node = 0;  // 0: the workers' host names say
+  bool shard_optimizer = false;     // ZeRO stage 1 (worker/sharded_adam.h)
 };
 
 struct Config {

@@ -346,6 +346,10 @@ ConfigSection data_parallel() {
       .integer("ranks_per_node", &P::ranks_per_node, span_noted<I>(0, 1 << 20, "0 = from the host names"),
                "the workers of a node for `hierarchy`: workers 1..N on node 1, N+1..2N on node 2, and so on "
                "(one machine can play several nodes); 0 groups them by host name, as MPI_COMM_TYPE_SHARED does")
+      .boolean("shard_optimizer", &P::shard_optimizer,
+               "ZeRO stage 1: each worker keeps Adam's moments for its own 1/W of the parameters; gradients are "
+               "reduce-scattered, each worker steps its shard, and the parameters are all-gathered. The same "
+               "parameters as unsharded (to the bit with `ring` and no clipping); checkpoints hold the whole state")
       .rules([](const Config& c, const KeyFailure& fail) {
         const DataParallelConfig& p = c.data_parallel;
         if (p.allreduce == AllreduceKind::kMpi && p.compression != WireCompression::kNone)

@@ -77,7 +77,9 @@ RunResult DataParallelResults::finish(std::vector<ResultMessage> results, const 
                                  {"compression", to_string(p.compression)},
                                  {"accumulate_steps", p.accumulate_steps},
                                  {"clip_grad_norm", p.clip_grad_norm},
-                                 {"scaling", to_string(p.scaling)}};
+                                 {"scaling", to_string(p.scaling)},
+                                 {"hierarchy", to_string(p.hierarchy)},
+                                 {"shard_optimizer", p.shard_optimizer}};
   write_file_atomic((std::filesystem::path(config_.output_dir) / run_files::kLayoutRecord).string(), layout.dump(2) + "\n");
   write_result_files(config_, config_.output_dir, ensembles.front(), scored, 0, seconds, context);
   context.run.event("finished: the replica's generator written");

@@ -132,7 +132,7 @@ std::optional<Interruption> CoevolutionLayout::newest_halos(std::int64_t generat
 
 Bytes CoevolutionLayout::results() { return block_->encoded_results(); }
 
-std::vector<CellBytes> CoevolutionLayout::checkpoint() {
+Waited<std::vector<CellBytes>> CoevolutionLayout::checkpoint(WorkerExchange& /*exchange*/) {
   return block_->checkpoint();
 }
 

@@ -43,7 +43,7 @@ class CoevolutionLayout final : public WorkerLayout {
   std::string start(int local_rank, const ResumeFrom& from) override;
   Waited<std::vector<GenerationRecord>> run_generation(std::int64_t generation, WorkerExchange& exchange) override;
   Bytes results() override;
-  std::vector<CellBytes> checkpoint() override;
+  Waited<std::vector<CellBytes>> checkpoint(WorkerExchange& exchange) override;
 
  private:
   const Config& config_;

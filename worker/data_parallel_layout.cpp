@@ -103,6 +103,7 @@ Waited<std::vector<GenerationRecord>> DataParallelLayout::run_generation(std::in
                  : 0.0;
   record.counts["workers"] = workers_;
   record.counts["nodes"] = nodes_->nodes();
+  record.counts["adam_state_bytes"] = static_cast<double>(trainer_->optimizer_state_bytes());
   if (const auto* levels = dynamic_cast<const TwoLevelAllreduce*>(reduce.get()))
     record.counts["across_node_bytes_per_step"] = static_cast<double>(levels->across_nodes().bytes_sent) / steps;
   return std::vector<GenerationRecord>{std::move(record)};
@@ -146,9 +147,13 @@ Bytes DataParallelLayout::results() {
   return encode(ResultMessage{{kPairCell}, {ensemble.encode()}});
 }
 
-std::vector<CellBytes> DataParallelLayout::checkpoint() {
-  if (rank_ != kReporter) return {};
-  return {CellBytes{kPairCell, trainer_->encode()}};
+Waited<std::vector<CellBytes>> DataParallelLayout::checkpoint(WorkerExchange& exchange) {
+  if (trainer_->sharded())  // worker 0 gets every shard of Adam's state, for the pair's bytes
+    if (auto interruption = trainer_->gather_optimizer(exchange)) return std::move(*interruption);
+  if (rank_ != kReporter) return std::vector<CellBytes>{};
+  std::vector<CellBytes> cells{CellBytes{kPairCell, trainer_->encode()}};
+  trainer_->release_gathered_optimizer();
+  return cells;
 }
 
 }  // namespace cellgan

@@ -15,11 +15,13 @@
 //   worker 0), "images_per_second" (global batch rows per second of the
 //   generation), "workers" and "nodes" (those the all-reduce's hierarchy
 //   sees; two_level adds "across_node_bytes_per_step", what worker 0 sent
-//   to other nodes' leaders). On preview generations (evaluation.
+//   to other nodes' leaders) and "adam_state_bytes" (the Adam moments
+//   worker 0 keeps). On preview generations (evaluation.
 //   preview_every) and the last one, worker 0 scores score_samples samples
 //   of its generator (the record's scores) and keeps the first ones as the
 //   preview; the other workers wait for it in the next all-reduce.
-// - checkpoints: worker 0 writes the pair, Adam state included, as the
+// - checkpoints: worker 0 writes the pair, Adam state included (with
+//   shard_optimizer, gathered from every worker's shard first), as the
 //   file of cell 0; a resumed run reads it on every worker.
 // - result: worker 0's generator, as the ensemble of cell 0 (weight 1);
 //   the others send an empty result.
@@ -53,7 +55,7 @@ class DataParallelLayout final : public WorkerLayout {
   std::string start(int local_rank, const ResumeFrom& from) override;
   Waited<std::vector<GenerationRecord>> run_generation(std::int64_t generation, WorkerExchange& exchange) override;
   Bytes results() override;
-  std::vector<CellBytes> checkpoint() override;
+  Waited<std::vector<CellBytes>> checkpoint(WorkerExchange& exchange) override;
 
   // The replica, for tests (identical on every worker after each step).
   ReplicaTrainer& TEST_trainer() { return *trainer_; }

@@ -21,6 +21,7 @@ class MpiAllreduce final : public GradientAllreduce {
                          static_cast<std::uint64_t>(exchange_.local_size());
     return exchange_.allreduce_local(values);
   }
+  WorkerExchange& exchange() override { return exchange_; }
 
  private:
   WorkerExchange& exchange_;

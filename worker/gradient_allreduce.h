@@ -48,11 +48,36 @@ class GradientAllreduce {
   // then, else the interruption that came first (worker_exchange.h), with
   // `values` unspecified.
   [[nodiscard]] virtual std::optional<Interruption> sum(std::vector<float>& values) = 0;
+  // For a sharded optimizer (data_parallel.shard_optimizer): afterwards
+  // this worker's shard of `values` (own_shard) holds its sum over every
+  // worker, with the very bits sum() would give it; the rest is
+  // unspecified. The ring stops after its reduce-scatter; the others sum
+  // the whole buffer.
+  [[nodiscard]] virtual std::optional<Interruption> reduce_scatter(std::vector<float>& values) { return sum(values); }
+  // The exchange of LOCAL the sums travel on.
+  virtual WorkerExchange& exchange() = 0;
   const AllreduceTally& tally() const { return tally_; }
+  AllreduceTally& tally() { return tally_; }
 
  protected:
   AllreduceTally tally_;
 };
+
+// Worker `rank`'s shard of a buffer of n values among `workers`: chunk
+// (rank + 1) mod W of the W chunks [n·c/W, n·(c+1)/W), the one a ring
+// worker holds summed after its reduce-scatter (ring_allreduce.h).
+struct Shard {
+  std::size_t first = 0;
+  std::size_t count = 0;
+};
+Shard chunk_of(std::size_t n, int workers, int c);
+Shard own_shard(std::size_t n, int rank, int workers);
+
+// Every worker's own shard of `values` to every worker, float32 as it is,
+// over a ring of `exchange` (W − 1 messages each, kTagGradients); counted in
+// `tally`. A collective. None once done, else the interruption.
+[[nodiscard]] std::optional<Interruption> all_gather(WorkerExchange& exchange, std::vector<float>& values,
+                                                     AllreduceTally& tally);
 
 // The algorithm `kind` over `exchange` (which must outlive it), values on
 // the wire as `compression` says. std::logic_error for mpi with compression

@@ -44,7 +44,7 @@ Waited<std::vector<GenerationRecord>> PerClassLayout::run_generation(std::int64_
 
 Bytes PerClassLayout::results() { return block_->encoded_results(); }
 
-std::vector<CellBytes> PerClassLayout::checkpoint() {
+Waited<std::vector<CellBytes>> PerClassLayout::checkpoint(WorkerExchange& /*exchange*/) {
   return block_->checkpoint();
 }
 

@@ -17,6 +17,7 @@ class ReduceBroadcastAllreduce final : public GradientAllreduce {
   ReduceBroadcastAllreduce(WorkerExchange& exchange, WireCompression compression)
       : exchange_(exchange), compression_(compression) {}
   [[nodiscard]] std::optional<Interruption> sum(std::vector<float>& values) override;
+  WorkerExchange& exchange() override { return exchange_; }
 
  private:
   WorkerExchange& exchange_;

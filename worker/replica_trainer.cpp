@@ -124,6 +124,46 @@ std::optional<Interruption> ReplicaTrainer::reduce_gradients(Individual& net, st
   return std::nullopt;
 }
 
+std::optional<Interruption> ReplicaTrainer::sharded_step(Individual& net, std::unique_ptr<ShardedAdam>& shard,
+                                                         std::vector<torch::Tensor> losses, double& tally,
+                                                         GradientAllreduce& reduce) {
+  const auto began = Clock::now();
+  if (!shard) shard = std::make_unique<ShardedAdam>(net, config_.data_parallel.fusion_bytes, rank_, workers_);
+  float loss = static_cast<float>(sum_in_order(losses));
+  if (auto interruption = shard->step(reduce, loss, config_.data_parallel.clip_grad_norm)) return interruption;
+  tally += static_cast<double>(loss);
+  tally_.communicate_seconds += seconds_since(began);  // the shard's Adam step included
+  return std::nullopt;
+}
+
+std::optional<Interruption> ReplicaTrainer::gather_optimizer(WorkerExchange& exchange) {
+  for (auto* shard : {&generator_shard_, &discriminator_shard_})
+    if (*shard)
+      if (auto interruption = (*shard)->gather(exchange)) return interruption;
+  return std::nullopt;
+}
+
+void ReplicaTrainer::release_gathered_optimizer() {
+  for (auto* shard : {&generator_shard_, &discriminator_shard_})
+    if (*shard) (*shard)->release();
+}
+
+std::int64_t ReplicaTrainer::optimizer_state_bytes() {
+  if (sharded()) {
+    std::int64_t bytes = 0;
+    for (auto* shard : {&generator_shard_, &discriminator_shard_})
+      if (*shard) bytes += (*shard)->state_bytes();
+    return bytes;
+  }
+  std::int64_t bytes = 0;
+  for (Individual* net : {&generator_, &discriminator_})
+    for (std::size_t i = 0; i < net->module().parameters().size(); ++i) {
+      const Individual::AdamMoments state = net->adam_state(i);
+      if (state.step >= 0) bytes += (state.exp_avg.numel() + state.exp_avg_sq.numel()) * 4;
+    }
+  return bytes;
+}
+
 std::optional<Interruption> ReplicaTrainer::average_buffers(GradientAllreduce& reduce) {
   std::vector<torch::Tensor> buffers;
   for (Individual* net : {&generator_, &discriminator_})
@@ -171,11 +211,16 @@ std::optional<Interruption> ReplicaTrainer::step(std::int64_t step, GradientAllr
       losses.push_back(l.detach());
     }
     computing += seconds_since(began);
-    if (auto interruption = reduce_gradients(generator_, std::move(losses), tally_.generator_loss, reduce))
-      return interruption;
-    began = Clock::now();
-    generator_.optimizer().step();
-    computing += seconds_since(began);
+    if (sharded()) {
+      if (auto interruption = sharded_step(generator_, generator_shard_, std::move(losses), tally_.generator_loss, reduce))
+        return interruption;
+    } else {
+      if (auto interruption = reduce_gradients(generator_, std::move(losses), tally_.generator_loss, reduce))
+        return interruption;
+      began = Clock::now();
+      generator_.optimizer().step();
+      computing += seconds_since(began);
+    }
     ++tally_.generator_steps;
   }
 
@@ -201,11 +246,17 @@ std::optional<Interruption> ReplicaTrainer::step(std::int64_t step, GradientAllr
       losses.push_back(l.detach());
     }
     computing += seconds_since(began);
-    if (auto interruption = reduce_gradients(discriminator_, std::move(losses), tally_.discriminator_loss, reduce))
-      return interruption;
-    began = Clock::now();
-    discriminator_.optimizer().step();
-    computing += seconds_since(began);
+    if (sharded()) {
+      if (auto interruption =
+              sharded_step(discriminator_, discriminator_shard_, std::move(losses), tally_.discriminator_loss, reduce))
+        return interruption;
+    } else {
+      if (auto interruption = reduce_gradients(discriminator_, std::move(losses), tally_.discriminator_loss, reduce))
+        return interruption;
+      began = Clock::now();
+      discriminator_.optimizer().step();
+      computing += seconds_since(began);
+    }
     ++tally_.discriminator_steps;
   }
   if (auto interruption = average_buffers(reduce)) return interruption;
@@ -237,6 +288,8 @@ void ReplicaTrainer::decode(const Bytes& bytes, const std::string& what) {
   if (r.get<std::uint32_t>() != kPairMagic)
     throw InputError(fmt::format("{}: not a data-parallel replica: expected a G/D pair", what));
   const NetworkShape shape = network_shape(config_);
+  generator_shard_.reset();  // made again from the state read here
+  discriminator_shard_.reset();
   generator_ = Individual::decode(r.get_bytes(), shape, adam_of(config_), true, data_.device());
   discriminator_ = Individual::decode(r.get_bytes(), shape, adam_of(config_), true, data_.device());
   if (r.remaining() != 0) throw InputError(fmt::format("{}: {} bytes after the pair", what, r.remaining()));

@@ -36,6 +36,7 @@
 #include "common/nn/individual.h"
 #include "common/nn/training_data.h"
 #include "worker/gradient_allreduce.h"
+#include "worker/sharded_adam.h"
 
 namespace cellgan {
 
@@ -70,8 +71,15 @@ class ReplicaTrainer {
 
   Individual& generator() { return generator_; }
   Individual& discriminator() { return discriminator_; }
-  // The pair with Adam state, for a checkpoint; and back.
+  // The pair with Adam state, for a checkpoint; and back. Sharded
+  // (data_parallel.shard_optimizer), encode() needs gather_optimizer()
+  // first on every worker, and only worker 0's bytes hold the state.
   Bytes encode() const;
+  [[nodiscard]] std::optional<Interruption> gather_optimizer(WorkerExchange& exchange);
+  void release_gathered_optimizer();
+  bool sharded() const { return config_.data_parallel.shard_optimizer && workers_ > 1; }
+  // Bytes of Adam moments this worker keeps (both networks).
+  std::int64_t optimizer_state_bytes();
   void decode(const Bytes& bytes, const std::string& what);
 
   // Rows of the global batch and this worker's shard of it.
@@ -90,6 +98,9 @@ class ReplicaTrainer {
   std::optional<Interruption> reduce_gradients(Individual& net, std::vector<torch::Tensor> losses, double& tally,
                                                GradientAllreduce& reduce);
   std::optional<Interruption> average_buffers(GradientAllreduce& reduce);
+  // Sums, clips and steps `net` by `shard` (made at its first use).
+  std::optional<Interruption> sharded_step(Individual& net, std::unique_ptr<ShardedAdam>& shard,
+                                           std::vector<torch::Tensor> losses, double& tally, GradientAllreduce& reduce);
 
   const Config& config_;
   const TrainingData& data_;
@@ -104,6 +115,8 @@ class ReplicaTrainer {
   std::int64_t order_epoch_ = -1;
   torch::Tensor order_;  // the shuffle of order_epoch_
   ReplicaTally tally_;
+  std::unique_ptr<ShardedAdam> generator_shard_;      // when sharded()
+  std::unique_ptr<ShardedAdam> discriminator_shard_;
   // A lone worker's step losses, still on the device, and the tally each
   // belongs to (take_tally() adds them in order).
   std::vector<std::pair<double*, std::vector<torch::Tensor>>> pending_losses_;

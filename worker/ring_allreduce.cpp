@@ -1,4 +1,5 @@
-// The ring all-reduce (see ring_allreduce.h).
+// The ring all-reduce (see ring_allreduce.h), and the ring all-gather of
+// gradient_allreduce.h.
 #include "worker/ring_allreduce.h"
 
 #include "common/comm/protocol.h"
@@ -7,56 +8,71 @@
 namespace cellgan {
 namespace {
 
-// Chunk c of W over n values: [first, first + count).
-struct Chunk {
-  std::size_t first = 0;
-  std::size_t count = 0;
-};
+int wrap(int i, int w) { return ((i % w) + w) % w; }
 
-Chunk chunk(std::size_t n, int workers, int c) {
+// Phase 2 of the ring: worker r holds chunk (r + 1) mod W; at step k it
+// sends chunk (r + 1 − k) mod W to the right and stores the left's chunk
+// (r − k) mod W.
+std::optional<Interruption> gather_chunks(WorkerExchange& exchange, WireCompression compression,
+                                          std::vector<float>& values, AllreduceTally& tally) {
+  const int w = exchange.local_size();
+  const int r = exchange.local_rank();
+  const std::size_t n = values.size();
+  for (int step = 0; step < w - 1; ++step) {
+    const Shard out = chunk_of(n, w, wrap(r + 1 - step, w));
+    Bytes payload = encode_wire(compression, values.data() + out.first, out.count);
+    tally.bytes_sent += payload.size();
+    ++tally.messages;
+    exchange.send_local(wrap(r + 1, w), kTagGradients, std::move(payload));
+    const Shard in = chunk_of(n, w, wrap(r - step, w));
+    Waited<Message> message = exchange.receive_local(wrap(r - 1, w), kTagGradients);
+    if (auto* interruption = std::get_if<Interruption>(&message)) return std::move(*interruption);
+    decode_wire(compression, std::get<Message>(message).payload, values.data() + in.first, in.count);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Shard chunk_of(std::size_t n, int workers, int c) {
   const auto w = static_cast<std::size_t>(workers);
   const auto i = static_cast<std::size_t>(c);
   const std::size_t first = n * i / w;
   return {first, n * (i + 1) / w - first};
 }
 
-int wrap(int i, int w) { return ((i % w) + w) % w; }
+Shard own_shard(std::size_t n, int rank, int workers) { return chunk_of(n, workers, wrap(rank + 1, workers)); }
 
-}  // namespace
+std::optional<Interruption> all_gather(WorkerExchange& exchange, std::vector<float>& values, AllreduceTally& tally) {
+  if (exchange.local_size() == 1) return std::nullopt;
+  return gather_chunks(exchange, WireCompression::kNone, values, tally);
+}
 
-std::optional<Interruption> RingAllreduce::sum(std::vector<float>& values) {
+std::optional<Interruption> RingAllreduce::reduce_scatter(std::vector<float>& values) {
   const int w = exchange_.local_size();
   if (w == 1) return std::nullopt;
   const int r = exchange_.local_rank();
-  const int right = wrap(r + 1, w);
-  const int left = wrap(r - 1, w);
   const std::size_t n = values.size();
-  const auto send = [&](int c) {
-    const Chunk k = chunk(n, w, c);
-    Bytes payload = encode_wire(compression_, values.data() + k.first, k.count);
+  for (int step = 0; step < w - 1; ++step) {
+    const Shard out = chunk_of(n, w, wrap(r - step, w));
+    Bytes payload = encode_wire(compression_, values.data() + out.first, out.count);
     tally_.bytes_sent += payload.size();
     ++tally_.messages;
-    exchange_.send_local(right, kTagGradients, std::move(payload));
-  };
-  // 1. Reduce-scatter.
-  for (int step = 0; step < w - 1; ++step) {
-    send(wrap(r - step, w));
-    const Chunk k = chunk(n, w, wrap(r - step - 1, w));
-    Waited<Message> in = exchange_.receive_local(left, kTagGradients);
-    if (auto* interruption = std::get_if<Interruption>(&in)) return std::move(*interruption);
-    add_wire(compression_, std::get<Message>(in).payload, values.data() + k.first, k.count);
+    exchange_.send_local(wrap(r + 1, w), kTagGradients, std::move(payload));
+    const Shard in = chunk_of(n, w, wrap(r - step - 1, w));
+    Waited<Message> message = exchange_.receive_local(wrap(r - 1, w), kTagGradients);
+    if (auto* interruption = std::get_if<Interruption>(&message)) return std::move(*interruption);
+    add_wire(compression_, std::get<Message>(message).payload, values.data() + in.first, in.count);
   }
-  const Chunk own = chunk(n, w, wrap(r + 1, w));
+  const Shard own = own_shard(n, r, w);
   round_to_wire(compression_, values.data() + own.first, own.count);
-  // 2. All-gather.
-  for (int step = 0; step < w - 1; ++step) {
-    send(wrap(r + 1 - step, w));
-    const Chunk k = chunk(n, w, wrap(r - step, w));
-    Waited<Message> in = exchange_.receive_local(left, kTagGradients);
-    if (auto* interruption = std::get_if<Interruption>(&in)) return std::move(*interruption);
-    decode_wire(compression_, std::get<Message>(in).payload, values.data() + k.first, k.count);
-  }
   return std::nullopt;
+}
+
+std::optional<Interruption> RingAllreduce::sum(std::vector<float>& values) {
+  if (exchange_.local_size() == 1) return std::nullopt;
+  if (auto interruption = reduce_scatter(values)) return interruption;
+  return gather_chunks(exchange_, compression_, values, tally_);
 }
 
 }  // namespace cellgan

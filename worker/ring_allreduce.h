@@ -24,6 +24,9 @@ class RingAllreduce final : public GradientAllreduce {
   RingAllreduce(WorkerExchange& exchange, WireCompression compression)
       : exchange_(exchange), compression_(compression) {}
   [[nodiscard]] std::optional<Interruption> sum(std::vector<float>& values) override;
+  // Step 1 alone: this worker's chunk (r + 1) mod W summed and rounded.
+  [[nodiscard]] std::optional<Interruption> reduce_scatter(std::vector<float>& values) override;
+  WorkerExchange& exchange() override { return exchange_; }
 
  private:
   WorkerExchange& exchange_;

@@ -34,6 +34,7 @@ class TwoLevelAllreduce final : public GradientAllreduce {
   TwoLevelAllreduce(WorkerExchange& exchange, NodeMap nodes, AllreduceKind across, WireCompression compression);
   ~TwoLevelAllreduce() override;
   [[nodiscard]] std::optional<Interruption> sum(std::vector<float>& values) override;
+  WorkerExchange& exchange() override { return exchange_; }
 
   // What crossed nodes: the across-node algorithm's own tally (zero for a
   // worker that leads no node, or for one node).

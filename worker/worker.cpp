@@ -150,7 +150,9 @@ std::optional<Interruption> train_generations(WorkerComm& comm, Setup& s, Checkp
     const bool stop_here = stop && place.done == *stop && place.done < generations;
     if (stop_here || (every > 0 && place.done % every == 0 && place.done < generations)) {
       const auto began = std::chrono::steady_clock::now();
-      std::vector<CellBytes> cells = s.layout->checkpoint();  // only the encoding on this thread
+      Waited<std::vector<CellBytes>> encoded = s.layout->checkpoint(comm);  // only the encoding on this thread
+      if (auto* interruption = std::get_if<Interruption>(&encoded)) return std::move(*interruption);
+      std::vector<CellBytes> cells = std::move(std::get<std::vector<CellBytes>>(encoded));
       const CheckpointId id{place.done, s.config.seed, s.config.grid.rows, s.config.grid.cols};
       writer.write(id, checkpoint_folder(s.config.output_dir, place.done), std::move(cells), seconds_since(began));
     }

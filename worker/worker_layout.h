@@ -77,8 +77,11 @@ class WorkerLayout {
   // This worker's share as it is now, encoded for a checkpoint, one entry
   // per unit of work (cell); checkpoint_writer.h writes the files off the
   // training thread. Throws std::runtime_error for a state that must
-  // never be saved (a non-finite individual).
-  virtual std::vector<CellBytes> checkpoint() = 0;
+  // never be saved (a non-finite individual). A collective where the
+  // layout needs one (a sharded optimizer's state is gathered over
+  // `exchange`): every worker checkpoints after the same generations.
+  // Returns the interruption that came first, if any.
+  [[nodiscard]] virtual Waited<std::vector<CellBytes>> checkpoint(WorkerExchange& exchange) = 0;
   // The faults its training is to suffer (fault_injector.h; null = none),
   // set before start(); it must outlive the layout's calls.
   void set_faults(const FaultInjector* faults) { faults_ = faults; }
