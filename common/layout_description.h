@@ -1,8 +1,11 @@
 // What a layout (configuration.md, `layout`) means for the parts that show
 // or measure its runs without running it: the master's progress lines,
-// previews and result files, and the sweep's timing figures. The word for
-// what a grid position holds, a preview's title, the grid's topology in
-// words, the best result's name, and how timing records share the workers.
+// previews and result files (through MasterLayout::description()), and,
+// from the name in run.json (of_run), report.html, the live page and the
+// sweep's timing figures. The word for what a grid position holds and for
+// a curve's line, a preview's title, the samples' caption, the grid's
+// topology in words, the best result's name, and how timing records share
+// the workers. The one place that maps a layout to these words.
 //
 // A value; no Torch, no MPI, so the sweep uses it without linking the
 // master. Thread-safety: immutable, any thread.
