@@ -11,7 +11,20 @@ std::optional<LayoutDescription> LayoutDescription::named(const std::string& nam
   return std::nullopt;
 }
 
+LayoutDescription LayoutDescription::of_run(const std::string& name) {
+  return named(name).value_or(LayoutDescription(LayoutKind::kCoevolution));
+}
+
 std::string LayoutDescription::unit() const { return kind_ == LayoutKind::kPerClass ? "class" : "cell"; }
+
+std::string LayoutDescription::curve_unit() const {
+  return kind_ == LayoutKind::kDataParallel ? "replicas" : unit();
+}
+
+std::string LayoutDescription::samples_caption() const {
+  return kind_ == LayoutKind::kPerClass ? "samples.png: the generators of every class"
+                                        : "samples.png: the best ensemble";
+}
 
 std::string LayoutDescription::preview_title(std::int64_t generation, int cell) const {
   if (one_record_per_generation()) return fmt::format("generation {}", generation);

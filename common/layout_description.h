@@ -1,8 +1,11 @@
 // What a layout (configuration.md, `layout`) means for the parts that show
 // or measure its runs without running it: the master's progress lines,
-// previews and result files, and the sweep's timing figures. The word for
-// what a grid position holds, a preview's title, the grid's topology in
-// words, the best result's name, and how timing records share the workers.
+// previews and result files (through MasterLayout::description()), and,
+// from the name in run.json (of_run), report.html, the live page and the
+// sweep's timing figures. The word for what a grid position holds and for
+// a curve's line, a preview's title, the samples' caption, the grid's
+// topology in words, the best result's name, and how timing records share
+// the workers. The one place that maps a layout to these words.
 //
 // A value; no Torch, no MPI, so the sweep uses it without linking the
 // master. Thread-safety: immutable, any thread.
@@ -22,10 +25,20 @@ class LayoutDescription {
   // The layout of configuration name `name` ("coevolution", "data_parallel",
   // "per_class", as run.json and result.json hold it); nullopt for any other.
   static std::optional<LayoutDescription> named(const std::string& name);
+  // The layout a run's run.json names, for those that have only the name
+  // (the report of a finished run, the live page, the sweep): coevolution
+  // for a name it does not know (a run.json from before layouts).
+  static LayoutDescription of_run(const std::string& name);
 
   LayoutKind kind() const { return kind_; }
   // "class" (per_class: a class a row) or "cell".
   std::string unit() const;
+  // The word the curves name a line by: unit(), but "replicas" for
+  // data_parallel, whose one line is the replicas' pair.
+  std::string curve_unit() const;
+  // The caption of a run's samples.png: "samples.png: the generators of
+  // every class" (per_class) or "samples.png: the best ensemble".
+  std::string samples_caption() const;
   // data_parallel: one record a generation (the replicas' pair), so a
   // generation's preview and timing are the pair's, not a cell's.
   bool one_record_per_generation() const { return kind_ == LayoutKind::kDataParallel; }

@@ -9,6 +9,14 @@
 
 namespace cellgan {
 
+void beat_until(const std::function<bool()>& done, BeatTimer& timer, const std::function<void()>& beat,
+                const std::function<bool()>& round, IdleBackoff& backoff) {
+  while (!done()) {
+    if (timer.due()) beat();
+    backoff.after_round(round());
+  }
+}
+
 void run_while_beating(const std::function<void()>& work, std::chrono::milliseconds interval,
                        const std::function<void()>& beat, const std::function<void()>& pump,
                        const std::string& thread_name, int rank) {
@@ -25,11 +33,13 @@ void run_while_beating(const std::function<void()>& work, std::chrono::milliseco
     finished = true;
   });
   BeatTimer timer(interval);
-  while (!finished) {
-    if (timer.due()) beat();
-    pump();
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  IdleBackoff every_5_ms(std::chrono::milliseconds(5), std::chrono::milliseconds(5));
+  beat_until([&] { return finished.load(); }, timer, beat,
+             [&] {
+               pump();
+               return false;
+             },
+             every_5_ms);
   worker.join();
   if (error) std::rethrow_exception(error);
 }

@@ -4,13 +4,16 @@
 // master (reading the input, scoring the final ensembles) therefore runs on
 // a thread of its own while the master's thread keeps beating.
 //
-// Thread-safety: BeatTimer belongs to one thread. run_while_beating runs
-// `work` on a new thread and `beat` on the calling one.
+// Thread-safety: BeatTimer belongs to one thread. beat_until runs on the
+// calling thread; run_while_beating runs `work` on a new thread and `beat`
+// on the calling one.
 #pragma once
 
 #include <chrono>
 #include <functional>
 #include <string>
+
+#include "common/idle_backoff.h"
 
 namespace cellgan {
 
@@ -33,10 +36,16 @@ class BeatTimer {
   Clock::time_point last_;
 };
 
+// The master's one beating loop: until `done()`, calls `beat()` whenever
+// `timer` is due, then `round()`, which returns whether it did something;
+// after a round that did nothing, `backoff` sleeps (idle_backoff.h).
+void beat_until(const std::function<bool()>& done, BeatTimer& timer, const std::function<void()>& beat,
+                const std::function<bool()>& round, IdleBackoff& backoff);
+
 // Runs `work` on a thread named `thread_name` (with `rank` in its log
 // lines) while this thread calls `beat()` every `interval` and `pump()`
-// every 5 ms in between (sending and receiving what is pending). Returns
-// once `work` has returned; rethrows what it threw.
+// every 5 ms in between (sending and receiving what is pending), by
+// beat_until. Returns once `work` has returned; rethrows what it threw.
 void run_while_beating(const std::function<void()>& work, std::chrono::milliseconds interval,
                        const std::function<void()>& beat, const std::function<void()>& pump,
                        const std::string& thread_name, int rank);

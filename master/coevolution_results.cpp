@@ -64,12 +64,12 @@ RunResult CoevolutionResults::finish(std::vector<ResultMessage> results, const F
   const std::size_t best = best_result(scored, objective_name(config_));
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - context.started).count();
-  write_result_files(config_, config_.output_dir, ensembles[best], scored, best, seconds, context);
+  write_result_files(config_, description(), config_.output_dir, ensembles[best], scored, best, seconds, context);
   context.run.event(fmt::format("finished: best ensemble {}", ensemble_label(scored[best].cell)));
 
   RunResult out;
   out.output_dir = config_.output_dir;
-  out.best = best_label(config_, scored[best].cell);
+  out.best = best_label(description(), scored[best].cell);
   out.best_generators = ensembles[best].generators.size();
   out.scores = scored[best].scores;
   out.seconds = seconds;

@@ -17,6 +17,7 @@ class CoevolutionResults final : public MasterLayout {
   // Throws InputError unless 1 <= workers <= the grid's cells.
   CoevolutionResults(const Config& config, int workers);
 
+  LayoutDescription description() const override { return LayoutDescription(LayoutKind::kCoevolution); }
   std::vector<std::string> assignment() const override;
   std::vector<std::string> reassign(const std::vector<int>& members) const override;
   int records_per_generation() const override { return grid_.cell_count(); }

@@ -81,12 +81,12 @@ RunResult DataParallelResults::finish(std::vector<ResultMessage> results, const 
                                  {"hierarchy", to_string(p.hierarchy)},
                                  {"shard_optimizer", p.shard_optimizer}};
   write_file_atomic((std::filesystem::path(config_.output_dir) / run_files::kLayoutRecord).string(), layout.dump(2) + "\n");
-  write_result_files(config_, config_.output_dir, ensembles.front(), scored, 0, seconds, context);
+  write_result_files(config_, description(), config_.output_dir, ensembles.front(), scored, 0, seconds, context);
   context.run.event("finished: the replica's generator written");
 
   RunResult out;
   out.output_dir = config_.output_dir;
-  out.best = best_label(config_, scored.front().cell);
+  out.best = best_label(description(), scored.front().cell);
   out.best_generators = 1;
   out.scores = scored.front().scores;
   out.seconds = seconds;

@@ -22,6 +22,7 @@ class DataParallelResults final : public MasterLayout {
   // Throws InputError unless the job's workers can split a global batch.
   DataParallelResults(const Config& config, int workers);
 
+  LayoutDescription description() const override { return LayoutDescription(LayoutKind::kDataParallel); }
   std::vector<std::string> assignment() const override;
   std::vector<std::string> reassign(const std::vector<int>& members) const override;
   int records_per_generation() const override { return 1; }

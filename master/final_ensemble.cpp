@@ -63,8 +63,8 @@ std::vector<std::string> drop_non_finite_generators(std::vector<Ensemble>& ensem
 
 std::string ensemble_label(int cell) { return cell == kGridEnsemble ? "grid" : fmt::format("cell {}", cell); }
 
-std::string best_label(const Config& config, int cell) {
-  return LayoutDescription(config.layout).best_label(cell == kGridEnsemble ? std::nullopt : std::optional<int>(cell));
+std::string best_label(const LayoutDescription& layout, int cell) {
+  return layout.best_label(cell == kGridEnsemble ? std::nullopt : std::optional<int>(cell));
 }
 
 Ensemble grid_ensemble(const std::vector<Ensemble>& cells, std::int64_t population_size) {
@@ -96,9 +96,9 @@ void write_ensemble_png(const Config& config, const std::string& path, Ensemble&
   write_samples_png(config, path, std::vector<float>(s.data_ptr<float>(), s.data_ptr<float>() + s.numel()));
 }
 
-void write_result_files(const Config& config, const std::string& dir, Ensemble& best,
-                        const std::vector<CellResult>& results, std::size_t best_index, double seconds,
-                        const FinishContext& context) {
+void write_result_files(const Config& config, const LayoutDescription& layout, const std::string& dir,
+                        Ensemble& best, const std::vector<CellResult>& results, std::size_t best_index,
+                        double seconds, const FinishContext& context) {
   const std::string& master_kernels = context.master_kernels;
   const std::vector<std::string>& worker_kernels = context.worker_kernels;
   namespace fs = std::filesystem;
@@ -116,7 +116,7 @@ void write_result_files(const Config& config, const std::string& dir, Ensemble& 
   }
   result.best = ensemble_label(results[best_index].cell);
   result.best_cell = results[best_index].cell;
-  result.best_label = best_label(config, results[best_index].cell);
+  result.best_label = best_label(layout, results[best_index].cell);
   result.objective = objective_name(config);
   result.scores = results[best_index].scores;
   result.mixture_weights = best.weights;
@@ -131,8 +131,8 @@ void write_result_files(const Config& config, const std::string& dir, Ensemble& 
       "cellgan run summary\n  dataset      {}\n  layout       {}\n  grid         {}x{} ({}), {} generations\n"
       "  best         {}\n",
       to_string(config.data.dataset), to_string(config.layout), config.grid.rows, config.grid.cols,
-      LayoutDescription(config.layout).topology(config.grid.neighbourhood),
-      config.training.generations, best_label(config, results[best_index].cell));
+      layout.topology(config.grid.neighbourhood), config.training.generations,
+      best_label(layout, results[best_index].cell));
   for (const auto& [name, value] : results[best_index].scores) summary += fmt::format("  {:<12} {:.4f}\n", name, value);
   std::vector<std::string> kernels = worker_kernels;
   std::sort(kernels.begin(), kernels.end());

@@ -29,10 +29,10 @@ struct CellResult {
 
 // "cell 3", or "grid" for the grid-wide ensemble.
 std::string ensemble_label(int cell);
-// The best result as the run's layout names it: coevolution "cell 3" or
-// "grid"; data_parallel "the replicas' generator"; per_class "class 3", or
-// "every class (the conditional mixture)" for the whole.
-std::string best_label(const Config& config, int cell);
+// The best result as `layout` names it (MasterLayout::description()):
+// coevolution "cell 3" or "grid"; data_parallel "the replicas' generator";
+// per_class "class 3", or "every class (the conditional mixture)" for the whole.
+std::string best_label(const LayoutDescription& layout, int cell);
 
 // The grid-wide ensemble: the first `population_size` generators of every
 // cell ensemble (a cell's own, latest ones; CellTrainer::ensemble puts
@@ -59,9 +59,10 @@ void write_ensemble_png(const Config& config, const std::string& path, Ensemble&
 
 // result.json also records the BLAS kernels (math_kernels.h) and the
 // devices (common/nn/device.h) the master scored with and each worker
-// trained with, in worker rank order, from `context`.
-void write_result_files(const Config& config, const std::string& dir, Ensemble& best,
-                        const std::vector<CellResult>& results, std::size_t best_index, double seconds,
-                        const FinishContext& context);
+// trained with, in worker rank order, from `context`; summary.txt names
+// the best result and the topology as `layout` does.
+void write_result_files(const Config& config, const LayoutDescription& layout, const std::string& dir,
+                        Ensemble& best, const std::vector<CellResult>& results, std::size_t best_index,
+                        double seconds, const FinishContext& context);
 
 }  // namespace cellgan

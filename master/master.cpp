@@ -7,57 +7,28 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <atomic>
-#include <cmath>
 #include <cstring>
-
-#include <csignal>
-#include <unistd.h>
-#include <filesystem>
 #include <stdexcept>
-#include <thread>
 
 #include "common/checkpoint_store.h"
 #include "common/error.h"
 #include "common/idle_backoff.h"
 #include "common/launch_rank.h"
-#include "common/layout_description.h"
 #include "common/log.h"
-#include "common/math_kernels.h"
-#include "common/nn/device.h"
 #include "common/nn/scores.h"
 #include "common/process_stats.h"
-#include "common/run_files.h"
 #include "common/run_status.h"
 #include "common/nn/torch_generator_lock.h"
 #include "master/job_status.h"
-#include "master/progress_line.h"
+#include "master/progress_writer.h"
 #include "master/run_directory.h"
 #include "master/stop_protocol.h"
 #include "master/stop_signals.h"
 #include "master/beating_wait.h"
 #include "master/checkpoint_collector.h"
-#include "master/run_report.h"
-#include "master/worker_processes.h"
-#include "master/sample_png.h"
 
 namespace cellgan {
 namespace {
-
-struct BestCell {
-  int cell = -1;
-  double score = INFINITY;
-};
-
-// The cell whose mixture scored lowest under `objective` in a generation.
-BestCell best_cell(const std::map<int, GenerationRecord>& records, const std::string& objective) {
-  BestCell best;
-  for (const auto& [cell, record] : records) {
-    const auto it = record.scores.find(objective);
-    if (it != record.scores.end() && it->second < best.score) best = {cell, it->second};
-  }
-  return best;
-}
 
 // Workers on CPUs that OpenBLAS tells apart compute with kernels that round
 // differently (math_kernels.h): the result then depends on which worker
@@ -85,7 +56,7 @@ Master::Master(JobCommsFactory& factory, std::string config_path, std::string re
       command_line_faults_(std::move(command_line_faults)),
       settings_(std::move(settings)),
       workers_(factory.world_size() - 1),
-      processes_(std::make_unique<WorkerProcesses>(factory.world_size() - 1)) {}
+      membership_(factory.world_size() - 1) {}
 
 void Master::event(const std::string& line) {
   log::info("{}", line);
@@ -97,29 +68,7 @@ void Master::note_events(const std::vector<std::string>& lines) {
 }
 
 void Master::record_state(const std::string& status, std::optional<int> exit_code, const std::string& message) {
-  if (!run_) return;
-  run_state_.status = status;
-  run_state_.exit_code = exit_code;
-  run_state_.message = message;
-  run_state_.generation = run_->generations_written();
-  if (!run_state_.spans.empty()) {
-    auto& span = run_state_.spans.back();
-    span.second = unix_seconds();
-    run_state_.seconds = earlier_seconds_ + (span.second - span.first);
-  }
-  std::string why = run_->why_gone();
-  try {
-    if (why.empty()) why = write_run_state(config_.output_dir, run_state_);
-  } catch (const DiskFull&) {
-    // The run's ending is recorded in the space run.json holds already; a
-    // full disk while it runs ends the run.
-    if (status != "running" && write_run_state_in_place(config_.output_dir, run_state_)) return;
-    throw;
-  }
-  if (!why.empty())
-    throw std::runtime_error(fmt::format("{}: the run folder can no longer be written ({}): ending the run; its "
-                                         "newest complete checkpoint, if the folder still holds it, resumes it",
-                                         config_.output_dir, why));
+  if (writer_) writer_->record(status, exit_code, message);
 }
 
 void Master::request_stop(const std::string& why) { stop_.request(why); }
@@ -127,13 +76,12 @@ void Master::request_stop(const std::string& why) { stop_.request(why); }
 Master::~Master() = default;
 
 bool Master::alive(int worker) const {
-  const std::size_t i = static_cast<std::size_t>(worker - 1);
-  return workers_started_ && !failed_[i] && !lost_[i] &&
+  return workers_started_ && !membership_.out(worker) &&
          (!monitor_ || monitor_->liveness(worker) != HeartbeatMonitor::Liveness::kDead);
 }
 
 void Master::fail_worker(int worker, const FailureMessage& failure) {
-  failed_[static_cast<std::size_t>(worker - 1)] = true;
+  membership_.fail(worker);
   show_worker(worker);
   const std::string what = fmt::format("worker rank {} failed: {}", worker, failure.reason);
   if (run_) run_->event(what + "; ending the run");
@@ -146,44 +94,9 @@ void Master::fail_worker(int worker, const FailureMessage& failure) {
   throw std::runtime_error(what);
 }
 
-void Master::write_progress(std::int64_t generation, Clock::time_point now) {
-  record_state("running");
-  const std::string objective = objective_name(config_);
-  const BestCell best = best_cell(run_->generation_records(generation), objective);
-  const double elapsed = std::chrono::duration<double>(now - started_).count();
-  const std::int64_t total = config_.training.generations;
-  const double done = static_cast<double>(generation - plan_.generation);  // this session's generations
-  const double eta = elapsed / done * static_cast<double>(total - generation);
-  const std::optional<int> best_cell = best.cell >= 0 ? std::optional<int>(best.cell) : std::nullopt;
-  const std::optional<double> best_score = best.cell >= 0 ? std::optional<double>(best.score) : std::nullopt;
-  board_->generation_written(generation, now, best_cell, best_score);
-  const std::string scored = best.cell >= 0  // data_parallel scores only some generations
-                                 ? fmt::format("best mixture {} {:.4f} (cell {})", objective, best.score, best.cell)
-                                 : std::string("not scored");
-  const std::string line =
-      fmt::format("generation {}/{}: {}, {:.1f} s elapsed, ~{:.0f} s left", generation, total, scored, elapsed, eta);
-  if (progress_bar_) {  // a terminal: one line redrawn in place
-    log::show_status_line(progress_line(Progress{generation, total, objective, best_cell, best_score, eta}));
-    log::debug("{}", line);
-  } else {
-    log::info("{}", line);
-  }
-  // previews/gen-NNNNNN.png: the samples the generation's best cell sent.
-  auto previews = run_->take_previews(generation);
-  const auto it = previews.find(best.cell);
-  if (it == previews.end()) return;
-  const std::string path = run_->path(fmt::format("{}/gen-{:06d}.png", run_files::kPreviews, generation));
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  const LayoutDescription layout(config_.layout);
-  write_samples_png(config_, path, it->second, layout.preview_title(generation, best.cell));
-  board_->preview(generation, path,
-                  layout.one_record_per_generation() ? std::nullopt : std::optional<int>(best.cell));
-  log::debug("preview of generation {} (cell {}): {}", generation, best.cell, path);
-}
-
 void Master::take(const Message& message, bool from_global, Clock::time_point now) {
   // GLOBAL's ranks are the master's and its members' at start-up, in order.
-  const int w = from_global ? global_ranks_.at(static_cast<std::size_t>(message.source)) : message.source;
+  const int w = from_global ? membership_.world_rank(message.source) : message.source;
   const std::size_t i = static_cast<std::size_t>(w - 1);
   if (w < 1 || w > workers_) throw std::logic_error(fmt::format("message from rank {}, not a worker", w));
   if (from_global && message.tag == kTagHello) {
@@ -205,13 +118,9 @@ void Master::take(const Message& message, bool from_global, Clock::time_point no
     const WorkerState state = hb.state == WorkerState::kFinished && !results_[i] ? WorkerState::kProcessing : hb.state;
     monitor_->beat(w, state, hb.generation, now);
   } else if (!from_global && message.tag == kTagRecords) {
-    RecordsMessage records = decode_records(message.payload);
-    monitor_->beat(w, WorkerState::kProcessing, records.generation, now);
-    for (const std::string& line : records.events) run_->event(fmt::format("worker rank {}: {}", w, line));
-    note_records(*board_, w, records.generation, records.records, objective_name(config_));
-    for (std::int64_t g : run_->add_records(records.generation, std::move(records.records))) write_progress(g, now);
+    take_records(w, message.payload, now);
   } else if (!from_global && message.tag == kTagIdentity) {
-    take_identity(w, message.payload);
+    membership_.set_identity(w, decode_identity(message.payload));
   } else if (!from_global && message.tag == kTagReady) {
     log::debug("a late ready from worker rank {}, lost at start-up", w);
   } else if (!from_global && message.tag == kTagCheckpoint) {
@@ -224,13 +133,22 @@ void Master::take(const Message& message, bool from_global, Clock::time_point no
     log::warn("ignoring a message with tag {} from rank {} on {}", message.tag, w, from_global ? "GLOBAL" : "WORLD");
     return;
   }
-  board_->worker_heard(w, worker_status_name(monitor_->state(w), monitor_->liveness(w), failed_[i]),
+  board_->worker_heard(w, worker_status_name(monitor_->state(w), monitor_->liveness(w), membership_.failed(w)),
                        monitor_->generation(w), now);
+}
+
+void Master::take_records(int worker, const Bytes& payload, Clock::time_point now) {
+  RecordsMessage records = decode_records(payload);
+  monitor_->beat(worker, WorkerState::kProcessing, records.generation, now);
+  for (const std::string& line : records.events) run_->event(fmt::format("worker rank {}: {}", worker, line));
+  note_records(*board_, worker, records.generation, records.records, objective_name(config_));
+  for (std::int64_t g : run_->add_records(records.generation, std::move(records.records)))
+    writer_->generation_written(g, now);
 }
 
 void Master::show_worker(int worker) {
   if (!board_) return;
-  const bool failed = failed_[static_cast<std::size_t>(worker - 1)];
+  const bool failed = membership_.failed(worker);
   board_->set_worker_state(worker, monitor_ ? worker_status_name(monitor_->state(worker), monitor_->liveness(worker), failed)
                                             : (failed ? "failed" : "dead"));
 }
@@ -240,23 +158,7 @@ void Master::take_checkpoint(int worker, const CheckpointMessage& message) {
   log::debug("worker rank {} saved {} cells after generation {}", worker, message.files.size(), message.generation);
   if (const auto complete = checkpoints_->take(message)) {
     run_->event(*complete);
-    // At most every kReportEvery: with checkpoint.every 1 a report per
-    // generation would cost the shared cores about 2% of the run.
-    const auto now = Clock::now();
-    if (report_written_ == Clock::time_point{} || now - report_written_ >= kReportEvery) {
-      write_report();
-      report_written_ = now;
-    }
-  }
-}
-
-void Master::write_report() const {
-  try {
-    write_run_report(config_.output_dir);
-  } catch (const DiskFull&) {
-    throw;  // the run cannot keep its records: it ends (kExitDiskFull)
-  } catch (const std::exception& e) {
-    log::warn("report.html not written: {}", e.what());
+    writer_->report_at_checkpoint(Clock::now());
   }
 }
 
@@ -294,9 +196,73 @@ void Master::advance_stop(Clock::time_point /*now*/) {
   }
 }
 
+void Master::kill_worker(int worker) {
+  if (const std::string line = membership_.kill(worker); !line.empty()) event(line);
+}
+
+std::int64_t Master::checkpoint_to_go_back_to(const std::string& context) {
+  // A lost worker may have saved its cells and died before its report came:
+  // such a checkpoint is complete by its cells' records. Only generations
+  // the master has written count, so that metrics.jsonl goes on from there.
+  const std::int64_t written = run_->generations_written();
+  run_->sync_metrics();
+  for (const std::string& folder : complete_from_records(config_.output_dir, written))
+    event(fmt::format("checkpoint {} complete: every cell saved, not every report in (the manifest is written "
+                      "from the cells' records)",
+                      folder));
+  // As --resume auto does: the newest complete checkpoint whose files pass
+  // their checks (one the survivors cannot read would end the run).
+  std::vector<std::string> skipped;
+  const auto point = newest_complete_checkpoint(config_.output_dir, skipped, written);
+  for (const std::string& line : skipped) event(context + "skipping checkpoint " + line);
+  return point ? point->manifest.generation : 0;
+}
+
+void Master::lose_worker(int worker, const std::string& why) {
+  membership_.lose(worker);
+  show_worker(worker);
+  event(fmt::format("worker rank {} is lost: {}", worker, why));
+  kill_worker(worker);
+  if (results_[static_cast<std::size_t>(worker - 1)]) {
+    event(fmt::format("worker rank {} had sent its result: the run goes on", worker));
+    return;
+  }
+  if (factory_.survives_rank_loss() && !stop_.active()) return rehome(worker, why);
+  const std::int64_t last = checkpoint_to_go_back_to("");
+  const std::string cannot = stop_.active() ? "a stop is under way, so the run does not rehome"
+                                            : "the job cannot go on in place (that needs mpirun --enable-recovery)";
+  const std::string from =
+      last > 0 ? fmt::format("the run stops after its checkpoint of generation {}", last)
+               : std::string("the run stops; it has no complete checkpoint yet, so it starts again from generation 0");
+  const std::string what = fmt::format("worker rank {} is lost ({}) and {}: {}; run the same command with "
+                                       "--resume auto to continue",
+                                       worker, why, cannot, from);
+  event(what);
+  abort_workers(kExitRestart, what);
+  throw RestartNeeded(what);
+}
+
+void Master::rehome(int worker, const std::string& why) {
+  std::vector<int> survivors = membership_.survivors([this](int w) { return alive(w); });
+  if (survivors.empty()) {
+    const std::string what = fmt::format("worker rank {} is lost ({}) and no worker is left", worker, why);
+    abort_workers(kExitFailure, what);
+    throw std::runtime_error(what);
+  }
+  checkpoints_->restart_from(checkpoint_to_go_back_to("rehoming: "));
+  for (auto& r : results_) r.reset();  // every cell goes back to the checkpoint
+  const std::int64_t from = checkpoints_->last();
+  const std::string folder = from > 0 ? checkpoint_folder(config_.output_dir, from) : "";
+  const Bytes message = encode(membership_.rehome(std::move(survivors), from, folder));
+  for (int w : membership_.members()) comms_.world->send(w, kTagRehome, message);
+  event(fmt::format("rehoming: workers {} go on from generation {}{}", fmt::join(membership_.members(), ","), from,
+                    folder.empty() ? " (the start)" : " (" + folder + ")"));
+  for (const std::string& line : layout_->reassign(membership_.members())) run_->event(line);
+}
+
 void Master::check_liveness(Clock::time_point now) {
   for (const auto& ev : monitor_->check(now)) {
-    if (lost_[static_cast<std::size_t>(ev.worker - 1)]) continue;  // lost already
+    if (membership_.lost(ev.worker)) continue;  // lost already
     show_worker(ev.worker);
     const std::string line =
         fmt::format("worker rank {} {}: silent for {:.1f} s", ev.worker, to_string(ev.kind), ev.silent_seconds);
@@ -338,7 +304,8 @@ bool Master::run_once(Clock::time_point now) {
   advance_stop(now);
   comms_.world->pending_sends();
   check_liveness(now);
-  const bool all_results = std::all_of(members_.begin(), members_.end(),
+  const std::vector<int>& members = membership_.members();
+  const bool all_results = std::all_of(members.begin(), members.end(),
                                        [&](int w) { return results_[static_cast<std::size_t>(w - 1)].has_value(); });
   if (!all_results || run_->generations_written() < config_.training.generations) return true;
   // A worker's last checkpoint report (WORLD) left before its result
@@ -356,16 +323,16 @@ void Master::beat_to_workers(Clock::time_point now) {
 
 RunResult Master::finish() {
   std::vector<ResultMessage> results;
-  for (int w : members_) results.push_back(std::move(*results_[static_cast<std::size_t>(w - 1)]));
+  for (int w : membership_.members()) results.push_back(std::move(*results_[static_cast<std::size_t>(w - 1)]));
   std::vector<std::string> kernels;
   for (const auto& k : worker_kernels_) kernels.push_back(k.value_or("unknown"));
   const auto lock = lock_torch_generator();
   FinishContext context{*scorer_, *run_, started_, master_kernels_, kernels, master_device_, worker_devices_};
-  context.earlier_seconds = earlier_seconds_;
-  context.earlier_stretches = run_state_.stretches - 1;
+  context.earlier_seconds = writer_->earlier_seconds();
+  context.earlier_stretches = writer_->earlier_stretches();
   RunResult result = layout_->finish(std::move(results), context);
   record_state(status_word(RunStatus::kFinished), kExitOk);
-  write_report();
+  writer_->report();
   return result;
 }
 
@@ -396,7 +363,7 @@ RunResult Master::run() {
       if (!run_once(Clock::now())) break;
       backoff.after_round(busy_);
     }
-    if (progress_bar_) log::end_status_line();
+    writer_->end_progress();
     board_->set_phase("scoring", "the final ensembles");
     // Scoring can take long: it runs on a thread of its own while this one
     // goes on beating, so the workers waiting for the end do not give up.
@@ -419,13 +386,13 @@ RunResult Master::run() {
     log::info("master done: peak RSS {:.1f} MB", static_cast<double>(peak_rss_bytes()) / 1e6);
     return result;
   } catch (const std::exception& e) {
-    if (progress_bar_) log::end_status_line();
+    if (writer_) writer_->end_progress();
     if (board_) board_->set_phase("failed", e.what());
     if (workers_started_) abort_workers(exit_code_of(e), e.what());
     try {
       const int code = exit_code_of(e);
       record_state(status_word(status_of(code)), code, e.what());
-      if (run_ && code != kExitDiskFull) write_report();
+      if (writer_ && code != kExitDiskFull) writer_->report();
     } catch (const std::exception& also) {
       // A full disk with no room even for run.json is said once, by main().
       if (exit_code_of(also) != kExitDiskFull) log::warn("{}", also.what());

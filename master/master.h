@@ -31,11 +31,13 @@
 // a dead rank can hang MPI_Finalize (docs/architecture.md, "No rank waits
 // forever").
 //
-// Parts: start-up (master_startup.cpp) checks the input on a thread of its
-// own while beating to the waiting workers (beating_wait.h); the workers'
-// processes and rehoming (master_membership.cpp, worker_processes.h);
-// checkpoint manifests (checkpoint_collector.h); the control loop and the
-// stop protocol (master.cpp).
+// Parts, each an object of its own that Master holds and calls in order:
+// the start-up handshake with the workers (startup_handshake.h), who the
+// workers are and rehoming (worker_membership.h), what is written about
+// the run as it goes (progress_writer.h), checkpoint manifests
+// (checkpoint_collector.h), the stop protocol (stop_protocol.h) and the
+// layout (master_layout.h). Master keeps the control loop (master.cpp) and
+// the order of start-up (master_startup.cpp).
 //
 // Live status (job_status.h): start() makes a StatusBoard, and with
 // status.port a StatusServer on a thread of its own that reads it; the
@@ -61,16 +63,17 @@
 #include "master/master_layout.h"
 #include "master/resume_plan.h"
 #include "master/stop_protocol.h"
+#include "master/worker_membership.h"
 
 namespace cellgan {
 
 class CheckpointCollector;
+class ProgressWriter;
 class RunDirectory;
 class RunLock;
 class SampleScorer;
 class StatusBoard;
 class StatusServer;
-class WorkerProcesses;
 
 class Master {
  public:
@@ -112,12 +115,12 @@ class Master {
   // Call before run().
   void note_events(const std::vector<std::string>& lines);
 
-  bool worker_lost() const { return worker_lost_; }
+  bool worker_lost() const { return membership_.any_lost(); }
   // Kills by PID every worker process on this host that is still there
   // (at the end of the job: one stopped or hung after its part was done,
   // which would keep MPI_Finalize and the launcher waiting). Thread-safe
   // once start() has returned.
-  void kill_remaining_workers() const;
+  void kill_remaining_workers() const { membership_.kill_remaining(); }
 
   // Asks the run to stop after a checkpoint: every worker runs to the
   // generation the furthest one has reached, saves its cells there, and
@@ -133,17 +136,22 @@ class Master {
   void abort_workers(int exit_code, const std::string& reason);
 
  private:
-  void wait_until_ready();
-  // Validates the configuration and the input (InputError), beating to
-  // the waiting workers meanwhile: the scorer's data can take seconds.
-  void validate();
+  // Reads and validates the configuration and the input (InputError); the
+  // start message for the workers.
+  StartMessage check_input();
+  // The workers not ready by the deadline are lost: the run goes on without
+  // them when the job survives a lost rank and some are ready, and
+  // otherwise fails (std::runtime_error).
+  void go_on_without(const std::vector<int>& silent, bool some_ready, std::chrono::milliseconds dead_after);
+  // GLOBAL, the run folder and what is written about the run at the start.
+  void open_run(Clock::time_point now, Clock::time_point entered);
   void take_checkpoint(int worker, const CheckpointMessage& message);
-  void take_identity(int worker, const Bytes& payload);
   // A worker is declared lost: killed by PID when it runs on this host;
   // the run goes on when its result is in, goes on in place without it
   // (kTagRehome to the survivors, from the last checkpoint) when the job
   // survives a lost rank, and otherwise stops for a restart (RestartNeeded).
   void lose_worker(int worker, const std::string& why);
+  void rehome(int worker, const std::string& why);
   void kill_worker(int worker);
   // After a lost worker: the generation of the newest complete checkpoint
   // the run can go back to (0: none), of at most the generations written;
@@ -160,23 +168,15 @@ class Master {
   // a full disk (kExitDiskFull) is said once, by the DiskFull thrown.
   [[noreturn]] void fail_worker(int worker, const FailureMessage& failure);
   void take(const Message& message, bool from_global, Clock::time_point now);
+  void take_records(int worker, const Bytes& payload, Clock::time_point now);
   void check_liveness(Clock::time_point now);
-  void write_progress(std::int64_t generation, Clock::time_point now);
   void beat_to_workers(Clock::time_point now);
-  // run.json at the start: what the run is, and, when it resumes, its
-  // earlier stretches (and how the last one ended, in events.log).
-  void start_run_state();
-  // report.html (run_report.h), from what the run folder holds now; a failure is only a warning,
-  // except a full disk (DiskFull, thrown: the run ends).
-  void write_report() const;
-  // run.json (common/run_state.h) with `status`; throws std::runtime_error
-  // when it cannot be written, which is how a run folder that disappeared
-  // or stopped being writable is noticed, at each written generation.
+  // run.json with `status`, once the run folder exists (progress_writer.h).
   void record_state(const std::string& status, std::optional<int> exit_code = std::nullopt,
                     const std::string& message = "");
   // Started, not failed, not declared dead: the workers messages go to.
   bool alive(int worker) const;
-  // The worker's state on the status board, from the monitor and failed_.
+  // The worker's state on the status board, from the monitor and membership.
   void show_worker(int worker);
 
   JobCommsFactory& factory_;
@@ -189,7 +189,7 @@ class Master {
   const std::vector<Fault> command_line_faults_;
   const std::vector<std::string> settings_;
   const int workers_;
-  std::unique_ptr<WorkerProcesses> processes_;        // the workers' PIDs, to end a lost one
+  WorkerMembership membership_;  // who the workers are: lost, failed, members, epoch, processes
   Clock::time_point started_{};
   Config config_;
   std::unique_ptr<SampleScorer> scorer_;
@@ -197,12 +197,11 @@ class Master {
   JobComms comms_;
   std::unique_ptr<RunLock> lock_;  // the run folder's, from start() to the end of the process
   std::unique_ptr<RunDirectory> run_;
+  std::unique_ptr<ProgressWriter> writer_;  // run.json, progress, report.html: from when run_ exists
   std::unique_ptr<HeartbeatMonitor> monitor_;
   std::unique_ptr<StatusBoard> board_;     // the live status (job_status.h)
   std::unique_ptr<StatusServer> status_;   // serves board_ when status.port != 0; destroyed before it
-  bool progress_bar_ = false;              // stderr is a terminal: a progress bar, not a line per generation
   bool workers_started_ = false;  // they were sent an ok start message
-  bool worker_lost_ = false;
   bool busy_ = false;     // the last run_once() received something
   bool aborted_ = false;  // the workers were sent an abort
   Clock::time_point last_round_{};  // the last run_once()
@@ -212,16 +211,7 @@ class Master {
   std::string master_device_ = "cpu";       // common/nn/device.h: describe_device()
   std::vector<std::string> worker_devices_;  // by worker, rank 1 first, from their hello
   std::vector<std::optional<ResultMessage>> results_;       // by worker
-  std::vector<bool> failed_;                                // by worker: reported a failure
-  std::vector<bool> lost_;                                  // by worker: declared lost
-  std::vector<int> members_;  // the workers of the current epoch (world ranks)
-  std::vector<int> global_ranks_;  // GLOBAL rank -> world rank
-  int epoch_ = 0;             // rehomings so far
   std::vector<std::string> pending_events_;  // for events.log once it exists
-  RunState run_state_;                       // run.json, once the run folder exists
-  double earlier_seconds_ = 0.0;             // the wall time of the run's earlier stretches
-  static constexpr std::chrono::seconds kReportEvery{30};  // report.html at checkpoints, at most this often
-  Clock::time_point report_written_{};       // when it was last written at a checkpoint
 };
 
 }  // namespace cellgan

@@ -6,7 +6,9 @@
 // The job skeleton (Master, master.h) calls assignment() and
 // records_per_generation() at start-up and finish() once every worker's
 // result is in. Everything else — validation, heartbeats, deadlines,
-// errors, metrics.jsonl, previews — is the skeleton's.
+// errors, metrics.jsonl, previews — is the skeleton's; what the layout
+// means for them (the unit's name, a preview's title, the topology in
+// words) it asks description().
 //
 // Implementations: CoevolutionResults (coevolution_results.h),
 // DataParallelResults (data_parallel_results.h), PerClassResults
@@ -23,6 +25,7 @@
 
 #include "common/comm/protocol.h"
 #include "common/config.h"
+#include "common/layout_description.h"
 #include "grid/partition.h"
 
 namespace cellgan {
@@ -60,6 +63,9 @@ struct FinishContext {
 class MasterLayout {
  public:
   virtual ~MasterLayout() = default;
+  // The unit's name, a preview's title, the topology in words, the best
+  // result's name (common/layout_description.h).
+  virtual LayoutDescription description() const = 0;
   // Lines for events.log: which worker does what.
   virtual std::vector<std::string> assignment() const = 0;
   // Lines for events.log after a lost worker: the work split over the

@@ -125,13 +125,13 @@ RunResult PerClassResults::finish(std::vector<ResultMessage> results, const Fini
   write_image_grid_png(at(run_files::kClasses), rows, kRowImages * generator.classes(), kImageSide, kImageSide,
                        kRowImages, labels);
   write_file_atomic(at(run_files::kClassIndex), generator.index_json());
-  write_result_files(config_, config_.output_dir, generator.mixture(), scored, scored.size() - 1, seconds, context);
+  write_result_files(config_, description(), config_.output_dir, generator.mixture(), scored, scored.size() - 1, seconds, context);
   context.run.event(fmt::format("finished: conditional generator of {} classes, mean class accuracy {:.3f}",
                                 generator.classes(), mean_accuracy));
 
   RunResult out;
   out.output_dir = config_.output_dir;
-  out.best = best_label(config_, kGridEnsemble);
+  out.best = best_label(description(), kGridEnsemble);
   out.best_generators = generator.mixture().generators.size();
   out.scores = all.scores;
   out.seconds = seconds;

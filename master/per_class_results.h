@@ -27,6 +27,7 @@ class PerClassResults final : public MasterLayout {
   // training images or more.
   PerClassResults(const Config& config, int workers);
 
+  LayoutDescription description() const override { return LayoutDescription(LayoutKind::kPerClass); }
   std::vector<std::string> assignment() const override;
   std::vector<std::string> reassign(const std::vector<int>& members) const override;
   int records_per_generation() const override { return grid_.cell_count(); }

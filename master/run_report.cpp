@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "common/error.h"
+#include "common/layout_description.h"
 #include "common/image_files.h"
 #include "common/run_files.h"
 #include "common/run_records.h"
@@ -63,9 +64,8 @@ std::string figure(const fs::path& png, const std::string& caption) {
                      html_escape(caption), base64(*bytes));
 }
 
-std::string images(const fs::path& dir, const std::string& layout) {
-  std::string out = figure(dir / run_files::kSamples, layout == "per_class" ? "samples.png: the generators of every class"
-                                                                            : "samples.png: the best ensemble");
+std::string images(const fs::path& dir, const LayoutDescription& layout) {
+  std::string out = figure(dir / run_files::kSamples, layout.samples_caption());
   out += figure(dir / run_files::kClasses, "classes.png: one row per class, class 0 at the top");
   std::optional<fs::path> newest;
   if (fs::is_directory(dir / run_files::kPreviews))
@@ -155,8 +155,8 @@ std::string run_report_html(const std::string& run_dir) {
     throw InputError(e.what());
   }
   const std::optional<ResultRecord> result = read_result(run_dir);
-  const std::string layout = state ? state->layout : "coevolution";
-  const std::string unit = layout == "per_class" ? "class" : layout == "data_parallel" ? "replicas" : "cell";
+  const LayoutDescription layout = LayoutDescription::of_run(state ? state->layout : "");
+  const std::string unit = layout.curve_unit();
   const std::string title = html_escape(fs::absolute(dir).lexically_normal().filename().string());
   const std::string history = script_safe(run_history_json(metrics.string(), state ? state->objective : ""));
   const auto [events, total] = events_tail(dir / run_files::kEvents);

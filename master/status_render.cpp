@@ -6,6 +6,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "common/layout_description.h"
+
 namespace cellgan {
 namespace {
 
@@ -60,6 +62,9 @@ std::string status_json(const StatusSnapshot& s) {
   j["detail"] = s.detail;
   j["grid"] = {{"rows", s.rows}, {"cols", s.cols}};
   j["layout"] = s.layout;
+  const LayoutDescription layout = LayoutDescription::of_run(s.layout);
+  j["unit"] = layout.unit();              // what a grid position holds: "cell" or "class"
+  j["curve_unit"] = layout.curve_unit();  // what a curve's line is: the unit, or "replicas"
   j["objective"] = s.objective;
   j["generations"] = {{"total", s.generations_total}, {"done", s.generations_done}};
   j["elapsed_seconds"] = s.elapsed_seconds;

@@ -5,6 +5,8 @@
 // JSON (every time in seconds; a number that is unknown or not finite is
 // null):
 //   {"phase", "detail", "grid": {"rows", "cols"}, "layout", "objective",
+//    "unit" and "curve_unit" (what the layout calls a grid position and a
+//    curve's line: common/layout_description.h),
 //    "generations": {"total", "done"}, "elapsed_seconds", "eta_seconds",
 //    "best": {"cell", "score"} or null,
 //    "cells": [{"cell", "row", "col", "generation", "score", "worker", "state"}],

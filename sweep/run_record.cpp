@@ -40,8 +40,7 @@ void add_timings(const fs::path& path, RunRecord& r) {
     for (const auto& [phase, seconds] : phases) sums[phase] += seconds;
   }
   // data_parallel's one record a generation is the replicas' wall time already.
-  const auto layout = LayoutDescription::named(r.layout);
-  const int sharing = layout ? layout->timing_sharers(r.workers) : r.workers;
+  const int sharing = LayoutDescription::of_run(r.layout).timing_sharers(r.workers);
   const double per = 1.0 / (static_cast<double>(r.generations_timed) * sharing);
   for (const auto& [phase, seconds] : sums) {
     const double s = seconds * per;

@@ -14,6 +14,23 @@ TEST(LayoutDescription, NamedReadsTheConfigurationNamesOnly) {
   EXPECT_FALSE(LayoutDescription::named("Data_Parallel").has_value());
 }
 
+TEST(LayoutDescription, OfRunReadsARunsNameAsCoevolutionWhenItKnowsItNot) {
+  EXPECT_EQ(LayoutDescription::of_run("per_class").kind(), LayoutKind::kPerClass);
+  EXPECT_EQ(LayoutDescription::of_run("data_parallel").kind(), LayoutKind::kDataParallel);
+  EXPECT_EQ(LayoutDescription::of_run("").kind(), LayoutKind::kCoevolution);
+  EXPECT_EQ(LayoutDescription::of_run("ring").kind(), LayoutKind::kCoevolution);
+}
+
+TEST(LayoutDescription, CurvesAndSamplesAreNamedAsTheLayoutTrainsThem) {
+  EXPECT_EQ(LayoutDescription(LayoutKind::kCoevolution).curve_unit(), "cell");
+  EXPECT_EQ(LayoutDescription(LayoutKind::kPerClass).curve_unit(), "class");
+  EXPECT_EQ(LayoutDescription(LayoutKind::kDataParallel).curve_unit(), "replicas");
+  EXPECT_EQ(LayoutDescription(LayoutKind::kDataParallel).unit(), "cell");
+  EXPECT_EQ(LayoutDescription(LayoutKind::kPerClass).samples_caption(), "samples.png: the generators of every class");
+  EXPECT_EQ(LayoutDescription(LayoutKind::kCoevolution).samples_caption(), "samples.png: the best ensemble");
+  EXPECT_EQ(LayoutDescription(LayoutKind::kDataParallel).samples_caption(), "samples.png: the best ensemble");
+}
+
 TEST(LayoutDescription, PreviewTitleNamesTheUnitUnlessOneRecordAGeneration) {
   EXPECT_EQ(LayoutDescription(LayoutKind::kCoevolution).preview_title(5, 3), "generation 5, cell 3");
   EXPECT_EQ(LayoutDescription(LayoutKind::kPerClass).preview_title(12, 7), "generation 12, class 7");

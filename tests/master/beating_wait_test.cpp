@@ -37,6 +37,28 @@ TEST(RunWhileBeating, BeatsUntilTheWorkIsDone) {
   EXPECT_GT(pumps, beats);
 }
 
+TEST(BeatUntil, BeatsWhenDueRunsRoundsAndSleepsOnlyAfterIdleOnes) {
+  BeatTimer timer(milliseconds(1000));  // due at once, then not again within the test
+  IdleBackoff backoff(milliseconds(30), milliseconds(30));
+  int beats = 0, rounds = 0;
+  const auto began = std::chrono::steady_clock::now();
+  beat_until([&] { return rounds == 6; }, timer, [&] { ++beats; },
+             [&] { return ++rounds % 2 == 0; },  // every other round did something
+             backoff);
+  const auto took = std::chrono::steady_clock::now() - began;
+  EXPECT_EQ(beats, 1);
+  EXPECT_EQ(rounds, 6);
+  EXPECT_GE(took, milliseconds(90)) << "three idle rounds sleep 30 ms each";
+}
+
+TEST(BeatUntil, ChecksDoneFirst) {
+  BeatTimer timer(milliseconds(10));
+  IdleBackoff backoff(milliseconds(1), milliseconds(1));
+  int calls = 0;
+  beat_until([] { return true; }, timer, [&] { ++calls; }, [&] { return ++calls > 0; }, backoff);
+  EXPECT_EQ(calls, 0);
+}
+
 TEST(RunWhileBeating, RethrowsWhatTheWorkThrew) {
   EXPECT_THROW(run_while_beating([] { throw std::invalid_argument("bad"); }, milliseconds(10), [] {}, [] {}, "test", 0),
                std::invalid_argument);

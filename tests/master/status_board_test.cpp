@@ -166,6 +166,18 @@ TEST(StatusRender, JsonHoldsTheGridCellsWorkersEventsAndNullForWhatIsUnknown) {
   EXPECT_TRUE(j["preview"].is_null());
 }
 
+TEST(StatusRender, JsonNamesTheUnitsAsTheLayoutDescriptionDoes) {
+  const auto units = [](const std::string& layout) {
+    const StatusBoard board(2, 2, layout, "fid", 10, 2, {1, 1, 2, 2}, t0);
+    const auto j = nlohmann::json::parse(status_json(board.snapshot(t0)));
+    return j["unit"].get<std::string>() + "/" + j["curve_unit"].get<std::string>();
+  };
+  EXPECT_EQ(units("coevolution"), "cell/cell");
+  EXPECT_EQ(units("per_class"), "class/class");
+  EXPECT_EQ(units("data_parallel"), "cell/replicas");
+  EXPECT_EQ(units("a layout of a later cellgan"), "cell/cell");
+}
+
 TEST(StatusRender, JsonSurvivesBytesThatAreNotUtf8) {
   StatusBoard board = two_by_two();
   board.event("bad \xff\xfe bytes", t0);
