@@ -106,16 +106,19 @@ void Master::start(Clock::time_point now) {
   if (readiness.failure) fail_worker(readiness.failure->first, readiness.failure->second);
   if (!readiness.silent.empty()) go_on_without(readiness.silent, !readiness.ready.empty(), dead_after);
   membership_.admit(readiness.ready);
+  // The run folder before go: a resumed run deletes the checkpoints taken
+  // after its resume point, which a worker told to go could already be
+  // writing again.
+  lock_ = lock_run_directory(config_);  // InputError: another job writes here
+  run_ = std::make_unique<RunDirectory>(config_, layout_->records_per_generation(),
+                                        plan_.resuming ? plan_.generation : -1);
   handshake.go(membership_.members());
   open_run(now, entered);
 }
 
 void Master::open_run(Clock::time_point now, Clock::time_point entered) {
-  // 2. GLOBAL = the master and every worker; the run directory.
+  // 2. GLOBAL = the master and every worker; the run directory's records.
   comms_.global = factory_.group(membership_.global_ranks(), kGlobalGroupTag);
-  lock_ = lock_run_directory(config_);  // InputError: another job writes here
-  run_ = std::make_unique<RunDirectory>(config_, layout_->records_per_generation(),
-                                        plan_.resuming ? plan_.generation : -1);
   run_->on_event([board = board_.get()](const std::string& line) { board->event(line, Clock::now()); });
   writer_ = std::make_unique<ProgressWriter>(config_, *run_, *board_, layout_->description(), started_,
                                              plan_.generation, stderr_is_terminal());

@@ -15,6 +15,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -183,6 +184,7 @@ class Doubling final : public GradientAllreduce {
     for (float& v : values) v *= 2.0f;
     return std::nullopt;
   }
+  WorkerExchange& exchange() override { throw std::logic_error("Doubling has no exchange"); }
 };
 
 TEST(Gpu, TheHostStagedAllreduceSumsGpuTensorsAsCpuOnes) {
