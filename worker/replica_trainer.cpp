@@ -124,6 +124,17 @@ std::optional<Interruption> ReplicaTrainer::reduce_gradients(Individual& net, st
   return std::nullopt;
 }
 
+std::optional<Interruption> ReplicaTrainer::reduce_and_step(Individual& net, std::unique_ptr<ShardedAdam>& shard,
+                                                            std::vector<torch::Tensor> losses, double& tally,
+                                                            GradientAllreduce& reduce, double& computing) {
+  if (sharded()) return sharded_step(net, shard, std::move(losses), tally, reduce);
+  if (auto interruption = reduce_gradients(net, std::move(losses), tally, reduce)) return interruption;
+  const auto began = Clock::now();
+  net.optimizer().step();
+  computing += seconds_since(began);
+  return std::nullopt;
+}
+
 std::optional<Interruption> ReplicaTrainer::sharded_step(Individual& net, std::unique_ptr<ShardedAdam>& shard,
                                                          std::vector<torch::Tensor> losses, double& tally,
                                                          GradientAllreduce& reduce) {
@@ -211,16 +222,9 @@ std::optional<Interruption> ReplicaTrainer::step(std::int64_t step, GradientAllr
       losses.push_back(l.detach());
     }
     computing += seconds_since(began);
-    if (sharded()) {
-      if (auto interruption = sharded_step(generator_, generator_shard_, std::move(losses), tally_.generator_loss, reduce))
-        return interruption;
-    } else {
-      if (auto interruption = reduce_gradients(generator_, std::move(losses), tally_.generator_loss, reduce))
-        return interruption;
-      began = Clock::now();
-      generator_.optimizer().step();
-      computing += seconds_since(began);
-    }
+    if (auto interruption =
+            reduce_and_step(generator_, generator_shard_, std::move(losses), tally_.generator_loss, reduce, computing))
+      return interruption;
     ++tally_.generator_steps;
   }
 
@@ -246,17 +250,9 @@ std::optional<Interruption> ReplicaTrainer::step(std::int64_t step, GradientAllr
       losses.push_back(l.detach());
     }
     computing += seconds_since(began);
-    if (sharded()) {
-      if (auto interruption =
-              sharded_step(discriminator_, discriminator_shard_, std::move(losses), tally_.discriminator_loss, reduce))
-        return interruption;
-    } else {
-      if (auto interruption = reduce_gradients(discriminator_, std::move(losses), tally_.discriminator_loss, reduce))
-        return interruption;
-      began = Clock::now();
-      discriminator_.optimizer().step();
-      computing += seconds_since(began);
-    }
+    if (auto interruption = reduce_and_step(discriminator_, discriminator_shard_, std::move(losses),
+                                            tally_.discriminator_loss, reduce, computing))
+      return interruption;
     ++tally_.discriminator_steps;
   }
   if (auto interruption = average_buffers(reduce)) return interruption;

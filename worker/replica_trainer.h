@@ -98,6 +98,11 @@ class ReplicaTrainer {
   std::optional<Interruption> reduce_gradients(Individual& net, std::vector<torch::Tensor> losses, double& tally,
                                                GradientAllreduce& reduce);
   std::optional<Interruption> average_buffers(GradientAllreduce& reduce);
+  // Sums `net`'s gradients over the workers, clips, and takes its Adam
+  // step: whole (its Adam's time added to `computing`), or by `shard`.
+  std::optional<Interruption> reduce_and_step(Individual& net, std::unique_ptr<ShardedAdam>& shard,
+                                              std::vector<torch::Tensor> losses, double& tally,
+                                              GradientAllreduce& reduce, double& computing);
   // Sums, clips and steps `net` by `shard` (made at its first use).
   std::optional<Interruption> sharded_step(Individual& net, std::unique_ptr<ShardedAdam>& shard,
                                            std::vector<torch::Tensor> losses, double& tally, GradientAllreduce& reduce);
