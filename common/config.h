@@ -34,6 +34,8 @@ enum class ReplacementRule { kIfBetter, kAlways };
 enum class ExchangeMode { kSync, kAsync };
 // How BCE takes the log of a discriminator output p (common/nn/losses.h).
 enum class BceForm { kClamped, kPyTorch };
+// The precision of training's forward passes (common/nn/precision.h).
+enum class Precision { kFp32, kBf16, kFp16 };
 enum class AllreduceKind { kRing, kReduceBroadcast, kMpi };
 enum class WireCompression { kNone, kFp16, kBf16 };
 enum class BatchScaling { kWeak, kStrong };
@@ -73,6 +75,7 @@ struct TrainingConfig {
   double adam_beta2 = 0.999;
   LossKind loss = LossKind::kBce;
   BceForm bce = BceForm::kPyTorch;
+  Precision precision = Precision::kFp32;
   std::int64_t discriminator_skip = 1;
   double r1_penalty = 0.0;
   double gp_lambda = 10.0;    // loss wgan_gp only
@@ -193,6 +196,7 @@ const char* to_string(AllreduceKind kind);
 const char* to_string(WireCompression compression);
 const char* to_string(BatchScaling scaling);
 const char* to_string(AllreduceHierarchy hierarchy);
+const char* to_string(Precision precision);
 
 // True for the 2-D toy mixtures.
 inline bool is_toy(DatasetKind kind) { return kind == DatasetKind::kRing || kind == DatasetKind::kGrid; }

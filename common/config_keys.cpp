@@ -55,6 +55,8 @@ const Names<LossKind> kLosses = {
     {"wgan_gp", LossKind::kWganGp}};
 const Names<ExchangeMode> kExchanges = {{"sync", ExchangeMode::kSync}, {"async", ExchangeMode::kAsync}};
 const Names<BceForm> kBceForms = {{"clamped", BceForm::kClamped}, {"pytorch", BceForm::kPyTorch}};
+const Names<Precision> kPrecisions = {
+    {"fp32", Precision::kFp32}, {"bf16", Precision::kBf16}, {"fp16", Precision::kFp16}};
 const Names<ReplacementRule> kRules = {{"always", ReplacementRule::kAlways}, {"if_better", ReplacementRule::kIfBetter}};
 const Names<std::string> kLogLevels = {{"debug", "debug"}, {"info", "info"}, {"warn", "warn"}, {"error", "error"}};
 // runtime.device: auto, cpu, cuda, and cuda:0 .. cuda:15 (a node's GPUs).
@@ -203,6 +205,10 @@ ConfigSection training() {
               "`clamped` is log max(p, 1e-8), whose gradient is 0 below 1e-8 (cellgan's default until Q5 in "
               "docs/results.md found it 1.6× behind Lipizzaner's single cell on MNIST). mse and wgan_gp take no "
               "log and ignore it")
+      .choice("precision", &T::precision, kPrecisions,
+              "the training steps' forward passes: `fp32`, or `bf16` / `fp16` under autocast (matrix products and "
+              "convolutions in 16 bits, losses, weights and Adam in float32); `fp16` scales the loss dynamically "
+              "and skips the steps whose gradients overflow, and needs a GPU. Checkpoints stay float32")
       .integer("discriminator_skip", &T::discriminator_skip, span<I>(0, 1000),
                "discriminators step on every (skip+1)-th batch; ignored by `wgan_gp`, whose critics step on every "
                "batch (see n_critic)")
@@ -385,6 +391,7 @@ const char* to_string(ReplacementRule rule) { return config_table::name_of(kRule
 const char* to_string(AllreduceKind kind) { return config_table::name_of(kAllreduces, kind); }
 const char* to_string(WireCompression compression) { return config_table::name_of(kCompressions, compression); }
 const char* to_string(BatchScaling scaling) { return config_table::name_of(kScalings, scaling); }
+const char* to_string(Precision precision) { return config_table::name_of(kPrecisions, precision); }
 const char* to_string(AllreduceHierarchy hierarchy) { return config_table::name_of(kHierarchies, hierarchy); }
 
 }  // namespace cellgan

@@ -114,6 +114,7 @@ ResultRecord result_of(const json& j) {
              [&](const json& v) { master_and_workers(v, "blas_kernels", r.master_kernels, r.worker_kernels); });
   if_present(j, "device",
              [&](const json& v) { master_and_workers(v, "device", r.master_device, r.worker_devices); });
+  if_present(j, "precision", [&](const json& v) { r.precision = text_of(v); });
   return r;
 }
 
@@ -181,6 +182,7 @@ std::string to_json(const ResultRecord& r) {
                   {"grid_ensemble", grid},
                   {"blas_kernels", {{"master", r.master_kernels}, {"workers", r.worker_kernels}}},
                   {"device", {{"master", r.master_device}, {"workers", r.worker_devices}}},
+                  {"precision", r.precision},
                   {"seconds", r.seconds}};
   return j.dump(2) + "\n";
 }

@@ -100,6 +100,7 @@ struct ResultRecord {
   std::vector<std::string> worker_kernels;  // in worker rank order
   std::string master_device;
   std::vector<std::string> worker_devices;  // in worker rank order
+  std::string precision;                    // training.precision ("" when missing)
   double seconds = 0.0;                     // wall seconds of the stretch that finished the run
 };
 

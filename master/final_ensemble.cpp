@@ -125,6 +125,7 @@ void write_result_files(const Config& config, const LayoutDescription& layout, c
   result.worker_kernels = worker_kernels;
   result.master_device = context.master_device;
   result.worker_devices = context.worker_devices;
+  result.precision = to_string(config.training.precision);
   result.seconds = seconds;
 
   std::string summary = fmt::format(

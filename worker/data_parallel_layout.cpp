@@ -104,6 +104,8 @@ Waited<std::vector<GenerationRecord>> DataParallelLayout::run_generation(std::in
   record.counts["workers"] = workers_;
   record.counts["nodes"] = nodes_->nodes();
   record.counts["adam_state_bytes"] = static_cast<double>(trainer_->optimizer_state_bytes());
+  if (config_.training.precision == Precision::kFp16)
+    record.counts["skipped_steps"] = static_cast<double>(tally.skipped_steps);
   if (const auto* levels = dynamic_cast<const TwoLevelAllreduce*>(reduce.get()))
     record.counts["across_node_bytes_per_step"] = static_cast<double>(levels->across_nodes().bytes_sent) / steps;
   return std::vector<GenerationRecord>{std::move(record)};

@@ -14,6 +14,7 @@
 #include "common/nn/device.h"
 #include "common/nn/discriminator_step.h"
 #include "common/nn/losses.h"
+#include "common/nn/precision.h"
 #include "common/step_schedule.h"
 #include "common/nn/torch_generator_lock.h"
 #include "common/rng.h"
@@ -79,6 +80,11 @@ ReplicaTrainer::ReplicaTrainer(const Config& config, const TrainingData& data, i
     throw InputError(fmt::format("{}: training.batch_size: a global batch of {} rows cannot be split over {} workers: "
                                  "expected at least one row each",
                                  config.source, global_rows_, workers));
+  check_precision(config.training.precision, data.device(), config.source);
+  if (config.training.precision == Precision::kFp16 && config.data_parallel.shard_optimizer)
+    throw InputError(fmt::format("{}: training.precision: fp16 with data_parallel.shard_optimizer is not supported: "
+                                 "expected fp32 or bf16 with a sharded optimizer",
+                                 config.source));
   shard_begin_ = global_rows_ * rank / workers;
   shard_end_ = global_rows_ * (rank + 1) / workers;
   weight_ = static_cast<double>(shard_end_ - shard_begin_) / static_cast<double>(global_rows_);
@@ -119,9 +125,14 @@ std::optional<Interruption> ReplicaTrainer::reduce_gradients(Individual& net, st
     // Read at take_tally(): the step does not wait for the device.
     pending_losses_.push_back({&tally, std::move(losses)});
   }
-  if (config_.data_parallel.clip_grad_norm > 0.0)
-    torch::nn::utils::clip_grad_norm_(net.module().parameters(), config_.data_parallel.clip_grad_norm);
   return std::nullopt;
+}
+
+void ReplicaTrainer::backward(const torch::Tensor& loss, const LossScaler& scaler) const {
+  if (config_.training.precision == Precision::kFp16)
+    scaler.scale(loss).backward();
+  else
+    loss.backward();
 }
 
 std::optional<Interruption> ReplicaTrainer::reduce_and_step(Individual& net, std::unique_ptr<ShardedAdam>& shard,
@@ -129,6 +140,17 @@ std::optional<Interruption> ReplicaTrainer::reduce_and_step(Individual& net, std
                                                             GradientAllreduce& reduce, double& computing) {
   if (sharded()) return sharded_step(net, shard, std::move(losses), tally, reduce);
   if (auto interruption = reduce_gradients(net, std::move(losses), tally, reduce)) return interruption;
+  if (config_.training.precision == Precision::kFp16) {  // the sum of scaled gradients: unscaled, or skipped
+    LossScaler& scaler = &net == &generator_ ? generator_scaler_ : discriminator_scaler_;
+    const bool finite = scaler.unscale(gradients_of(net));
+    scaler.update(finite);
+    if (!finite) {
+      ++tally_.skipped_steps;
+      return std::nullopt;
+    }
+  }
+  if (config_.data_parallel.clip_grad_norm > 0.0)
+    torch::nn::utils::clip_grad_norm_(net.module().parameters(), config_.data_parallel.clip_grad_norm);
   const auto began = Clock::now();
   net.optimizer().step();
   computing += seconds_since(began);
@@ -214,11 +236,13 @@ std::optional<Interruption> ReplicaTrainer::step(std::int64_t step, GradientAllr
       const auto lock = lock_torch_generator();
       seed_micro_batch(step * k + m, kGeneratorRole);
       const torch::Tensor z = torch::randn({rows, latent}, on_device);
-      const torch::Tensor l =
-          generator_loss(generator_.loss, discriminator_.discriminator()->forward(generator_.generator()->forward(z)),
-                         t.bce) *
-          scale;
-      l.backward();
+      torch::Tensor d_fake;
+      {
+        const AutocastScope autocast(t.precision, data_.device());
+        d_fake = discriminator_.discriminator()->forward(generator_.generator()->forward(z));
+      }
+      const torch::Tensor l = generator_loss(generator_.loss, d_fake, t.bce) * scale;
+      backward(l, generator_scaler_);
       losses.push_back(l.detach());
     }
     computing += seconds_since(began);
@@ -237,16 +261,19 @@ std::optional<Interruption> ReplicaTrainer::step(std::int64_t step, GradientAllr
       const torch::Tensor real = data_.rows(shard_index(step * k + m));
       const auto lock = lock_torch_generator();
       seed_micro_batch(step * k + m, kDiscriminatorRole);
-      torch::Tensor fake;
+      torch::Tensor l;
       {
-        torch::NoGradGuard no_grad;
-        fake = generator_.generator()->forward(torch::randn({rows, latent}, on_device));
+        const AutocastScope autocast(t.precision, data_.device());
+        torch::Tensor fake;
+        {
+          torch::NoGradGuard no_grad;
+          fake = generator_.generator()->forward(torch::randn({rows, latent}, on_device));
+        }
+        l = discriminator_step_loss(discriminator_.discriminator(), discriminator_.loss, real, fake,
+                                    discriminator_penalties(t)) *
+            scale;
       }
-      const torch::Tensor l =
-          discriminator_step_loss(discriminator_.discriminator(), discriminator_.loss, real, fake,
-                                  discriminator_penalties(t)) *
-          scale;
-      l.backward();
+      backward(l, discriminator_scaler_);
       losses.push_back(l.detach());
     }
     computing += seconds_since(began);

@@ -36,6 +36,7 @@
 #include "common/nn/individual.h"
 #include "common/nn/training_data.h"
 #include "worker/gradient_allreduce.h"
+#include "common/nn/loss_scaler.h"
 #include "worker/sharded_adam.h"
 
 namespace cellgan {
@@ -50,6 +51,7 @@ struct ReplicaTally {
   double discriminator_loss = 0.0;  // the same, over the discriminator steps
   double compute_seconds = 0.0;     // forward, backward, clipping, Adam
   double communicate_seconds = 0.0; // packing and all-reducing
+  std::int64_t skipped_steps = 0;   // fp16: steps whose gradients overflowed (loss_scaler.h)
 };
 
 class ReplicaTrainer {
@@ -98,6 +100,8 @@ class ReplicaTrainer {
   std::optional<Interruption> reduce_gradients(Individual& net, std::vector<torch::Tensor> losses, double& tally,
                                                GradientAllreduce& reduce);
   std::optional<Interruption> average_buffers(GradientAllreduce& reduce);
+  // loss.backward(), of the loss scaled by `scaler` for fp16.
+  void backward(const torch::Tensor& loss, const LossScaler& scaler) const;
   // Sums `net`'s gradients over the workers, clips, and takes its Adam
   // step: whole (its Adam's time added to `computing`), or by `shard`.
   std::optional<Interruption> reduce_and_step(Individual& net, std::unique_ptr<ShardedAdam>& shard,
@@ -120,6 +124,8 @@ class ReplicaTrainer {
   std::int64_t order_epoch_ = -1;
   torch::Tensor order_;  // the shuffle of order_epoch_
   ReplicaTally tally_;
+  LossScaler generator_scaler_;  // training.precision fp16
+  LossScaler discriminator_scaler_;
   std::unique_ptr<ShardedAdam> generator_shard_;      // when sharded()
   std::unique_ptr<ShardedAdam> discriminator_shard_;
   // A lone worker's step losses, still on the device, and the tally each

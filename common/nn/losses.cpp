@@ -70,7 +70,8 @@ torch::Tensor discriminator_loss(LossKind kind, const torch::Tensor& d_real, con
   return discriminator_loss(kind, d_real, d_fake, form, LossMean::kWhole);
 }
 
-torch::Tensor generator_loss(LossKind kind, const torch::Tensor& d_fake, BceForm form, LossMean mean) {
+torch::Tensor generator_loss(LossKind kind, const torch::Tensor& d_fake_in, BceForm form, LossMean mean) {
+  const torch::Tensor d_fake = d_fake_in.to(torch::kFloat);  // itself when float32; a bf16/fp16 output is widened
   switch (kind) {
     case LossKind::kBce:
       return bce_real(d_fake, form, mean);
@@ -86,8 +87,10 @@ torch::Tensor generator_loss(LossKind kind, const torch::Tensor& d_fake, BceForm
   unresolved_mustangs("generator_loss");
 }
 
-torch::Tensor discriminator_loss(LossKind kind, const torch::Tensor& d_real, const torch::Tensor& d_fake, BceForm form,
-                                 LossMean mean) {
+torch::Tensor discriminator_loss(LossKind kind, const torch::Tensor& d_real_in, const torch::Tensor& d_fake_in,
+                                 BceForm form, LossMean mean) {
+  const torch::Tensor d_real = d_real_in.to(torch::kFloat);  // as generator_loss
+  const torch::Tensor d_fake = d_fake_in.to(torch::kFloat);
   switch (kind) {
     case LossKind::kBce:
     case LossKind::kHeuristic:

@@ -24,6 +24,9 @@
 // functions' default is kClamped (the unit tests' hand-worked values);
 // training passes training.bce, whose default is kPyTorch.
 //
+// Inputs of bf16 or fp16 (a forward pass under autocast, precision.h) are
+// widened to float32 first: losses are always taken in float32.
+//
 // Thread-safety: pure functions.
 #pragma once
 

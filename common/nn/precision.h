@@ -1,0 +1,45 @@
+// Mixed precision for the training steps (configuration training.precision;
+// seeds 000 and 002, "AMP"): forward passes under LibTorch's autocast, in
+// bf16 or fp16, while weights, gradients, losses and Adam stay float32.
+//
+// AutocastScope turns autocast on for the device's type (CPU: bf16; CUDA:
+// bf16 or fp16) for its lifetime and restores what was there: matrix
+// products and convolutions then run in 16 bits, and their outputs are 16
+// bit tensors. A caller casts the networks' outputs back to float32 before
+// a loss. fp32 makes it a no-op. Autocast's switch is per thread; its
+// 16-bit type is per process, and every rank of a job sets the same.
+//
+// fp16 needs a GPU (LibTorch's CPU autocast takes bf16 only), and a
+// dynamic loss scale (loss_scaler.h). check_precision() refuses it on a
+// CPU with one line.
+//
+// Thread-safety: a scope belongs to the thread that made it.
+#pragma once
+
+#include <torch/types.h>
+
+#include <string>
+
+#include "common/config.h"
+
+namespace cellgan {
+
+class AutocastScope {
+ public:
+  AutocastScope(Precision precision, const torch::Device& device);
+  ~AutocastScope();
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+ private:
+  bool active_ = false;
+  bool cuda_ = false;
+  bool was_enabled_ = false;
+  at::ScalarType was_type_ = at::kFloat;
+};
+
+// InputError "SOURCE: training.precision: ..." when `precision` cannot run
+// on `device` (fp16 on a CPU).
+void check_precision(Precision precision, const torch::Device& device, const std::string& source);
+
+}  // namespace cellgan
