@@ -1,0 +1,46 @@
+// Layer normalisation per member over the grouped layout
+// (stacked_layer_norm.h).
+#include "common/nn/stacked_layer_norm.h"
+
+#include <torch/torch.h>
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <stdexcept>
+
+namespace cellgan {
+namespace {
+
+constexpr double kEps = 1e-5;  // torch::nn::LayerNormOptions' default
+
+}  // namespace
+
+StackedLayerNormImpl::StackedLayerNormImpl(std::int64_t members, std::vector<std::int64_t> member_sizes)
+    : members_(members), member_sizes_(std::move(member_sizes)) {
+  if (members < 1 || member_sizes_.size() != 3)
+    throw std::invalid_argument("StackedLayerNorm: at least one member, and a [C, H, W] shape to normalise");
+  std::vector<std::int64_t> sizes{members};
+  sizes.insert(sizes.end(), member_sizes_.begin(), member_sizes_.end());
+  weight = register_parameter("weight", torch::ones(sizes));
+  bias = register_parameter("bias", torch::zeros(sizes));
+}
+
+torch::Tensor StackedLayerNormImpl::forward(const torch::Tensor& x) {
+  const std::int64_t c = member_sizes_[0];
+  if (x.dim() != 4 || x.size(1) != members_ * c || x.size(2) != member_sizes_[1] || x.size(3) != member_sizes_[2])
+    throw std::invalid_argument(fmt::format("StackedLayerNorm::forward: expected a [B, {}, {}, {}] tensor, got [{}]",
+                                            members_ * c, member_sizes_[1], member_sizes_[2],
+                                            fmt::join(x.sizes(), ", ")));
+  const std::int64_t b = x.size(0);
+  const std::int64_t n = c * member_sizes_[1] * member_sizes_[2];
+  // [B, P, n]: one row per sample and member.
+  const torch::Tensor normalised = torch::layer_norm(x.reshape({b, members_, n}), {n}, {}, {}, kEps);
+  return (normalised * weight.view({1, members_, n}) + bias.view({1, members_, n})).view(x.sizes());
+}
+
+std::vector<StackedTensor> StackedLayerNormImpl::tensors() const {
+  return {StackedTensor{weight, member_sizes_}, StackedTensor{bias, member_sizes_}};
+}
+
+}  // namespace cellgan
