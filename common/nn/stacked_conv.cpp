@@ -7,10 +7,16 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
 namespace cellgan {
+namespace {
+
+constexpr std::int64_t kMinChannels = 8;
+
+}  // namespace
 
 torch::Tensor to_grouped(const torch::Tensor& x) {
   if (x.dim() != 5) throw std::invalid_argument(fmt::format("to_grouped: expected [P, B, C, H, W], got [{}]",
@@ -45,9 +51,30 @@ torch::Tensor StackedConv2dImpl::forward_with(const torch::Tensor& x, const torc
                                             members_ * g.in, fmt::join(x.sizes(), ", ")));
   if (w.sizes() != weight.sizes())
     throw std::invalid_argument("StackedConv2d::forward_with: the weight's sizes differ from the layer's");
-  return torch::conv2d(x, w.reshape({members_ * g.out, g.in, g.kernel, g.kernel}), bias.reshape({members_ * g.out}),
-                       /*stride=*/{g.stride, g.stride}, /*padding=*/{g.padding, g.padding}, /*dilation=*/{1, 1},
-                       /*groups=*/members_);
+  const std::int64_t in = g.in < kMinChannels ? kMinChannels : g.in;
+  const std::int64_t out = g.out < kMinChannels ? kMinChannels : g.out;
+  if (in == g.in && out == g.out)
+    return torch::conv2d(x, w.reshape({members_ * g.out, g.in, g.kernel, g.kernel}), bias.reshape({members_ * g.out}),
+                         /*stride=*/{g.stride, g.stride}, /*padding=*/{g.padding, g.padding}, /*dilation=*/{1, 1},
+                         /*groups=*/members_);
+  // Few channels: zero channels up to kMinChannels, and a zero member when
+  // alone (see the header).
+  const std::int64_t groups = std::max<std::int64_t>(members_, 2);
+  const std::int64_t b = x.size(0);
+  const torch::Tensor input =
+      torch::constant_pad_nd(x.view({b, members_, g.in, x.size(2), x.size(3)}),
+                             {0, 0, 0, 0, 0, in - g.in, 0, groups - members_})
+          .view({b, groups * in, x.size(2), x.size(3)});
+  const torch::Tensor kernel =
+      torch::constant_pad_nd(w, {0, 0, 0, 0, 0, in - g.in, 0, out - g.out, 0, groups - members_});
+  const torch::Tensor shift = torch::constant_pad_nd(bias, {0, out - g.out, 0, groups - members_});
+  const torch::Tensor y = torch::conv2d(input, kernel.reshape({groups * out, in, g.kernel, g.kernel}),
+                                        shift.reshape({groups * out}), /*stride=*/{g.stride, g.stride},
+                                        /*padding=*/{g.padding, g.padding}, /*dilation=*/{1, 1}, /*groups=*/groups);
+  return y.view({b, groups, out, y.size(2), y.size(3)})
+      .narrow(1, 0, members_)
+      .narrow(2, 0, g.out)
+      .reshape({b, members_ * g.out, y.size(2), y.size(3)});
 }
 
 std::vector<StackedTensor> StackedConv2dImpl::tensors() const {

@@ -11,10 +11,16 @@
 // draws its own (uniform in +-1/sqrt(C*k*k)), not the same values: rows
 // that must equal an individual's are loaded from it.
 //
-// LibTorch 1.13's CPU convolution without MKL-DNN (Debian's) runs a grouped
-// convolution as one convolution per group on the group's slice, so a
-// member's output equals its own Conv2d's to the bit
-// (tests/nn/stacked_layers_test.cpp states what was measured).
+// On the CPU (LibTorch 1.13 with oneDNN) a grouped convolution rounds as
+// the member's own Conv2d where a member has 8 or more input and output
+// channels; with fewer, the kernel taken depends on the number of groups,
+// so a member's bits would depend on the size of its stack. Such a layer
+// (the discriminator's first convolution, 1 channel in; the generator's
+// last, 1 out) runs with zero channels added up to 8 and, in a stack of
+// one, a zero second member: then every member's output and gradients
+// depend on its own rows only, to the bit, whatever the stack
+// (tests/nn/stacked_layers_test.cpp states what was measured). The zero
+// channels cost little: those layers are the networks' smallest.
 //
 // Thread-safety: a module instance belongs to one thread at a time; the
 // layout functions are pure.
