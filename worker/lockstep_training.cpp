@@ -428,18 +428,13 @@ void Lockstep::finish() {
 
 }  // namespace
 
-bool trains_in_lockstep(const TrainingConfig& training, const NetworkShape& shape) {
-  if (!is_stacked(shape.kind)) return false;
-  if (shape.kind == NetworkKind::kMlp || shape.kind == NetworkKind::kToy) return true;
-  const bool penalty = training.r1_penalty > 0.0 || (training.loss == LossKind::kWganGp && training.gp_lambda > 0.0);
-  return !penalty;
-}
+bool trains_in_lockstep(const NetworkShape& shape) { return is_stacked(shape.kind); }
 
 std::vector<double> train_in_lockstep(const TrainingConfig& training, const TrainingData& data, std::int64_t batches,
                                       std::int64_t latent_dim, const std::vector<LockstepCell>& cells) {
   if (cells.empty()) return {};
   const NetworkShape& shape = cells.front().work->selected_generators.front().shape();
-  if (!trains_in_lockstep(training, shape))
+  if (!trains_in_lockstep(shape))
     throw std::invalid_argument("train_in_lockstep: this configuration trains one member at a time (train())");
   Lockstep lockstep(training, data, latent_dim, cells);
   lockstep.run(batches);

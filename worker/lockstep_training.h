@@ -52,13 +52,10 @@ struct LockstepCell {
   const TrainingData* data = nullptr;  // the cell's own data (per_class); null: the shared one
 };
 
-// True when the configuration trains in lockstep: the kinds that are
-// stacked (is_stacked() of stacked_networks.h), the convolutional ones
-// (dcgan, sngan) only without a penalty; the others train one member at a
-// time (train()). (With R1 or WGAN-GP the double backward pass through the
-// stacked convolutions was measured to round by the size of the stack, so
-// the result would depend on W.) Penalties (R1, WGAN-GP) are taken per
-// member as discriminator_step.h takes them. WGAN-GP's interpolation shares and the
+// True when the network trains in lockstep: the kinds that are stacked
+// (is_stacked() of stacked_networks.h); the others train one member at a
+// time (train()). Penalties (R1, WGAN-GP) are taken per member as
+// discriminator_step.h takes them. WGAN-GP's interpolation shares and the
 // dropout masks are drawn from a stream per cell seeded from
 // work.global_seed, as train() draws them from Torch's global generator
 // seeded alike (so the streams are train()'s, but not in train()'s order:
@@ -67,7 +64,7 @@ struct LockstepCell {
 // part in; when members play copies of the opponents they picked
 // (population_size > 1), an opponent's statistics are those of the pass of
 // the first member that picked it.
-bool trains_in_lockstep(const TrainingConfig& training, const NetworkShape& shape);
+bool trains_in_lockstep(const NetworkShape& shape);
 
 // train() for every cell of `cells` on `data`, or on its own data where a
 // cell has some (std::invalid_argument when that gives batches of another

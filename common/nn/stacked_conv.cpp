@@ -1,5 +1,5 @@
-// A 2-d convolution for P members at once, as a grouped convolution
-// (stacked_conv.h).
+// A 2-d convolution for P members at once: a grouped convolution on CUDA,
+// each member's own on the CPU (stacked_conv.h).
 #include "common/nn/stacked_conv.h"
 
 #include <torch/torch.h>
@@ -7,17 +7,10 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
-#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
 namespace cellgan {
-namespace {
-
-constexpr std::int64_t kMinChannels = 8;
-
-}  // namespace
-
 torch::Tensor to_grouped(const torch::Tensor& x) {
   if (x.dim() != 5) throw std::invalid_argument(fmt::format("to_grouped: expected [P, B, C, H, W], got [{}]",
                                                             fmt::join(x.sizes(), ", ")));
@@ -51,30 +44,22 @@ torch::Tensor StackedConv2dImpl::forward_with(const torch::Tensor& x, const torc
                                             members_ * g.in, fmt::join(x.sizes(), ", ")));
   if (w.sizes() != weight.sizes())
     throw std::invalid_argument("StackedConv2d::forward_with: the weight's sizes differ from the layer's");
-  const std::int64_t in = g.in < kMinChannels ? kMinChannels : g.in;
-  const std::int64_t out = g.out < kMinChannels ? kMinChannels : g.out;
-  if (in == g.in && out == g.out)
+  const std::vector<std::int64_t> stride{g.stride, g.stride};
+  const std::vector<std::int64_t> padding{g.padding, g.padding};
+  const std::vector<std::int64_t> dilation{1, 1};
+  if (x.is_cuda())
     return torch::conv2d(x, w.reshape({members_ * g.out, g.in, g.kernel, g.kernel}), bias.reshape({members_ * g.out}),
-                         /*stride=*/{g.stride, g.stride}, /*padding=*/{g.padding, g.padding}, /*dilation=*/{1, 1},
-                         /*groups=*/members_);
-  // Few channels: zero channels up to kMinChannels, and a zero member when
-  // alone (see the header).
-  const std::int64_t groups = std::max<std::int64_t>(members_, 2);
-  const std::int64_t b = x.size(0);
-  const torch::Tensor input =
-      torch::constant_pad_nd(x.view({b, members_, g.in, x.size(2), x.size(3)}),
-                             {0, 0, 0, 0, 0, in - g.in, 0, groups - members_})
-          .view({b, groups * in, x.size(2), x.size(3)});
-  const torch::Tensor kernel =
-      torch::constant_pad_nd(w, {0, 0, 0, 0, 0, in - g.in, 0, out - g.out, 0, groups - members_});
-  const torch::Tensor shift = torch::constant_pad_nd(bias, {0, out - g.out, 0, groups - members_});
-  const torch::Tensor y = torch::conv2d(input, kernel.reshape({groups * out, in, g.kernel, g.kernel}),
-                                        shift.reshape({groups * out}), /*stride=*/{g.stride, g.stride},
-                                        /*padding=*/{g.padding, g.padding}, /*dilation=*/{1, 1}, /*groups=*/groups);
-  return y.view({b, groups, out, y.size(2), y.size(3)})
-      .narrow(1, 0, members_)
-      .narrow(2, 0, g.out)
-      .reshape({b, members_ * g.out, y.size(2), y.size(3)});
+                         stride, padding, dilation, /*groups=*/members_);
+  // The CPU: each member's own convolution (see the header). unbind and
+  // stack, whose backward passes are one stack and one unbind.
+  const std::vector<torch::Tensor> inputs = x.view({x.size(0), members_, g.in, x.size(2), x.size(3)}).unbind(1);
+  const std::vector<torch::Tensor> weights = w.unbind(0);
+  const std::vector<torch::Tensor> biases = bias.unbind(0);
+  std::vector<torch::Tensor> outputs;
+  for (std::int64_t p = 0; p < members_; ++p)
+    outputs.push_back(torch::conv2d(inputs[p].contiguous(), weights[p], biases[p], stride, padding, dilation));
+  const torch::Tensor y = torch::stack(outputs, 1);
+  return y.view({y.size(0), members_ * g.out, y.size(3), y.size(4)});
 }
 
 std::vector<StackedTensor> StackedConv2dImpl::tensors() const {

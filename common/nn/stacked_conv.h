@@ -1,9 +1,10 @@
 // A 2-d convolution for P members at once (docs/architecture.md, "Stacked
-// networks"), as one grouped convolution: the members' activations travel
-// in the grouped layout [B, P*C, H, W] (member p's channels are
-// p*C .. p*C+C-1), the weight [P, O, C, k, k] is read as [P*O, C, k, k]
-// and groups = P, so member p's output channels p*O .. p*O+O-1 depend on
-// its own input channels and weight row only, and so does its gradient.
+// networks"): the members' activations travel in the grouped layout
+// [B, P*C, H, W] (member p's channels are p*C .. p*C+C-1) and member p's
+// output channels p*O .. p*O+O-1 depend on its own input channels and
+// weight row only, and so does its gradient. On CUDA it is one grouped
+// convolution: the weight [P, O, C, k, k] read as [P*O, C, k, k], groups =
+// P. On the CPU it is each member's own convolution, one after another.
 //
 // Each weight row is a torch::nn::Conv2d weight [O, C, k, k] as it stands,
 // each bias row [O] Conv2d's bias; tensors() lists them in Conv2d's
@@ -11,16 +12,13 @@
 // draws its own (uniform in +-1/sqrt(C*k*k)), not the same values: rows
 // that must equal an individual's are loaded from it.
 //
-// On the CPU (LibTorch 1.13 with oneDNN) a grouped convolution rounds as
-// the member's own Conv2d where a member has 8 or more input and output
-// channels; with fewer, the kernel taken depends on the number of groups,
-// so a member's bits would depend on the size of its stack. Such a layer
-// (the discriminator's first convolution, 1 channel in; the generator's
-// last, 1 out) runs with zero channels added up to 8 and, in a stack of
-// one, a zero second member: then every member's output and gradients
-// depend on its own rows only, to the bit, whatever the stack
-// (tests/nn/stacked_layers_test.cpp states what was measured). The zero
-// channels cost little: those layers are the networks' smallest.
+// Why not grouped on the CPU: LibTorch 1.13's oneDNN grouped convolution
+// was measured 1.2 to 3.2 times slower than the members' convolutions one
+// after another (4 members, batch 100, the dcgan layers), and with fewer
+// than 8 channels per member it takes kernels that depend on the number of
+// groups, so a member's bits would depend on its stack. One after another,
+// each member's output and gradients are its own Conv2d's to the bit
+// (tests/nn/stacked_layers_test.cpp).
 //
 // Thread-safety: a module instance belongs to one thread at a time; the
 // layout functions are pure.

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The convolutional kinds train as stacked networks (worker/lockstep_training.h):
 # a 2x2 dcgan run (population 2, so members play copies of the opponents
-# they pick; dropout and batch norm) and a 2x2 sngan run (spectral norm),
-# each with W = 1, 2 and 4 workers, end identical to the bit: metrics.jsonl
-# losses and the final ensemble. Another seed changes the result.
+# they pick; dropout, batch norm, the R1 penalty) and a 2x2 sngan critic
+# run (spectral norm, WGAN-GP), each with W = 1, 2 and 4 workers, end
+# identical to the bit: metrics.jsonl losses and the final ensemble.
+# Another seed changes the result.
 # Skipped (77) without data/mnist and its classifier (deploy/prepare-data.sh).
 source "$(dirname "$0")/mpi_test_lib.sh"
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -16,7 +17,8 @@ small=('s/generations: 100/generations: 2/' 's/batches_per_generation: 0 .*/batc
        's/score_samples: 1000/score_samples: 50/' 's/fitness_samples: 1000/fitness_samples: 50/'
        "s|^  dataset: mnist|  dataset: mnist\n  path: $mnist|"
        "s|^evaluation:|evaluation:\n  classifier: $mnist/classifier.pt|")
-declare -A KIND_EDITS=([dcgan]='s/population_size: 1/population_size: 2/' [sngan]='s/mutation_probability: 0.5/mutation_probability: 1.0/')
+declare -A KIND_EDITS=([dcgan]='s/population_size: 1/population_size: 2\n  r1_penalty: 1.0/'
+                       [sngan]='s/loss: bce/loss: wgan_gp/')
 for kind in dcgan sngan; do
   for w in 1 2 4; do
     cfg=$(make_config "$root/configs/mnist-2x2.yaml" "$WORK/$kind-w$w" "${small[@]}" "s/kind: mlp/kind: $kind/" \
