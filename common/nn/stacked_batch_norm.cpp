@@ -1,5 +1,4 @@
-// Batch normalisation per member over the grouped layout
-// (stacked_batch_norm.h).
+// Batch normalisation per member (stacked_batch_norm.h).
 #include "common/nn/stacked_batch_norm.h"
 
 #include <torch/torch.h>
@@ -8,6 +7,8 @@
 #include <fmt/ranges.h>
 
 #include <stdexcept>
+
+#include "common/nn/stacked_conv.h"
 
 namespace cellgan {
 namespace {
@@ -31,19 +32,30 @@ StackedBatchNorm2dImpl::StackedBatchNorm2dImpl(std::int64_t members, std::int64_
 }
 
 torch::Tensor StackedBatchNorm2dImpl::forward(const torch::Tensor& x) {
-  if (x.dim() != 4 || x.size(1) != members_ * channels_)
-    throw std::invalid_argument(fmt::format("StackedBatchNorm2d::forward: expected a [B, {}, H, W] tensor, got [{}]",
-                                            members_ * channels_, fmt::join(x.sizes(), ", ")));
+  if (x.dim() != 5 || x.size(0) != members_ || x.size(2) != channels_)
+    throw std::invalid_argument(fmt::format("StackedBatchNorm2d::forward: expected a [{}, B, {}, H, W] tensor, got [{}]",
+                                            members_, channels_, fmt::join(x.sizes(), ", ")));
   if (is_training()) {
-    if (x.size(0) * x.size(2) * x.size(3) == 1)
+    if (x.size(1) * x.size(3) * x.size(4) == 1)
       throw std::invalid_argument("StackedBatchNorm2d::forward: more than one value per channel needed in training");
     torch::NoGradGuard no_grad;
     num_batches_tracked.add_(1);
   }
+  const bool cudnn = at::globalContext().userEnabledCuDNN();
   // The running statistics' views share their storage, so batch_norm
   // updates the stacked buffers in place.
-  return torch::batch_norm(x, weight.view({-1}), bias.view({-1}), running_mean.view({-1}), running_var.view({-1}),
-                           is_training(), kMomentum, kEps, at::globalContext().userEnabledCuDNN());
+  if (x.is_cuda())
+    return from_grouped(torch::batch_norm(to_grouped(x), weight.view({-1}), bias.view({-1}), running_mean.view({-1}),
+                                          running_var.view({-1}), is_training(), kMomentum, kEps, cudnn),
+                        members_);
+  const std::vector<torch::Tensor> inputs = x.unbind(0);
+  const std::vector<torch::Tensor> weights = weight.unbind(0);
+  const std::vector<torch::Tensor> biases = bias.unbind(0);
+  std::vector<torch::Tensor> outputs;
+  for (std::int64_t p = 0; p < members_; ++p)
+    outputs.push_back(torch::batch_norm(inputs[p].contiguous(), weights[p], biases[p], running_mean[p], running_var[p],
+                                        is_training(), kMomentum, kEps, cudnn));
+  return torch::stack(outputs);
 }
 
 std::vector<StackedTensor> StackedBatchNorm2dImpl::tensors() const {

@@ -1,8 +1,10 @@
 // Batch normalisation for P members at once (docs/architecture.md,
 // "Stacked networks"): torch::nn::BatchNorm2d (eps 1e-5, momentum 0.1,
-// affine, tracking running statistics) per member, as one torch::batch_norm
-// over the grouped layout [B, P*C, H, W] (stacked_conv.h), whose channels
-// are normalised apart: member p's statistics are over its own channels.
+// affine, tracking running statistics) per member on [P, B, C, H, W]:
+// member p's statistics are over its own rows. On CUDA it is one
+// torch::batch_norm over the grouped layout [B, P*C, H, W] (stacked_conv.h),
+// whose channels are normalised apart; on the CPU each member's own
+// torch::batch_norm, one after another (as BatchNorm2d's, to the bit).
 //
 // Training mode, as BatchNorm2d: normalises by the batch's statistics,
 // updates each member's running mean and variance by momentum 0.1 and adds
@@ -33,7 +35,7 @@ class StackedBatchNorm2dImpl : public torch::nn::Module {
  public:
   StackedBatchNorm2dImpl(std::int64_t members, std::int64_t channels);
 
-  // x: [B, P*C, H, W] -> the same sizes; std::invalid_argument on others.
+  // x: [P, B, C, H, W] -> the same sizes; std::invalid_argument on others.
   torch::Tensor forward(const torch::Tensor& x);
 
   std::vector<StackedTensor> tensors() const;

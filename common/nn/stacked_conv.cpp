@@ -39,27 +39,29 @@ StackedConv2dImpl::StackedConv2dImpl(std::int64_t members, StackedConvGeometry g
 
 torch::Tensor StackedConv2dImpl::forward_with(const torch::Tensor& x, const torch::Tensor& w) {
   const StackedConvGeometry& g = geometry_;
-  if (x.dim() != 4 || x.size(1) != members_ * g.in)
-    throw std::invalid_argument(fmt::format("StackedConv2d::forward: expected a [B, {}, H, W] tensor, got [{}]",
-                                            members_ * g.in, fmt::join(x.sizes(), ", ")));
+  if (x.dim() != 5 || x.size(0) != members_ || x.size(2) != g.in)
+    throw std::invalid_argument(fmt::format("StackedConv2d::forward: expected a [{}, B, {}, H, W] tensor, got [{}]",
+                                            members_, g.in, fmt::join(x.sizes(), ", ")));
   if (w.sizes() != weight.sizes())
     throw std::invalid_argument("StackedConv2d::forward_with: the weight's sizes differ from the layer's");
   const std::vector<std::int64_t> stride{g.stride, g.stride};
   const std::vector<std::int64_t> padding{g.padding, g.padding};
   const std::vector<std::int64_t> dilation{1, 1};
-  if (x.is_cuda())
-    return torch::conv2d(x, w.reshape({members_ * g.out, g.in, g.kernel, g.kernel}), bias.reshape({members_ * g.out}),
-                         stride, padding, dilation, /*groups=*/members_);
+  if (x.is_cuda()) {
+    const torch::Tensor y =
+        torch::conv2d(to_grouped(x), w.reshape({members_ * g.out, g.in, g.kernel, g.kernel}),
+                      bias.reshape({members_ * g.out}), stride, padding, dilation, /*groups=*/members_);
+    return from_grouped(y, members_);
+  }
   // The CPU: each member's own convolution (see the header). unbind and
   // stack, whose backward passes are one stack and one unbind.
-  const std::vector<torch::Tensor> inputs = x.view({x.size(0), members_, g.in, x.size(2), x.size(3)}).unbind(1);
+  const std::vector<torch::Tensor> inputs = x.unbind(0);
   const std::vector<torch::Tensor> weights = w.unbind(0);
   const std::vector<torch::Tensor> biases = bias.unbind(0);
   std::vector<torch::Tensor> outputs;
   for (std::int64_t p = 0; p < members_; ++p)
     outputs.push_back(torch::conv2d(inputs[p].contiguous(), weights[p], biases[p], stride, padding, dilation));
-  const torch::Tensor y = torch::stack(outputs, 1);
-  return y.view({y.size(0), members_ * g.out, y.size(3), y.size(4)});
+  return torch::stack(outputs);
 }
 
 std::vector<StackedTensor> StackedConv2dImpl::tensors() const {

@@ -1,10 +1,11 @@
 // A 2-d convolution for P members at once (docs/architecture.md, "Stacked
-// networks"): the members' activations travel in the grouped layout
-// [B, P*C, H, W] (member p's channels are p*C .. p*C+C-1) and member p's
-// output channels p*O .. p*O+O-1 depend on its own input channels and
-// weight row only, and so does its gradient. On CUDA it is one grouped
-// convolution: the weight [P, O, C, k, k] read as [P*O, C, k, k], groups =
-// P. On the CPU it is each member's own convolution, one after another.
+// networks") on activations [P, B, C, H, W]: member p's output [B, O, H',
+// W'] depends on its own input and weight row only, and so does its
+// gradient. On CUDA it is one grouped convolution: the input viewed in the
+// grouped layout [B, P*C, H, W] (to_grouped: member p's channels are
+// p*C .. p*C+C-1), the weight [P, O, C, k, k] read as [P*O, C, k, k],
+// groups = P. On the CPU it is each member's own convolution, one after
+// another, on its contiguous [B, C, H, W].
 //
 // Each weight row is a torch::nn::Conv2d weight [O, C, k, k] as it stands,
 // each bias row [O] Conv2d's bias; tensors() lists them in Conv2d's
@@ -51,7 +52,7 @@ class StackedConv2dImpl : public torch::nn::Module {
  public:
   StackedConv2dImpl(std::int64_t members, StackedConvGeometry geometry);
 
-  // x: [B, P*in, H, W] -> [B, P*out, H', W']; std::invalid_argument on
+  // x: [P, B, in, H, W] -> [P, B, out, H', W']; std::invalid_argument on
   // other sizes.
   torch::Tensor forward(const torch::Tensor& x) { return forward_with(x, weight); }
   // The same with `w` ([P, out, in, k, k], e.g. a spectrally normalised

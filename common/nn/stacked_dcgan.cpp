@@ -21,10 +21,14 @@ constexpr std::int64_t kDiscChannels1 = 32;
 constexpr std::int64_t kDiscChannels2 = 64;
 constexpr double kDropout = 0.3;
 
-// torch::nn::Upsample(scale_factor {2, 2}, nearest), as networks.cpp has it.
+// torch::nn::Upsample(scale_factor {2, 2}, nearest), as networks.cpp has
+// it, on [P, B, C, H, W].
 torch::Tensor upsample_twice(const torch::Tensor& x) {
   namespace F = torch::nn::functional;
-  return F::interpolate(x, F::InterpolateFuncOptions().scale_factor(std::vector<double>{2.0, 2.0}).mode(torch::kNearest));
+  const torch::Tensor up =
+      F::interpolate(x.flatten(0, 1),
+                     F::InterpolateFuncOptions().scale_factor(std::vector<double>{2.0, 2.0}).mode(torch::kNearest));
+  return up.view({x.size(0), x.size(1), up.size(1), up.size(2), up.size(3)});
 }
 
 }  // namespace
@@ -78,9 +82,9 @@ torch::Tensor StackedDcganImpl::forward(const torch::Tensor& x) {
 torch::Tensor StackedDcganImpl::generate(const torch::Tensor& z) {
   const std::int64_t batch = z.size(1);
   torch::Tensor h = linear_->forward(z).view({members_, batch, kGenChannels, kSeedSide, kSeedSide});
-  h = upsample_twice(torch::relu(norm0_->forward(to_grouped(h))));
+  h = upsample_twice(torch::relu(norm0_->forward(h)));
   h = upsample_twice(torch::relu(norm1_->forward(conv1_->forward(h))));
-  h = from_grouped(conv2_->forward(h), members_).view({members_, batch, kImageDim});
+  h = conv2_->forward(h).view({members_, batch, kImageDim});
   return member_aligned(h, [](const torch::Tensor& t) { return torch::tanh(t); });
 }
 
@@ -93,7 +97,7 @@ torch::Tensor StackedDcganImpl::dropout(const torch::Tensor& x) {
 
 torch::Tensor StackedDcganImpl::discriminate(const torch::Tensor& x) {
   const std::int64_t batch = x.size(1);
-  torch::Tensor h = to_grouped(x.reshape({members_, batch, 1, kImageSide, kImageSide}));
+  torch::Tensor h = x.reshape({members_, batch, 1, kImageSide, kImageSide});
   const bool sn = shape_.kind == NetworkKind::kSngan;
   h = torch::leaky_relu(sn ? conv1_->forward_with(h, sn1_->forward(conv1_->weight)) : conv1_->forward(h), kLeakySlope);
   if (!sn) h = dropout(h);
@@ -102,7 +106,7 @@ torch::Tensor StackedDcganImpl::discriminate(const torch::Tensor& x) {
   if (layer_norm_) h = layer_norm_->forward(h);
   h = torch::leaky_relu(h, kLeakySlope);
   if (!sn) h = dropout(h);
-  h = from_grouped(h, members_).view({members_, batch, kDiscChannels2 * kSeedSide * kSeedSide});
+  h = h.reshape({members_, batch, kDiscChannels2 * kSeedSide * kSeedSide});
   h = sn ? linear_->forward_with(h, sn_linear_->forward(linear_->weight)) : linear_->forward(h);
   if (shape_.d_output == DiscriminatorOutput::kScore) return h;
   return member_aligned(h, [](const torch::Tensor& t) { return torch::sigmoid(t); });

@@ -10,9 +10,8 @@
 // - D  (sngan) the same convolutions and Linear, each weight through a
 //      StackedSpectralNorm, LeakyReLU .2 after each convolution, no
 //      normalisation, no dropout, Sigmoid unless a critic.
-// Between the convolutions the members travel in the grouped layout of
-// stacked_conv.h; inputs are [P, B, in] and outputs [P, B, out] as for
-// every stacked network. Tanh and Sigmoid are laid out per member
+// Between the convolutions the members travel as [P, B, C, H, W]; inputs
+// are [P, B, in] and outputs [P, B, out] as for every stacked network. Tanh and Sigmoid are laid out per member
 // (member_aligned() of stacked_tensor.h).
 //
 // parameter_tensors() and buffer_tensors() list the rows in the order of

@@ -15,19 +15,17 @@ torch::Tensor stacked_dropout(const torch::Tensor& x, double rate, bool training
   if (rate < 0.0 || rate >= 1.0) throw std::invalid_argument(fmt::format("stacked_dropout: rate {} outside [0, 1)", rate));
   if (!training) return x;
   const auto members = static_cast<std::int64_t>(generators.size());
-  if (x.dim() != 4 || members < 1 || x.size(1) % members != 0)
-    throw std::invalid_argument(fmt::format("stacked_dropout: expected [B, {} * C, H, W], got [{}]", members,
+  if (x.dim() < 2 || x.size(0) != members)
+    throw std::invalid_argument(fmt::format("stacked_dropout: expected [{}, ...], got [{}]", members,
                                             fmt::join(x.sizes(), ", ")));
-  const std::vector<std::int64_t> member_sizes{x.size(0), x.size(1) / members, x.size(2), x.size(3)};
+  const torch::IntArrayRef member_sizes = x.sizes().slice(1);
   std::vector<torch::Tensor> masks;
   for (const at::Generator& generator : generators) {
     torch::Tensor mask = torch::empty(member_sizes, torch::kFloat32);
     mask.bernoulli_(1.0 - rate, generator);
     masks.push_back(mask.div_(1.0 - rate));
   }
-  // [B, P, C, H, W] -> the grouped layout.
-  const torch::Tensor mask = torch::stack(masks, 1).view(x.sizes()).to(x.device(), x.scalar_type());
-  return x * mask;
+  return x * torch::stack(masks).to(x.device(), x.scalar_type());
 }
 
 }  // namespace cellgan

@@ -1,10 +1,9 @@
 // Dropout for P members at once (docs/architecture.md, "Stacked networks")
-// on the grouped layout [B, P*C, H, W] (stacked_conv.h), each member with
-// its own mask drawn from its own generator.
+// on [P, ...], each member with its own mask drawn from its own generator.
 //
 // Member p's mask is drawn as torch::nn::Dropout draws its own from Torch's
-// global generator: a Bernoulli(1 - rate) draw over [B, C, H, W] on the
-// CPU from generators[p], divided by 1 - rate; the output is x times the
+// global generator: a Bernoulli(1 - rate) draw on the CPU from
+// generators[p] over x[p]'s sizes, divided by 1 - rate; the output is x times the
 // masks (moved to x's device). So a member whose generator is in the state
 // Torch's global generator would be in gets Dropout's mask, and a member's
 // mask never depends on the other members. Members may share a generator
@@ -21,9 +20,9 @@
 
 namespace cellgan {
 
-// Dropout of `x` [B, P*C, H, W] with probability `rate`, where P =
+// Dropout of `x` [P, ...] with probability `rate`, where P =
 // generators.size(); x itself outside training. std::invalid_argument when
-// x's channels are not a multiple of P or rate is outside [0, 1).
+// x has not P rows or rate is outside [0, 1).
 torch::Tensor stacked_dropout(const torch::Tensor& x, double rate, bool training,
                               const std::vector<at::Generator>& generators);
 

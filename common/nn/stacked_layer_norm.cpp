@@ -1,4 +1,4 @@
-// Layer normalisation per member over the grouped layout
+// Layer normalisation per member (stacked_layer_norm.h).
 // (stacked_layer_norm.h).
 #include "common/nn/stacked_layer_norm.h"
 
@@ -27,16 +27,14 @@ StackedLayerNormImpl::StackedLayerNormImpl(std::int64_t members, std::vector<std
 }
 
 torch::Tensor StackedLayerNormImpl::forward(const torch::Tensor& x) {
-  const std::int64_t c = member_sizes_[0];
-  if (x.dim() != 4 || x.size(1) != members_ * c || x.size(2) != member_sizes_[1] || x.size(3) != member_sizes_[2])
-    throw std::invalid_argument(fmt::format("StackedLayerNorm::forward: expected a [B, {}, {}, {}] tensor, got [{}]",
-                                            members_ * c, member_sizes_[1], member_sizes_[2],
-                                            fmt::join(x.sizes(), ", ")));
-  const std::int64_t b = x.size(0);
-  const std::int64_t n = c * member_sizes_[1] * member_sizes_[2];
-  // [B, P, n]: one row per sample and member.
-  const torch::Tensor normalised = torch::layer_norm(x.reshape({b, members_, n}), {n}, {}, {}, kEps);
-  return (normalised * weight.view({1, members_, n}) + bias.view({1, members_, n})).view(x.sizes());
+  if (x.dim() != 5 || x.size(0) != members_ || x.size(2) != member_sizes_[0] || x.size(3) != member_sizes_[1] ||
+      x.size(4) != member_sizes_[2])
+    throw std::invalid_argument(fmt::format("StackedLayerNorm::forward: expected a [{}, B, {}] tensor, got [{}]",
+                                            members_, fmt::join(member_sizes_, ", "), fmt::join(x.sizes(), ", ")));
+  const std::int64_t n = member_sizes_[0] * member_sizes_[1] * member_sizes_[2];
+  // [P, B, n]: one row per member and sample.
+  const torch::Tensor normalised = torch::layer_norm(x.reshape({members_, x.size(1), n}), {n}, {}, {}, kEps);
+  return (normalised * weight.view({members_, 1, n}) + bias.view({members_, 1, n})).view(x.sizes());
 }
 
 std::vector<StackedTensor> StackedLayerNormImpl::tensors() const {

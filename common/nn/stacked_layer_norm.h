@@ -1,7 +1,7 @@
 // Layer normalisation for P members at once (docs/architecture.md,
 // "Stacked networks"): torch::nn::LayerNorm over [C, H, W] (eps 1e-5,
-// elementwise affine) per member, on the grouped layout [B, P*C, H, W]
-// (stacked_conv.h). Each sample of each member is normalised over its own
+// elementwise affine) per member, on [P, B, C, H, W]. Each sample of each
+// member is normalised over its own
 // C*H*W values by one torch::layer_norm without affine, then scaled and
 // shifted by the member's weight and bias rows.
 //
@@ -33,7 +33,7 @@ class StackedLayerNormImpl : public torch::nn::Module {
   // `member_sizes`: LayerNorm's normalized_shape, [C, H, W].
   StackedLayerNormImpl(std::int64_t members, std::vector<std::int64_t> member_sizes);
 
-  // x: [B, P*C, H, W] -> the same sizes; std::invalid_argument on others.
+  // x: [P, B, C, H, W] -> the same sizes; std::invalid_argument on others.
   torch::Tensor forward(const torch::Tensor& x);
 
   std::vector<StackedTensor> tensors() const;

@@ -1,5 +1,5 @@
 // The stacked layers of the convolutional kinds against the torch::nn
-// layers they stand for, member by member: a grouped convolution, batch
+// layers they stand for, member by member: a input convolution, batch
 // norm, layer norm, spectral norm and dropout. Forward outputs, running
 // statistics and the gradients of the inputs and of every parameter row.
 #include <gtest/gtest.h>
@@ -45,13 +45,13 @@ TEST(StackedLayers, StackedConvolutionIsEachMembersConv2dToTheBit) {
     StackedConv2d stacked(kMembers, g);
     const std::int64_t side = g.stride == 2 ? 14 : 7;
     const torch::Tensor x = leaf({kMembers, 8, g.in, side, side}, 4);
-    const torch::Tensor grouped = to_grouped(x.detach()).requires_grad_(true);
-    const torch::Tensor y = stacked->forward(grouped);
+    const torch::Tensor input = x.detach().requires_grad_(true);
+    const torch::Tensor y = stacked->forward(input);
     const torch::Tensor grad_y = torch::randn(y.sizes());
     y.backward(grad_y);
-    const torch::Tensor grad_x = from_grouped(grouped.grad(), kMembers);
-    const torch::Tensor y_members = from_grouped(y.detach(), kMembers);
-    const torch::Tensor grad_y_members = from_grouped(grad_y, kMembers);
+    const torch::Tensor grad_x = input.grad();
+    const torch::Tensor y_members = y.detach();
+    const torch::Tensor grad_y_members = grad_y;
     for (std::int64_t p = 0; p < kMembers; ++p) {
       torch::nn::Conv2d alone(torch::nn::Conv2dOptions(g.in, g.out, g.kernel).stride(g.stride).padding(g.padding));
       {
@@ -92,11 +92,11 @@ TEST(StackedLayers, AMembersConvolutionDoesNotDependOnItsStack) {
         stack->weight.copy_(five->weight.narrow(0, 0, members));
         stack->bias.copy_(five->bias.narrow(0, 0, members));
       }
-      const torch::Tensor grouped = to_grouped(x.narrow(0, 0, members).contiguous()).requires_grad_(true);
-      const torch::Tensor y = stack->forward(grouped);
-      y.backward(to_grouped(grad_y.narrow(0, 0, members).contiguous()));
-      const std::vector<torch::Tensor> member0{from_grouped(y.detach(), members)[0],
-                                               from_grouped(grouped.grad(), members)[0], stack->weight.grad()[0],
+      const torch::Tensor input = x.narrow(0, 0, members).contiguous().requires_grad_(true);
+      const torch::Tensor y = stack->forward(input);
+      y.backward(grad_y.narrow(0, 0, members).contiguous());
+      const std::vector<torch::Tensor> member0{y.detach()[0],
+                                               input.grad()[0], stack->weight.grad()[0],
                                                stack->bias.grad()[0]};
       if (first.empty()) first = member0;
       for (std::size_t i = 0; i < first.size(); ++i)
@@ -145,9 +145,9 @@ TEST(StackedLayers, BatchNormIsEachMembersBatchNorm2dToTheBit) {
     SCOPED_TRACE(training ? "training" : "evaluation");
     stacked->train(training);
     const torch::Tensor x = leaf({kMembers, 10, 16, 7, 7}, training ? 9 : 10);
-    const torch::Tensor grouped = to_grouped(x.detach()).requires_grad_(true);
+    const torch::Tensor input = x.detach().requires_grad_(true);
     stacked->weight.mutable_grad() = torch::Tensor();
-    const torch::Tensor y = stacked->forward(grouped);
+    const torch::Tensor y = stacked->forward(input);
     const torch::Tensor grad_y = torch::randn(y.sizes());
     y.backward(grad_y);
     for (std::int64_t p = 0; p < kMembers; ++p) {
@@ -155,9 +155,9 @@ TEST(StackedLayers, BatchNormIsEachMembersBatchNorm2dToTheBit) {
       alone[p]->weight.mutable_grad() = torch::Tensor();
       const torch::Tensor xp = x[p].detach().requires_grad_(true);
       const torch::Tensor yp = alone[p]->forward(xp);
-      yp.backward(from_grouped(grad_y, kMembers)[p]);
-      EXPECT_TRUE(same_bits(from_grouped(y.detach(), kMembers)[p], yp)) << "output of member " << p;
-      EXPECT_TRUE(same_bits(from_grouped(grouped.grad(), kMembers)[p], xp.grad())) << "input gradient " << p;
+      yp.backward(grad_y[p]);
+      EXPECT_TRUE(same_bits(y.detach()[p], yp)) << "output of member " << p;
+      EXPECT_TRUE(same_bits(input.grad()[p], xp.grad())) << "input gradient " << p;
       EXPECT_TRUE(same_bits(stacked->weight.grad()[p], alone[p]->weight.grad())) << "weight gradient " << p;
       EXPECT_TRUE(same_bits(stacked->running_mean[p], alone[p]->running_mean)) << "running mean " << p;
       EXPECT_TRUE(same_bits(stacked->running_var[p], alone[p]->running_var)) << "running variance " << p;
@@ -182,8 +182,8 @@ TEST(StackedLayers, LayerNormIsEachMembersLayerNormToRounding) {
     stacked->bias.uniform_(-0.5, 0.5);
   }
   const torch::Tensor x = leaf({kMembers, 10, 8, 7, 7}, 12);
-  const torch::Tensor grouped = to_grouped(x.detach()).requires_grad_(true);
-  const torch::Tensor y = stacked->forward(grouped);
+  const torch::Tensor input = x.detach().requires_grad_(true);
+  const torch::Tensor y = stacked->forward(input);
   const torch::Tensor grad_y = torch::randn(y.sizes());
   y.backward(grad_y);
   for (std::int64_t p = 0; p < kMembers; ++p) {
@@ -195,9 +195,9 @@ TEST(StackedLayers, LayerNormIsEachMembersLayerNormToRounding) {
     }
     const torch::Tensor xp = x[p].detach().requires_grad_(true);
     const torch::Tensor yp = alone->forward(xp);
-    yp.backward(from_grouped(grad_y, kMembers)[p]);
-    EXPECT_LT(relative_difference(from_grouped(y.detach(), kMembers)[p], yp), 1e-6) << "output " << p;
-    EXPECT_LT(relative_difference(from_grouped(grouped.grad(), kMembers)[p], xp.grad()), 1e-6) << "input grad " << p;
+    yp.backward(grad_y[p]);
+    EXPECT_LT(relative_difference(y.detach()[p], yp), 1e-6) << "output " << p;
+    EXPECT_LT(relative_difference(input.grad()[p], xp.grad()), 1e-6) << "input grad " << p;
     EXPECT_LT(relative_difference(stacked->weight.grad()[p], alone->weight.grad()), 1e-5) << "weight grad " << p;
     EXPECT_LT(relative_difference(stacked->bias.grad()[p], alone->bias.grad()), 1e-5) << "bias grad " << p;
   }
@@ -241,20 +241,19 @@ TEST(StackedLayers, SpectralNormIsEachMembersSpectralNormToRounding) {
 // Torch's global generator would be in; members sharing a generator draw
 // one after another; outside training nothing is drawn.
 TEST(StackedLayers, DropoutDrawsEachMembersMaskFromItsOwnGenerator) {
-  const torch::Tensor x = torch::rand({6, kMembers * 4, 5, 5}) + 0.5;
+  const torch::Tensor x = torch::rand({kMembers, 6, 4, 5, 5}) + 0.5;
   const std::vector<at::Generator> generators{at::detail::createCPUGenerator(21), at::detail::createCPUGenerator(22),
                                               at::detail::createCPUGenerator(23)};
-  const torch::Tensor y = from_grouped(stacked_dropout(x, 0.3, true, generators), kMembers);
-  const torch::Tensor xs = from_grouped(x, kMembers);
+  const torch::Tensor y = stacked_dropout(x, 0.3, true, generators);
   torch::nn::Dropout dropout(0.3);
   for (std::int64_t p = 0; p < kMembers; ++p) {
     torch::manual_seed(21 + p);
-    EXPECT_TRUE(same_bits(y[p], dropout->forward(xs[p]))) << "member " << p;
+    EXPECT_TRUE(same_bits(y[p], dropout->forward(x[p]))) << "member " << p;
   }
   // Another member beside member 0 does not change member 0's mask.
   const std::vector<at::Generator> alone{at::detail::createCPUGenerator(21)};
-  const torch::Tensor y0 = stacked_dropout(xs[0].contiguous(), 0.3, true, alone);
-  EXPECT_TRUE(same_bits(y0, y[0]));
+  const torch::Tensor y0 = stacked_dropout(x.narrow(0, 0, 1), 0.3, true, alone);
+  EXPECT_TRUE(same_bits(y0[0], y[0]));
   EXPECT_TRUE(same_bits(stacked_dropout(x, 0.3, false, generators), x));
   EXPECT_THROW(stacked_dropout(x, 1.0, true, generators), std::invalid_argument);
 }
