@@ -37,6 +37,10 @@ class StackedBatchNorm2dImpl : public torch::nn::Module {
 
   // x: [P, B, C, H, W] -> the same sizes; std::invalid_argument on others.
   torch::Tensor forward(const torch::Tensor& x);
+  // Member p's batch norm on the CPU: its x [B, C, H, W] with its weight
+  // and bias rows `w`, `b` (taken by unbind(), once per pass); in training
+  // its running statistics are updated and its count raised by one.
+  torch::Tensor member_forward(const torch::Tensor& x, std::int64_t p, const torch::Tensor& w, const torch::Tensor& b);
 
   std::vector<StackedTensor> tensors() const;
   std::vector<StackedTensor> buffer_tensors() const;

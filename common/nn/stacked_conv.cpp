@@ -59,9 +59,14 @@ torch::Tensor StackedConv2dImpl::forward_with(const torch::Tensor& x, const torc
   const std::vector<torch::Tensor> weights = w.unbind(0);
   const std::vector<torch::Tensor> biases = bias.unbind(0);
   std::vector<torch::Tensor> outputs;
-  for (std::int64_t p = 0; p < members_; ++p)
-    outputs.push_back(torch::conv2d(inputs[p].contiguous(), weights[p], biases[p], stride, padding, dilation));
+  for (std::int64_t p = 0; p < members_; ++p) outputs.push_back(member_forward(inputs[p], weights[p], biases[p]));
   return torch::stack(outputs);
+}
+
+torch::Tensor StackedConv2dImpl::member_forward(const torch::Tensor& x, const torch::Tensor& w,
+                                                const torch::Tensor& b) const {
+  const StackedConvGeometry& g = geometry_;
+  return torch::conv2d(x.contiguous(), w, b, /*stride=*/{g.stride, g.stride}, /*padding=*/{g.padding, g.padding});
 }
 
 std::vector<StackedTensor> StackedConv2dImpl::tensors() const {

@@ -58,6 +58,10 @@ class StackedConv2dImpl : public torch::nn::Module {
   // The same with `w` ([P, out, in, k, k], e.g. a spectrally normalised
   // weight) in place of the weight.
   torch::Tensor forward_with(const torch::Tensor& x, const torch::Tensor& w);
+  // Member p's convolution on the CPU: its x [B, in, H, W] with its weight
+  // row `w` [out, in, k, k] and bias row `b` [out] (rows the caller took by
+  // unbind(), once per pass, so the backward pass stacks them once).
+  torch::Tensor member_forward(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) const;
 
   // The weight, then the bias, each with its Conv2d sizes.
   std::vector<StackedTensor> tensors() const;

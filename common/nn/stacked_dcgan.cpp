@@ -22,9 +22,11 @@ constexpr std::int64_t kDiscChannels2 = 64;
 constexpr double kDropout = 0.3;
 
 // torch::nn::Upsample(scale_factor {2, 2}, nearest), as networks.cpp has
-// it, on [P, B, C, H, W].
+// it, on one member's [B, C, H, W] or on [P, B, C, H, W].
 torch::Tensor upsample_twice(const torch::Tensor& x) {
   namespace F = torch::nn::functional;
+  if (x.dim() == 4)
+    return F::interpolate(x, F::InterpolateFuncOptions().scale_factor(std::vector<double>{2.0, 2.0}).mode(torch::kNearest));
   const torch::Tensor up =
       F::interpolate(x.flatten(0, 1),
                      F::InterpolateFuncOptions().scale_factor(std::vector<double>{2.0, 2.0}).mode(torch::kNearest));
@@ -80,12 +82,69 @@ torch::Tensor StackedDcganImpl::forward(const torch::Tensor& x) {
 }
 
 torch::Tensor StackedDcganImpl::generate(const torch::Tensor& z) {
+  if (!z.is_cuda()) return generate_member_by_member(z);
   const std::int64_t batch = z.size(1);
   torch::Tensor h = linear_->forward(z).view({members_, batch, kGenChannels, kSeedSide, kSeedSide});
   h = upsample_twice(torch::relu(norm0_->forward(h)));
   h = upsample_twice(torch::relu(norm1_->forward(conv1_->forward(h))));
   h = conv2_->forward(h).view({members_, batch, kImageDim});
   return member_aligned(h, [](const torch::Tensor& t) { return torch::tanh(t); });
+}
+
+// The CPU: each member through its own chain of layers, its rows taken
+// once by unbind() (see the header).
+torch::Tensor StackedDcganImpl::generate_member_by_member(const torch::Tensor& z) {
+  const std::int64_t batch = z.size(1);
+  const std::vector<torch::Tensor> seeds =
+      linear_->forward(z).view({members_, batch, kGenChannels, kSeedSide, kSeedSide}).unbind(0);
+  const std::vector<torch::Tensor> w0 = norm0_->weight.unbind(0), b0 = norm0_->bias.unbind(0);
+  const std::vector<torch::Tensor> w1 = conv1_->weight.unbind(0), b1 = conv1_->bias.unbind(0);
+  const std::vector<torch::Tensor> w2 = norm1_->weight.unbind(0), b2 = norm1_->bias.unbind(0);
+  const std::vector<torch::Tensor> w3 = conv2_->weight.unbind(0), b3 = conv2_->bias.unbind(0);
+  std::vector<torch::Tensor> images;
+  for (std::int64_t p = 0; p < members_; ++p) {
+    torch::Tensor h = upsample_twice(torch::relu(norm0_->member_forward(seeds[p], p, w0[p], b0[p])));
+    h = conv1_->member_forward(h, w1[p], b1[p]);
+    h = upsample_twice(torch::relu(norm1_->member_forward(h, p, w2[p], b2[p])));
+    images.push_back(conv2_->member_forward(h, w3[p], b3[p]).view({batch, kImageDim}));
+  }
+  return member_aligned(torch::stack(images), [](const torch::Tensor& t) { return torch::tanh(t); });
+}
+
+torch::Tensor StackedDcganImpl::discriminate_member_by_member(const torch::Tensor& x) {
+  const std::int64_t batch = x.size(1);
+  const bool sn = shape_.kind == NetworkKind::kSngan;
+  const std::vector<torch::Tensor> images = x.reshape({members_, batch, 1, kImageSide, kImageSide}).unbind(0);
+  const std::vector<torch::Tensor> w1 = (sn ? sn1_->forward(conv1_->weight) : conv1_->weight).unbind(0);
+  const std::vector<torch::Tensor> w2 = (sn ? sn2_->forward(conv2_->weight) : conv2_->weight).unbind(0);
+  const std::vector<torch::Tensor> b1 = conv1_->bias.unbind(0), b2 = conv2_->bias.unbind(0);
+  const bool normed = norm1_ || layer_norm_;
+  const torch::Tensor& norm_weight = norm1_ ? norm1_->weight : layer_norm_ ? layer_norm_->weight : conv2_->bias;
+  const torch::Tensor& norm_bias = norm1_ ? norm1_->bias : layer_norm_ ? layer_norm_->bias : conv2_->bias;
+  const std::vector<torch::Tensor> wn = normed ? norm_weight.unbind(0) : std::vector<torch::Tensor>{};
+  const std::vector<torch::Tensor> bn = normed ? norm_bias.unbind(0) : std::vector<torch::Tensor>{};
+  std::vector<torch::Tensor> features;
+  for (std::int64_t p = 0; p < members_; ++p) {
+    torch::Tensor h = member_dropout(p, torch::leaky_relu(conv1_->member_forward(images[p], w1[p], b1[p]), kLeakySlope));
+    h = conv2_->member_forward(h, w2[p], b2[p]);
+    if (norm1_) h = norm1_->member_forward(h, p, wn[p], bn[p]);
+    if (layer_norm_) h = layer_norm_->member_forward(h, wn[p], bn[p]);
+    features.push_back(member_dropout(p, torch::leaky_relu(h, kLeakySlope)).view({batch, -1}));
+  }
+  const torch::Tensor h = torch::stack(features);
+  return discriminator_output(sn ? linear_->forward_with(h, sn_linear_->forward(linear_->weight)) : linear_->forward(h));
+}
+
+torch::Tensor StackedDcganImpl::discriminator_output(const torch::Tensor& scores) const {
+  if (shape_.d_output == DiscriminatorOutput::kScore) return scores;
+  return member_aligned(scores, [](const torch::Tensor& t) { return torch::sigmoid(t); });
+}
+
+torch::Tensor StackedDcganImpl::member_dropout(std::int64_t p, const torch::Tensor& x) {
+  if (!is_training() || shape_.kind == NetworkKind::kSngan) return x;
+  if (generators_.empty())
+    throw std::logic_error("StackedDcgan: a training forward pass with dropout needs set_member_generators() first");
+  return cellgan::member_dropout(x, kDropout, true, generators_[static_cast<std::size_t>(p)]);
 }
 
 torch::Tensor StackedDcganImpl::dropout(const torch::Tensor& x) {
@@ -96,6 +155,7 @@ torch::Tensor StackedDcganImpl::dropout(const torch::Tensor& x) {
 }
 
 torch::Tensor StackedDcganImpl::discriminate(const torch::Tensor& x) {
+  if (!x.is_cuda()) return discriminate_member_by_member(x);
   const std::int64_t batch = x.size(1);
   torch::Tensor h = x.reshape({members_, batch, 1, kImageSide, kImageSide});
   const bool sn = shape_.kind == NetworkKind::kSngan;
@@ -107,9 +167,8 @@ torch::Tensor StackedDcganImpl::discriminate(const torch::Tensor& x) {
   h = torch::leaky_relu(h, kLeakySlope);
   if (!sn) h = dropout(h);
   h = h.reshape({members_, batch, kDiscChannels2 * kSeedSide * kSeedSide});
-  h = sn ? linear_->forward_with(h, sn_linear_->forward(linear_->weight)) : linear_->forward(h);
-  if (shape_.d_output == DiscriminatorOutput::kScore) return h;
-  return member_aligned(h, [](const torch::Tensor& t) { return torch::sigmoid(t); });
+  return discriminator_output(sn ? linear_->forward_with(h, sn_linear_->forward(linear_->weight))
+                                 : linear_->forward(h));
 }
 
 std::vector<StackedTensor> StackedDcganImpl::parameter_tensors() const {

@@ -10,8 +10,14 @@
 // - D  (sngan) the same convolutions and Linear, each weight through a
 //      StackedSpectralNorm, LeakyReLU .2 after each convolution, no
 //      normalisation, no dropout, Sigmoid unless a critic.
-// Between the convolutions the members travel as [P, B, C, H, W]; inputs
-// are [P, B, in] and outputs [P, B, out] as for every stacked network. Tanh and Sigmoid are laid out per member
+// Inputs are [P, B, in] and outputs [P, B, out] as for every stacked
+// network; the Linear layers run stacked (StackedLinear). Between them, on
+// CUDA the members travel together as [P, B, C, H, W] through the stacked
+// layers' batched kernels; on the CPU each member runs through its own
+// convolutions, batch norms and dropout one after another (the layers'
+// member_forward()), which avoids stacking its activations between layers
+// (each stack a copy, and its backward another): on the CPU a batched
+// kernel saves nothing there. Tanh and Sigmoid are laid out per member
 // (member_aligned() of stacked_tensor.h).
 //
 // parameter_tensors() and buffer_tensors() list the rows in the order of
@@ -19,8 +25,10 @@
 // byte form (individual_bytes.h) of a row is the member's.
 //
 // Dropout draws each member's mask from the generator set for it
-// (set_member_generators(), stacked_dropout.h); a training forward pass
-// of a dcgan discriminator without them is a std::logic_error.
+// (set_member_generators(), stacked_dropout.h), on the CPU member by member
+// (a member's two masks, then the next member's), on CUDA layer by layer; a
+// training forward pass of a dcgan discriminator without them is a
+// std::logic_error.
 //
 // Thread-safety: a module instance belongs to one thread at a time.
 #pragma once
@@ -62,6 +70,10 @@ class StackedDcganImpl : public torch::nn::Module {
   torch::Tensor generate(const torch::Tensor& z);
   torch::Tensor discriminate(const torch::Tensor& x);
   torch::Tensor dropout(const torch::Tensor& x);
+  torch::Tensor generate_member_by_member(const torch::Tensor& z);
+  torch::Tensor discriminate_member_by_member(const torch::Tensor& x);
+  torch::Tensor member_dropout(std::int64_t p, const torch::Tensor& x);
+  torch::Tensor discriminator_output(const torch::Tensor& scores) const;
   void build_generator();
   void build_discriminator();
 

@@ -28,4 +28,12 @@ torch::Tensor stacked_dropout(const torch::Tensor& x, double rate, bool training
   return x * torch::stack(masks).to(x.device(), x.scalar_type());
 }
 
+torch::Tensor member_dropout(const torch::Tensor& x, double rate, bool training, const at::Generator& generator) {
+  if (rate < 0.0 || rate >= 1.0) throw std::invalid_argument(fmt::format("member_dropout: rate {} outside [0, 1)", rate));
+  if (!training) return x;
+  torch::Tensor mask = torch::empty(x.sizes(), torch::kFloat32);
+  mask.bernoulli_(1.0 - rate, generator);
+  return x * mask.div_(1.0 - rate).to(x.device(), x.scalar_type());
+}
+
 }  // namespace cellgan

@@ -26,4 +26,8 @@ namespace cellgan {
 torch::Tensor stacked_dropout(const torch::Tensor& x, double rate, bool training,
                               const std::vector<at::Generator>& generators);
 
+// One member's dropout: x times its mask drawn from `generator`, in
+// training; x itself outside.
+torch::Tensor member_dropout(const torch::Tensor& x, double rate, bool training, const at::Generator& generator);
+
 }  // namespace cellgan

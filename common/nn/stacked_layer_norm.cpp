@@ -37,6 +37,13 @@ torch::Tensor StackedLayerNormImpl::forward(const torch::Tensor& x) {
   return (normalised * weight.view({members_, 1, n}) + bias.view({members_, 1, n})).view(x.sizes());
 }
 
+torch::Tensor StackedLayerNormImpl::member_forward(const torch::Tensor& x, const torch::Tensor& w,
+                                                  const torch::Tensor& b) const {
+  const std::int64_t n = w.numel();
+  const torch::Tensor normalised = torch::layer_norm(x.reshape({x.size(0), n}), {n}, {}, {}, kEps);
+  return (normalised * w.view({1, n}) + b.view({1, n})).view(x.sizes());
+}
+
 std::vector<StackedTensor> StackedLayerNormImpl::tensors() const {
   return {StackedTensor{weight, member_sizes_}, StackedTensor{bias, member_sizes_}};
 }

@@ -35,6 +35,8 @@ class StackedLayerNormImpl : public torch::nn::Module {
 
   // x: [P, B, C, H, W] -> the same sizes; std::invalid_argument on others.
   torch::Tensor forward(const torch::Tensor& x);
+  // One member's: its x [B, C, H, W] with its weight and bias rows.
+  torch::Tensor member_forward(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) const;
 
   std::vector<StackedTensor> tensors() const;
 
