@@ -15,9 +15,10 @@
 //
 // Why not grouped on the CPU: LibTorch 1.13's oneDNN grouped convolution
 // was measured 1.2 to 3.2 times slower than the members' convolutions one
-// after another (4 members, batch 100, the dcgan layers), and with fewer
-// than 8 channels per member it takes kernels that depend on the number of
-// groups, so a member's bits would depend on its stack. One after another,
+// after another (4 members, batch 100, the dcgan layers, forward and
+// backward), and with one input or output channel per member it takes
+// kernels that depend on the number of groups, so a member's bits would
+// depend on its stack. One after another,
 // each member's output and gradients are its own Conv2d's to the bit
 // (tests/nn/stacked_layers_test.cpp).
 //

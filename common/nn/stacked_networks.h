@@ -23,9 +23,10 @@
 //   sets it with the member's own (as Individual::set_learning_rate),
 //   set_adam_learning_rate only Adam's (not part of the bytes).
 //
-// The dcgan and sngan kinds are the layers of stacked_dcgan.h (grouped
-// convolutions, batch, layer and spectral norm per member, dropout with
-// each member's own mask, drawn from the generators set by
+// The dcgan and sngan kinds are the layers of stacked_dcgan.h
+// (convolutions, batch, layer and spectral norm per member: one batched
+// kernel per layer on CUDA, each member's own on the CPU; dropout with each
+// member's own mask, drawn from the generators set by
 // set_member_generators()). dcgan_conditional is not stacked yet: its
 // cells train one member at a time.
 //
