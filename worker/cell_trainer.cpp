@@ -174,7 +174,7 @@ void CellTrainer::train_together(const std::vector<CellTrainer*>& trainers,
   const TrainingConfig& t = first.config_.training;
   const NetworkShape shape = network_shape(first.config_);
   const auto rows = [&t](const CellTrainer* trainer) { return std::min(t.batch_size, trainer->data_.size()); };
-  bool together = trains_in_lockstep(t, shape);
+  bool together = trains_in_lockstep(shape);
   for (const CellTrainer* trainer : trainers)
     together = together && trainer->batches_per_generation_ == first.batches_per_generation_ &&
                rows(trainer) == rows(&first);

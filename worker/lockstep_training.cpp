@@ -78,24 +78,23 @@ const std::vector<LockstepCell>& checked(const TrainingConfig& training, const T
 
 // The other stack's rows that each member plays against, one per member:
 // the stack itself when every member picks its own row, else a stack of
-// opponents the picked rows are copied into before each use.
+// opponents the picked rows are copied into before each use. A copy's
+// dropout draws from the streams of the members that play it (`streams`);
+// what its forward passes change in its buffers (batch norm's running
+// statistics) goes back to the picked rows, from the first member that
+// picked each.
 class Opponents {
  public:
-  Opponents(StackedMembers& stack, std::int64_t members) : stack_(stack), members_(members) {}
+  Opponents(StackedMembers& stack, std::int64_t members, std::vector<at::Generator> streams)
+      : stack_(stack), members_(members), streams_(std::move(streams)) {}
 
   StackedMembers& pick(const std::vector<std::int64_t>& rows) {
     bool own = members_ == stack_.size();
     for (std::size_t p = 0; own && p < rows.size(); ++p) own = rows[p] == static_cast<std::int64_t>(p);
+    picked_.clear();
     if (own) return stack_;
-    if (!copy_) {
-      const AdamSettings& adam = stack_.adam_settings();
-      if (stack_.role() == Role::kGenerator)
-        copy_ = std::make_unique<StackedGenerator>(stack_.shape(), members_, 0.0, adam, LossKind::kBce, stack_.device());
-      else
-        copy_ = std::make_unique<StackedDiscriminator>(stack_.shape(), members_, 0.0, adam, LossKind::kBce,
-                                                       stack_.device());
-      for (const StackedTensor& t : copy_->network()->parameter_tensors()) t.stacked.requires_grad_(false);
-    }
+    if (!copy_) make_copy();
+    picked_ = rows;
     torch::NoGradGuard no_grad;
     const torch::Tensor index = torch::tensor(rows, torch::kLong).to(stack_.device());
     copy_rows(stack_.network()->parameter_tensors(), copy_->network()->parameter_tensors(), index);
@@ -103,7 +102,36 @@ class Opponents {
     return *copy_;
   }
 
+  // After the forward passes of the last pick(): its copy's buffers back.
+  void return_buffers() {
+    const std::vector<StackedTensor> from = copy_ ? copy_->network()->buffer_tensors() : std::vector<StackedTensor>{};
+    if (picked_.empty() || from.empty()) return;
+    std::vector<std::int64_t> members, rows;
+    for (std::size_t p = 0; p < picked_.size(); ++p) {
+      if (std::find(rows.begin(), rows.end(), picked_[p]) != rows.end()) continue;
+      members.push_back(static_cast<std::int64_t>(p));
+      rows.push_back(picked_[p]);
+    }
+    torch::NoGradGuard no_grad;
+    const torch::Tensor member_index = torch::tensor(members, torch::kLong).to(stack_.device());
+    const torch::Tensor row_index = torch::tensor(rows, torch::kLong).to(stack_.device());
+    const std::vector<StackedTensor> to = stack_.network()->buffer_tensors();
+    for (std::size_t i = 0; i < to.size(); ++i)
+      to[i].stacked.index_copy_(0, row_index, from[i].stacked.index_select(0, member_index));
+  }
+
  private:
+  void make_copy() {
+    const AdamSettings& adam = stack_.adam_settings();
+    if (stack_.role() == Role::kGenerator)
+      copy_ = std::make_unique<StackedGenerator>(stack_.shape(), members_, 0.0, adam, LossKind::kBce, stack_.device());
+    else
+      copy_ = std::make_unique<StackedDiscriminator>(stack_.shape(), members_, 0.0, adam, LossKind::kBce,
+                                                     stack_.device());
+    for (const StackedTensor& t : copy_->network()->parameter_tensors()) t.stacked.requires_grad_(false);
+    copy_->network()->set_member_generators(streams_);
+  }
+
   static void copy_rows(const std::vector<StackedTensor>& from, const std::vector<StackedTensor>& to,
                         const torch::Tensor& index) {
     for (std::size_t i = 0; i < from.size(); ++i) to[i].stacked.copy_(from[i].stacked.index_select(0, index));
@@ -111,7 +139,9 @@ class Opponents {
 
   StackedMembers& stack_;
   std::int64_t members_;
+  std::vector<at::Generator> streams_;
   std::unique_ptr<StackedMembers> copy_;
+  std::vector<std::int64_t> picked_;  // the rows of the last pick() that used the copy
 };
 
 // While it lives, `stack`'s parameters take no gradient (a backward pass
@@ -131,35 +161,6 @@ class FrozenParameters {
  private:
   std::vector<torch::Tensor> frozen_;
 };
-
-// Each member's loss [P] and their sum (the tensor to step on), with each
-// member's own loss kind: the members of one kind are taken together.
-MemberLosses losses_by_kind(const std::vector<LossKind>& kinds, torch::Device device,
-                            const std::function<torch::Tensor(LossKind, const torch::Tensor*)>& loss_of) {
-  std::vector<LossKind> distinct;
-  for (LossKind k : kinds)
-    if (std::find(distinct.begin(), distinct.end(), k) == distinct.end()) distinct.push_back(k);
-  if (distinct.size() == 1) {
-    const torch::Tensor per_member = loss_of(distinct.front(), nullptr);
-    return {per_member.detach(), per_member.sum()};
-  }
-  torch::Tensor per_member = torch::zeros({static_cast<std::int64_t>(kinds.size())}, torch::dtype(torch::kFloat32).device(device));
-  torch::Tensor total;
-  for (LossKind kind : distinct) {
-    std::vector<std::int64_t> rows;
-    for (std::size_t p = 0; p < kinds.size(); ++p)
-      if (kinds[p] == kind) rows.push_back(static_cast<std::int64_t>(p));
-    const torch::Tensor index = torch::tensor(rows, torch::kLong).to(device);
-    const torch::Tensor part = loss_of(kind, &index);
-    per_member.index_copy_(0, index, part.detach());
-    total = total.defined() ? total + part.sum() : part.sum();
-  }
-  return {per_member, total};
-}
-
-torch::Tensor rows_of(const torch::Tensor& t, const torch::Tensor* index) {
-  return index ? t.index_select(0, *index) : t;
-}
 
 // What train()'s LossWatch keeps, for every member at once, on the device.
 struct StackWatch {
@@ -185,16 +186,19 @@ class Lockstep {
         d_members_(members_of(cells, Role::kDiscriminator)),
         gens_(stack_copies(cells, g_members_, Role::kGenerator, data.device())),
         discs_(stack_copies(cells, d_members_, Role::kDiscriminator, data.device())),
-        g_opponents_(*discs_, gens_->size()), d_opponents_(*gens_, discs_->size()),
+        streams_(cell_streams(cells)),
+        g_opponents_(*discs_, gens_->size(), member_streams(g_members_)),
+        d_opponents_(*gens_, discs_->size(), member_streams(d_members_)),
         mutating_(cells.size(), 0.0), summing_(copies_score_decides_nothing(training)),
         shared_data_(std::all_of(cells.begin(), cells.end(),
                                  [&data](const LockstepCell& c) { return c.data == nullptr || c.data == &data; })) {
     for (const LockstepCell& c : cells) {
       const TrainingData& own = c.data ? *c.data : data;
       orders_.push_back(torch::randperm(own.size(), c.work->generator, torch::kLong).to(data.device()));
-      penalty_streams_.push_back(at::detail::createCPUGenerator(c.work->global_seed));
       delay_ = std::max(delay_, c.work->batch_delay);
     }
+    gens_->network()->set_member_generators(member_streams(g_members_));
+    discs_->network()->set_member_generators(member_streams(d_members_));
   }
 
   void run(std::int64_t batches) {
@@ -278,8 +282,9 @@ class Lockstep {
     // zeroes them): the backward pass goes through them to G only.
     const FrozenParameters frozen(discs);
     const torch::Tensor d_fake = discs.forward(gens_->forward(z));
+    g_opponents_.return_buffers();
     const MemberLosses losses =
-        losses_by_kind(gens_->loss, data_.device(), [&](LossKind kind, const torch::Tensor* rows) {
+        losses_by_kind(gens_->loss, data_.device(), [&](LossKind kind, const torch::Tensor& rows) {
           return generator_loss(kind, rows_of(d_fake, rows), training_.bce, LossMean::kPerMember);
         });
     losses.total.backward();
@@ -294,6 +299,7 @@ class Lockstep {
     {
       torch::NoGradGuard no_grad;
       fake = d_opponents_.pick(picked).forward(z);
+      d_opponents_.return_buffers();
     }
     std::vector<LossKind> kinds;
     for (const std::int64_t g : picked) kinds.push_back(discriminator_loss_for(gens_->loss[static_cast<std::size_t>(g)]));
@@ -302,7 +308,7 @@ class Lockstep {
     const torch::Tensor real_in = r1 ? real.detach().requires_grad_(true) : real;
     const torch::Tensor d_real = discs_->forward(real_in);
     const torch::Tensor d_fake = discs_->forward(fake);
-    MemberLosses losses = losses_by_kind(kinds, data_.device(), [&](LossKind kind, const torch::Tensor* rows) {
+    MemberLosses losses = losses_by_kind(kinds, data_.device(), [&](LossKind kind, const torch::Tensor& rows) {
       return discriminator_loss(kind, rows_of(d_real, rows), rows_of(d_fake, rows), training_.bce,
                                 LossMean::kPerMember);
     });
@@ -325,11 +331,11 @@ class Lockstep {
   }
 
   // WGAN-GP's term per member on its interpolates, one e ~ U[0, 1) per row
-  // drawn, member after member, from its cell's penalty stream (train()
+  // drawn, member after member, from its cell's stream (train()
   // draws them from Torch's global generator seeded alike).
   torch::Tensor gradient_penalty(const torch::Tensor& real, const torch::Tensor& fake) {
     std::vector<torch::Tensor> e;
-    for (const Member& m : d_members_) e.push_back(torch::rand({real.size(1), 1}, penalty_streams_[m.cell], torch::kFloat32));
+    for (const Member& m : d_members_) e.push_back(torch::rand({real.size(1), 1}, streams_[m.cell], torch::kFloat32));
     const torch::Tensor share = torch::stack(e).to(data_.device());
     const torch::Tensor x = (share * real.detach() + (1.0 - share) * fake.detach()).requires_grad_(true);
     const torch::Tensor grad = input_gradient(discs_->forward(x), x);
@@ -338,15 +344,29 @@ class Lockstep {
 
   void finish();
 
+  // Per cell, seeded from work.global_seed as train() seeds Torch's global
+  // generator: what dropout and WGAN-GP's interpolation shares draw from.
+  static std::vector<at::Generator> cell_streams(const std::vector<LockstepCell>& cells) {
+    std::vector<at::Generator> streams;
+    for (const LockstepCell& c : cells) streams.push_back(at::detail::createCPUGenerator(c.work->global_seed));
+    return streams;
+  }
+
+  std::vector<at::Generator> member_streams(const std::vector<Member>& members) const {
+    std::vector<at::Generator> streams;
+    for (const Member& m : members) streams.push_back(streams_[m.cell]);
+    return streams;
+  }
+
   const TrainingConfig& training_;
   const TrainingData& data_;
   std::int64_t latent_dim_;
   const std::vector<LockstepCell>& cells_;
   std::vector<Member> g_members_, d_members_;
   std::unique_ptr<StackedMembers> gens_, discs_;
+  std::vector<at::Generator> streams_;  // per cell (cell_streams())
   Opponents g_opponents_, d_opponents_;
   std::vector<torch::Tensor> orders_;
-  std::vector<at::Generator> penalty_streams_;  // per cell, from work.global_seed
   std::chrono::milliseconds delay_{0};
   std::vector<double> mutating_;
   bool summing_;
@@ -408,15 +428,13 @@ void Lockstep::finish() {
 
 }  // namespace
 
-bool trains_in_lockstep(const TrainingConfig& /*training*/, const NetworkShape& shape) {
-  return shape.kind == NetworkKind::kMlp || shape.kind == NetworkKind::kToy;
-}
+bool trains_in_lockstep(const NetworkShape& shape) { return is_stacked(shape.kind); }
 
 std::vector<double> train_in_lockstep(const TrainingConfig& training, const TrainingData& data, std::int64_t batches,
                                       std::int64_t latent_dim, const std::vector<LockstepCell>& cells) {
   if (cells.empty()) return {};
   const NetworkShape& shape = cells.front().work->selected_generators.front().shape();
-  if (!trains_in_lockstep(training, shape))
+  if (!trains_in_lockstep(shape))
     throw std::invalid_argument("train_in_lockstep: this configuration trains one member at a time (train())");
   Lockstep lockstep(training, data, latent_dim, cells);
   lockstep.run(batches);

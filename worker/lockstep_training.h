@@ -22,6 +22,10 @@
 // elementwise kernels are laid out per member, member_aligned() of
 // stacked_tensor.h, where train() takes ATen's scalar tail); and to the bit
 // as they come out of any other stack (tests/worker/lockstep_training_test.cpp).
+// The dcgan and sngan kinds come out as train() leaves them to rounding
+// (stacked_dcgan.h; tests/nn/stacked_dcgan_training_test.cpp), apart from
+// the draws and running statistics noted at trains_in_lockstep(), and to
+// the bit as they come out of any other stack.
 //
 // Errors: std::invalid_argument for a configuration that
 // trains_in_lockstep() refuses, or cells whose copies differ in shape.
@@ -48,13 +52,19 @@ struct LockstepCell {
   const TrainingData* data = nullptr;  // the cell's own data (per_class); null: the shared one
 };
 
-// True when the configuration trains in lockstep: the network kinds that
-// are stacked (stacked_networks.h: mlp and toy); the others train one member
-// at a time (train()). Penalties (R1, WGAN-GP) are taken per member as
-// discriminator_step.h takes them; WGAN-GP's interpolation shares are drawn
-// from a stream per cell seeded from work.global_seed, as train() draws
-// them from Torch's global generator seeded alike.
-bool trains_in_lockstep(const TrainingConfig& training, const NetworkShape& shape);
+// True when the network trains in lockstep: the kinds that are stacked
+// (is_stacked() of stacked_networks.h); the others train one member at a
+// time (train()). Penalties (R1, WGAN-GP) are taken per member as
+// discriminator_step.h takes them. WGAN-GP's interpolation shares and the
+// dropout masks are drawn from a stream per cell seeded from
+// work.global_seed, as train() draws them from Torch's global generator
+// seeded alike (so the streams are train()'s, but not in train()'s order:
+// the bits differ from train()'s where dropout or WGAN-GP draw). Batch
+// norm's running statistics: a member's are updated by the passes it takes
+// part in; when members play copies of the opponents they picked
+// (population_size > 1), an opponent's statistics are those of the pass of
+// the first member that picked it.
+bool trains_in_lockstep(const NetworkShape& shape);
 
 // train() for every cell of `cells` on `data`, or on its own data where a
 // cell has some (std::invalid_argument when that gives batches of another

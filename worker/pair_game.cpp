@@ -4,19 +4,15 @@
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <functional>
 
 #include "common/nn/device.h"
 #include "common/nn/losses.h"
+#include "common/nn/stacked_losses.h"
 #include "common/nn/stacked_networks.h"
 #include "worker/generation_steps.h"
 
 namespace cellgan {
 namespace {
-
-bool stacked_kind(const Individual& i) {
-  return i.shape().kind == NetworkKind::kMlp || i.shape().kind == NetworkKind::kToy;
-}
 
 // Row p of `stack` takes the individual's weights and buffers (not its Adam
 // state, which the game does not use).
@@ -29,25 +25,6 @@ void load_weights(StackedNetworkImpl& stack, std::int64_t p, Individual& individ
   for (std::size_t i = 0; i < rows.size(); ++i) set_member_row(rows[i], rows[i].stacked, p, params[i]);
   for (std::size_t i = 0; i < buffer_rows.size(); ++i)
     set_member_row(buffer_rows[i], buffer_rows[i].stacked, p, buffers[i]);
-}
-
-// Each pair's losses [pairs], with each pair's loss kind: the pairs of one
-// kind are taken together.
-torch::Tensor losses_of(const std::vector<LossKind>& kinds,
-                        const std::function<torch::Tensor(LossKind, const torch::Tensor&)>& loss_of,
-                        torch::Device device) {
-  torch::Tensor out = torch::empty({static_cast<std::int64_t>(kinds.size())}, torch::dtype(torch::kFloat32).device(device));
-  std::vector<LossKind> distinct;
-  for (LossKind k : kinds)
-    if (std::find(distinct.begin(), distinct.end(), k) == distinct.end()) distinct.push_back(k);
-  for (LossKind kind : distinct) {
-    std::vector<std::int64_t> rows;
-    for (std::size_t p = 0; p < kinds.size(); ++p)
-      if (kinds[p] == kind) rows.push_back(static_cast<std::int64_t>(p));
-    const torch::Tensor index = torch::tensor(rows, torch::kLong).to(device);
-    out.index_copy_(0, index, loss_of(kind, index));
-  }
-  return out;
 }
 
 // Every pair's losses from the discriminators' outputs on the fakes
@@ -66,15 +43,15 @@ void set_fitness(const std::vector<Individual*>& generators, const std::vector<I
   std::vector<LossKind> kinds;
   for (const Individual* g : generators)
     for (std::int64_t j = 0; j < nd; ++j) kinds.push_back(g->loss);
-  const torch::Tensor g_losses = losses_of(
-      kinds, [&](LossKind k, const torch::Tensor& at) {
-        return generator_loss(k, pair_fake.index_select(0, at), bce, LossMean::kPerMember);
-      }, d_real.device());
-  const torch::Tensor d_losses = losses_of(
-      kinds, [&](LossKind k, const torch::Tensor& at) {
-        return discriminator_loss(discriminator_loss_for(k), pair_real.index_select(0, at), pair_fake.index_select(0, at),
-                                  bce, LossMean::kPerMember);
-      }, d_real.device());
+  const torch::Tensor g_losses =
+      losses_by_kind(kinds, d_real.device(), [&](LossKind k, const torch::Tensor& at) {
+        return generator_loss(k, rows_of(pair_fake, at), bce, LossMean::kPerMember);
+      }).per_member;
+  const torch::Tensor d_losses =
+      losses_by_kind(kinds, d_real.device(), [&](LossKind k, const torch::Tensor& at) {
+        return discriminator_loss(discriminator_loss_for(k), rows_of(pair_real, at), rows_of(pair_fake, at), bce,
+                                  LossMean::kPerMember);
+      }).per_member;
   const torch::Tensor host = torch::stack({g_losses, d_losses}).to(torch::kCPU, torch::kFloat64);
   const auto value = host.accessor<double, 2>();
   std::vector<double> d_total(discriminators.size(), 0.0);
@@ -101,6 +78,7 @@ StackedNetworkImpl& PairGame::stack_of(const Individual& like, std::int64_t memb
     torch::NoGradGuard no_grad;
     stack = std::make_shared<StackedNetworkImpl>(like.role(), like.shape(), members);
     for (torch::Tensor& t : stack->parameters()) t.requires_grad_(false);
+    stack->eval();  // as the game plays the individuals: running statistics, no dropout
   }
   if (!(stack->parameters().front().device() == like.device())) stack->to(like.device());
   return *stack;
@@ -108,7 +86,7 @@ StackedNetworkImpl& PairGame::stack_of(const Individual& like, std::int64_t memb
 
 void PairGame::play(const std::vector<Individual*>& generators, const std::vector<Individual*>& discriminators,
                     const torch::Tensor& real, const torch::Tensor& z, BceForm bce, PlayedOutputs* reuse) {
-  if (generators.empty() || discriminators.empty() || !stacked_kind(*generators.front())) {
+  if (generators.empty() || discriminators.empty() || !is_stacked(generators.front()->shape().kind)) {
     play_one_pair_at_a_time(generators, discriminators, real, z, bce, reuse);
     return;
   }

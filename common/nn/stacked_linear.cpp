@@ -48,11 +48,13 @@ StackedLinearImpl::StackedLinearImpl(std::int64_t members, std::int64_t in, std:
   bias = register_parameter("bias", torch::empty({members, 1, out}).uniform_(-bound, bound));
 }
 
-torch::Tensor StackedLinearImpl::forward(const torch::Tensor& x) {
+torch::Tensor StackedLinearImpl::forward_with(const torch::Tensor& x, const torch::Tensor& w) {
   if (x.dim() != 3 || x.size(0) != members_ || x.size(2) != in_)
     throw std::invalid_argument(fmt::format("StackedLinear::forward: expected a [{}, B, {}] tensor, got [{}]",
                                             members_, in_, fmt::join(x.sizes(), ", ")));
-  return StackedLinearFunction::apply(x, weight, bias);
+  if (w.sizes() != weight.sizes())
+    throw std::invalid_argument("StackedLinear::forward_with: the weight's sizes differ from the layer's");
+  return StackedLinearFunction::apply(x, w, bias);
 }
 
 std::vector<StackedTensor> StackedLinearImpl::tensors() const {

@@ -44,7 +44,10 @@ class StackedLinearImpl : public torch::nn::Module {
   StackedLinearImpl(std::int64_t members, std::int64_t in, std::int64_t out);
 
   // x: [P, B, in] -> [P, B, out]; std::invalid_argument on other sizes.
-  torch::Tensor forward(const torch::Tensor& x);
+  torch::Tensor forward(const torch::Tensor& x) { return forward_with(x, weight); }
+  // The same with `w` ([P, out, in], e.g. a spectrally normalised weight)
+  // in place of the weight.
+  torch::Tensor forward_with(const torch::Tensor& x, const torch::Tensor& w);
 
   // The weight, then the bias, each with its Linear sizes.
   std::vector<StackedTensor> tensors() const;

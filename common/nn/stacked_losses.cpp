@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "common/nn/losses.h"
@@ -36,6 +37,34 @@ MemberLosses stacked_discriminator_loss(LossKind kind, const torch::Tensor& d_re
     throw std::invalid_argument(fmt::format("stacked_discriminator_loss: {} real members but {} fake ones",
                                             d_real.size(0), d_fake.size(0)));
   return with_total(discriminator_loss(kind, d_real, d_fake, form, LossMean::kPerMember));
+}
+
+MemberLosses losses_by_kind(const std::vector<LossKind>& kinds, torch::Device device,
+                            const std::function<torch::Tensor(LossKind, const torch::Tensor& rows)>& loss_of) {
+  std::vector<LossKind> distinct;
+  for (const LossKind k : kinds)
+    if (std::find(distinct.begin(), distinct.end(), k) == distinct.end()) distinct.push_back(k);
+  if (distinct.size() == 1) {
+    const torch::Tensor per_member = loss_of(distinct.front(), torch::Tensor());
+    return {per_member.detach(), per_member.sum()};
+  }
+  torch::Tensor per_member =
+      torch::zeros({static_cast<std::int64_t>(kinds.size())}, torch::dtype(torch::kFloat32).device(device));
+  torch::Tensor total;
+  for (const LossKind kind : distinct) {
+    std::vector<std::int64_t> rows;
+    for (std::size_t p = 0; p < kinds.size(); ++p)
+      if (kinds[p] == kind) rows.push_back(static_cast<std::int64_t>(p));
+    const torch::Tensor index = torch::tensor(rows, torch::kLong).to(device);
+    const torch::Tensor part = loss_of(kind, index);
+    per_member.index_copy_(0, index, part.detach());
+    total = total.defined() ? total + part.sum() : part.sum();
+  }
+  return {per_member, total};
+}
+
+torch::Tensor rows_of(const torch::Tensor& t, const torch::Tensor& rows) {
+  return rows.defined() ? t.index_select(0, rows) : t;
 }
 
 }  // namespace cellgan

@@ -7,15 +7,19 @@
 // since a member's loss depends on its own rows only, each member's
 // parameters receive the gradient of their own loss.
 //
-// All members use one loss kind (resolved: not kMustangs) and one BCE
-// form. Per-member kinds (mustangs) are a later step: they need each
-// member's loss picked without letting an unpicked kind's infinite slope
-// reach the gradient.
+// stacked_generator_loss and stacked_discriminator_loss take one loss kind
+// (resolved: not kMustangs) and one BCE form for all members.
+// losses_by_kind takes each member's own kind (mustangs): the members of
+// one kind are taken together, so no kind's loss (nor its slope, infinite
+// where another kind's output saturates) touches a member of another.
 //
 // Thread-safety: pure functions.
 #pragma once
 
 #include <torch/types.h>
+
+#include <functional>
+#include <vector>
 
 #include "common/config.h"
 
@@ -31,5 +35,17 @@ MemberLosses stacked_generator_loss(LossKind kind, const torch::Tensor& d_fake, 
 // d_real, d_fake: [P, B, 1] with the same P.
 MemberLosses stacked_discriminator_loss(LossKind kind, const torch::Tensor& d_real, const torch::Tensor& d_fake,
                                         BceForm form = BceForm::kClamped);
+
+// Each member's loss with its own kind kinds[p]: `loss_of(kind, rows)`
+// returns the losses [n] of the n members `rows` (an int64 index on
+// `device`), all of kind `kind`; when every member has one kind it is
+// called once with an undefined `rows`, meaning all members. per_member
+// [P] is detached; total is the sum of the parts, to call backward() on.
+MemberLosses losses_by_kind(const std::vector<LossKind>& kinds, torch::Device device,
+                            const std::function<torch::Tensor(LossKind, const torch::Tensor& rows)>& loss_of);
+
+// t's rows `rows` (index_select along dimension 0), or t itself when
+// `rows` is undefined (losses_by_kind's "all members").
+torch::Tensor rows_of(const torch::Tensor& t, const torch::Tensor& rows);
 
 }  // namespace cellgan

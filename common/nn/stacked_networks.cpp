@@ -1,5 +1,6 @@
 // The layers of stacked networks (stacked_networks.h): the mlp and toy
-// bodies of networks.cpp as StackedLinear layers.
+// bodies of networks.cpp as StackedLinear layers, the dcgan and sngan ones
+// as stacked_dcgan.h's.
 #include "common/nn/stacked_networks.h"
 
 #include <torch/torch.h>
@@ -10,14 +11,32 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/nn/stacked_dcgan.h"
+
 namespace cellgan {
+
+bool is_stacked(NetworkKind kind) {
+  switch (kind) {
+    case NetworkKind::kMlp:
+    case NetworkKind::kToy:
+    case NetworkKind::kDcgan:
+    case NetworkKind::kSngan:
+      return true;
+    case NetworkKind::kDcganConditional:
+      return false;
+  }
+  return false;
+}
 
 StackedNetworkImpl::StackedNetworkImpl(Role role, const NetworkShape& shape, std::int64_t members)
     : role_(role), shape_(shape), members_(members) {
-  if (shape.kind != NetworkKind::kMlp && shape.kind != NetworkKind::kToy)
-    throw std::invalid_argument(fmt::format("StackedNetwork: network kind {} is not stacked yet (mlp and toy are)",
-                                            to_string(shape.kind)));
+  if (!is_stacked(shape.kind))
+    throw std::invalid_argument(fmt::format("StackedNetwork: network kind {} is not stacked yet", to_string(shape.kind)));
   if (members < 1) throw std::invalid_argument("StackedNetwork: a stack has at least one member");
+  if (shape.kind == NetworkKind::kDcgan || shape.kind == NetworkKind::kSngan) {
+    convolutional_ = register_module("convolutional", std::make_shared<StackedDcganImpl>(role, shape, members));
+    return;
+  }
   const HiddenMlpWidths widths =
       role == Role::kGenerator ? generator_mlp_widths(shape) : discriminator_mlp_widths(shape);
   for (std::int64_t i = 0; i <= widths.layers; ++i) {
@@ -34,6 +53,7 @@ torch::Tensor StackedNetworkImpl::forward(const torch::Tensor& x) {
   if (x.dim() != 3 || x.size(0) != members_ || x.size(2) != width)
     throw std::invalid_argument(fmt::format("StackedNetwork::forward: expected a [{}, B, {}] tensor, got [{}]",
                                             members_, width, fmt::join(x.sizes(), ", ")));
+  if (convolutional_) return convolutional_->forward(x);
   torch::Tensor h = x;
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     h = layers_[i]->forward(h);
@@ -51,6 +71,7 @@ torch::Tensor StackedNetworkImpl::forward(const torch::Tensor& x) {
 }
 
 std::vector<StackedTensor> StackedNetworkImpl::parameter_tensors() const {
+  if (convolutional_) return convolutional_->parameter_tensors();
   std::vector<StackedTensor> tensors;
   for (const StackedLinear& layer : layers_) {
     for (StackedTensor& t : layer->tensors()) tensors.push_back(std::move(t));
@@ -58,6 +79,12 @@ std::vector<StackedTensor> StackedNetworkImpl::parameter_tensors() const {
   return tensors;
 }
 
-std::vector<StackedTensor> StackedNetworkImpl::buffer_tensors() const { return {}; }
+std::vector<StackedTensor> StackedNetworkImpl::buffer_tensors() const {
+  return convolutional_ ? convolutional_->buffer_tensors() : std::vector<StackedTensor>{};
+}
+
+void StackedNetworkImpl::set_member_generators(std::vector<at::Generator> generators) {
+  if (convolutional_) convolutional_->set_member_generators(std::move(generators));
+}
 
 }  // namespace cellgan

@@ -23,23 +23,17 @@
 //   sets it with the member's own (as Individual::set_learning_rate),
 //   set_adam_learning_rate only Adam's (not part of the bytes).
 //
-// Other kinds, later, in the same shape (a layer lists its StackedTensor
-// rows in its torch::nn counterpart's parameters()/buffers() order):
-// - dcgan: the Linear as StackedLinear; Conv2d as a grouped convolution,
-//   x [P, B, C, H, W] viewed as [B, P*C, H, W] with weights [P*O, C, k, k]
-//   and groups = P (rows [O, C, k, k]); the generator's
-//   nearest Upsample needs nothing; BatchNorm2d as a batch norm over P*C
-//   channels (each member's statistics apart), its running mean, variance
-//   and num_batches_tracked as stacked buffers [P, C] and [P]; Dropout with
-//   each member's own mask, which follows from one draw over [P, B, ...];
-//   the critic's LayerNorm per member over [64, 7, 7].
-// - sngan: spectral norm (spectral_norm.h) per member: u [P, O] as a
-//   stacked buffer and one batched power iteration (bmm) per forward pass.
-// - dcgan_conditional: as dcgan, with the label slots split off per member.
+// The dcgan and sngan kinds are the layers of stacked_dcgan.h
+// (convolutions, batch, layer and spectral norm per member: one batched
+// kernel per layer on CUDA, each member's own on the CPU; dropout with each
+// member's own mask, drawn from the generators set by
+// set_member_generators()). dcgan_conditional is not stacked yet: its
+// cells train one member at a time.
 //
 // Thread-safety: a stack belongs to one thread at a time.
 #pragma once
 
+#include <ATen/core/Generator.h>
 #include <torch/nn/module.h>
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
@@ -57,10 +51,16 @@
 
 namespace cellgan {
 
+class StackedDcganImpl;
+
+// True for the network kinds that stacks hold: mlp, toy, dcgan and sngan.
+// The others train and play one member at a time.
+bool is_stacked(NetworkKind kind);
+
 class StackedNetworkImpl : public torch::nn::Module {
  public:
-  // shape.kind mlp or toy (std::invalid_argument otherwise); fresh rows are
-  // drawn from Torch's global generator (stacked_linear.h).
+  // is_stacked(shape.kind) (std::invalid_argument otherwise); fresh rows
+  // are drawn from Torch's global generator (stacked_linear.h).
   StackedNetworkImpl(Role role, const NetworkShape& shape, std::int64_t members);
 
   // [P, B, in] -> [P, B, out] (in: latent_dim for a generator, data_dim for
@@ -72,6 +72,10 @@ class StackedNetworkImpl : public torch::nn::Module {
   std::vector<StackedTensor> parameter_tensors() const;
   std::vector<StackedTensor> buffer_tensors() const;
 
+  // The generators member p's dropout masks are drawn from, one per
+  // member (stacked_dropout.h); kinds without dropout ignore them.
+  void set_member_generators(std::vector<at::Generator> generators);
+
   Role role() const { return role_; }
   const NetworkShape& shape() const { return shape_; }
   std::int64_t members() const { return members_; }
@@ -81,7 +85,8 @@ class StackedNetworkImpl : public torch::nn::Module {
   Role role_;
   NetworkShape shape_;
   std::int64_t members_;
-  std::vector<StackedLinear> layers_;
+  std::vector<StackedLinear> layers_;             // mlp, toy
+  std::shared_ptr<StackedDcganImpl> convolutional_;  // dcgan, sngan
   Output output_ = Output::kLinear;
 };
 TORCH_MODULE(StackedNetwork);

@@ -135,7 +135,11 @@ TEST(StackedNetworks, ForeignBytesAreRefusedAndTheRowIsKept) {
 
 TEST(StackedNetworks, KindsNotYetStackedAreRefused) {
   NetworkShape shape;
-  shape.kind = NetworkKind::kDcgan;
+  shape.kind = NetworkKind::kDcganConditional;
+  shape.latent_dim = 74;
+  shape.data_dim = 794;
+  EXPECT_FALSE(is_stacked(shape.kind));
+  EXPECT_TRUE(is_stacked(NetworkKind::kDcgan) && is_stacked(NetworkKind::kSngan) && is_stacked(NetworkKind::kToy));
   EXPECT_THROW(StackedGenerator(shape, 2, 2e-4, {}, LossKind::kBce), std::invalid_argument);
 }
 

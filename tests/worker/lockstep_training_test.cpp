@@ -226,9 +226,11 @@ TEST(LockstepTraining, CellsWithDataOfTheirOwnTrainAsTheyDoAlone) {
 
 TEST(LockstepTraining, RefusesWhatItDoesNotStack) {
   Config c = lockstep_config();
-  EXPECT_TRUE(trains_in_lockstep(c.training, network_shape(c)));
+  EXPECT_TRUE(trains_in_lockstep(network_shape(c)));
   c.network.kind = NetworkKind::kDcgan;
-  EXPECT_FALSE(trains_in_lockstep(c.training, network_shape(c)));
+  EXPECT_TRUE(trains_in_lockstep(network_shape(c)));
+  c.network.kind = NetworkKind::kDcganConditional;
+  EXPECT_FALSE(trains_in_lockstep(network_shape(c)));
 }
 
 }  // namespace

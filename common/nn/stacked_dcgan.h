@@ -1,0 +1,92 @@
+// The dcgan and sngan networks (networks.h) for P members at once
+// (docs/architecture.md, "Stacked networks"), layer for layer:
+// - G  StackedLinear z -> 128*7*7, StackedBatchNorm2d, ReLU, nearest
+//      Upsample x2, StackedConv2d 128->64 k3 p1, StackedBatchNorm2d, ReLU,
+//      Upsample x2, StackedConv2d 64->1 k3 p1, Tanh;
+// - D  (dcgan) StackedConv2d 1->32 k4 s2 p1, LeakyReLU .2, dropout .3,
+//      StackedConv2d 32->64 k4 s2 p1, StackedBatchNorm2d (a critic:
+//      StackedLayerNorm over [64, 7, 7]), LeakyReLU .2, dropout .3,
+//      StackedLinear 64*7*7 -> 1, Sigmoid unless a critic;
+// - D  (sngan) the same convolutions and Linear, each weight through a
+//      StackedSpectralNorm, LeakyReLU .2 after each convolution, no
+//      normalisation, no dropout, Sigmoid unless a critic.
+// Inputs are [P, B, in] and outputs [P, B, out] as for every stacked
+// network; the Linear layers run stacked (StackedLinear). Between them, on
+// CUDA the members travel together as [P, B, C, H, W] through the stacked
+// layers' batched kernels; on the CPU each member runs through its own
+// convolutions, batch norms and dropout one after another (the layers'
+// member_forward()), which avoids stacking its activations between layers
+// (each stack a copy, and its backward another): on the CPU a batched
+// kernel saves nothing there. Tanh and Sigmoid are laid out per member
+// (member_aligned() of stacked_tensor.h).
+//
+// parameter_tensors() and buffer_tensors() list the rows in the order of
+// the individual network's parameters() and buffers(): the Individual
+// byte form (individual_bytes.h) of a row is the member's.
+//
+// Dropout draws each member's mask from the generator set for it
+// (set_member_generators(), stacked_dropout.h), on the CPU member by member
+// (a member's two masks, then the next member's), on CUDA layer by layer; a
+// training forward pass of a dcgan discriminator without them is a
+// std::logic_error.
+//
+// Thread-safety: a module instance belongs to one thread at a time.
+#pragma once
+
+#include <ATen/core/Generator.h>
+#include <torch/nn/module.h>
+#include <torch/nn/pimpl.h>
+#include <torch/types.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "common/nn/individual.h"
+#include "common/nn/networks.h"
+#include "common/nn/stacked_batch_norm.h"
+#include "common/nn/stacked_conv.h"
+#include "common/nn/stacked_layer_norm.h"
+#include "common/nn/stacked_linear.h"
+#include "common/nn/stacked_spectral_norm.h"
+#include "common/nn/stacked_tensor.h"
+
+namespace cellgan {
+
+class StackedDcganImpl : public torch::nn::Module {
+ public:
+  // shape.kind dcgan or sngan (std::invalid_argument otherwise).
+  StackedDcganImpl(Role role, const NetworkShape& shape, std::int64_t members);
+
+  // [P, B, in] -> [P, B, out].
+  torch::Tensor forward(const torch::Tensor& x);
+
+  std::vector<StackedTensor> parameter_tensors() const;
+  std::vector<StackedTensor> buffer_tensors() const;
+
+  // One generator per member (members may share one), for dropout.
+  void set_member_generators(std::vector<at::Generator> generators);
+
+ private:
+  torch::Tensor generate(const torch::Tensor& z);
+  torch::Tensor discriminate(const torch::Tensor& x);
+  torch::Tensor dropout(const torch::Tensor& x);
+  torch::Tensor generate_member_by_member(const torch::Tensor& z);
+  torch::Tensor discriminate_member_by_member(const torch::Tensor& x);
+  torch::Tensor member_dropout(std::int64_t p, const torch::Tensor& x);
+  torch::Tensor discriminator_output(const torch::Tensor& scores) const;
+  void build_generator();
+  void build_discriminator();
+
+  Role role_;
+  NetworkShape shape_;
+  std::int64_t members_;
+  StackedLinear linear_{nullptr};
+  StackedConv2d conv1_{nullptr}, conv2_{nullptr};
+  StackedBatchNorm2d norm0_{nullptr}, norm1_{nullptr};  // G: after the Linear and conv1; D: norm1 after conv2
+  StackedLayerNorm layer_norm_{nullptr};                // a dcgan critic's
+  StackedSpectralNorm sn1_{nullptr}, sn2_{nullptr}, sn_linear_{nullptr};  // sngan D's
+  std::vector<at::Generator> generators_;
+};
+TORCH_MODULE(StackedDcgan);
+
+}  // namespace cellgan

@@ -1,0 +1,39 @@
+// Dropout with each member's own mask (stacked_dropout.h).
+#include "common/nn/stacked_dropout.h"
+
+#include <torch/torch.h>
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <stdexcept>
+
+namespace cellgan {
+
+torch::Tensor stacked_dropout(const torch::Tensor& x, double rate, bool training,
+                              const std::vector<at::Generator>& generators) {
+  if (rate < 0.0 || rate >= 1.0) throw std::invalid_argument(fmt::format("stacked_dropout: rate {} outside [0, 1)", rate));
+  if (!training) return x;
+  const auto members = static_cast<std::int64_t>(generators.size());
+  if (x.dim() < 2 || x.size(0) != members)
+    throw std::invalid_argument(fmt::format("stacked_dropout: expected [{}, ...], got [{}]", members,
+                                            fmt::join(x.sizes(), ", ")));
+  const torch::IntArrayRef member_sizes = x.sizes().slice(1);
+  std::vector<torch::Tensor> masks;
+  for (const at::Generator& generator : generators) {
+    torch::Tensor mask = torch::empty(member_sizes, torch::kFloat32);
+    mask.bernoulli_(1.0 - rate, generator);
+    masks.push_back(mask.div_(1.0 - rate));
+  }
+  return x * torch::stack(masks).to(x.device(), x.scalar_type());
+}
+
+torch::Tensor member_dropout(const torch::Tensor& x, double rate, bool training, const at::Generator& generator) {
+  if (rate < 0.0 || rate >= 1.0) throw std::invalid_argument(fmt::format("member_dropout: rate {} outside [0, 1)", rate));
+  if (!training) return x;
+  torch::Tensor mask = torch::empty(x.sizes(), torch::kFloat32);
+  mask.bernoulli_(1.0 - rate, generator);
+  return x * mask.div_(1.0 - rate).to(x.device(), x.scalar_type());
+}
+
+}  // namespace cellgan
