@@ -65,7 +65,7 @@ StartMessage Master::check_input() {
   status_ = start_status_server(config_, *board_);  // InputError if its port is taken
   const auto lock = lock_torch_generator();
   const torch::Device device = resolve_device(config_.runtime.device);  // InputError: no such GPU
-  check_precision(config_.training.precision, device, config_.source);  // InputError: fp16 on a CPU
+  check_precision(config_, device);  // InputError: fp16 on a CPU
   master_device_ = describe_device(device);
   scorer_ = make_scorer(config_, device);  // checks the data and the classifier
   return StartMessage{true, 0, "", to_yaml(config_), config_.source, plan_.generation, plan_.folder};

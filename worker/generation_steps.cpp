@@ -17,6 +17,7 @@
 #include "common/nn/device.h"
 #include "common/nn/discriminator_step.h"
 #include "common/nn/losses.h"
+#include "common/nn/precision.h"
 #include "common/step_schedule.h"
 #include "worker/pair_game.h"
 
@@ -345,9 +346,12 @@ double train(const TrainingConfig& training, const TrainingData& data, std::int6
       mutate(g);
       Individual& d = discs[rng.below(discs.size())];
       g.optimizer().zero_grad();
-      const torch::Tensor loss =
-          generator_loss(g.loss, d.discriminator()->forward(g.generator()->forward(latent(bs))),
-                         training.bce);
+      torch::Tensor d_fake;
+      {
+        const AutocastScope autocast(training.precision, data.device());
+        d_fake = d.discriminator()->forward(g.generator()->forward(latent(bs)));
+      }
+      const torch::Tensor loss = generator_loss(g.loss, d_fake, training.bce);
       loss.backward();
       g.optimizer().step();
       g_watch[i].note(loss, summing);
@@ -357,14 +361,17 @@ double train(const TrainingConfig& training, const TrainingData& data, std::int6
       Individual& d = discs[j];
       mutate(d);
       Individual& g = gens[rng.below(gens.size())];
-      torch::Tensor fake;
-      {
-        torch::NoGradGuard no_grad;
-        fake = g.generator()->forward(latent(bs));
-      }
       d.optimizer().zero_grad();
-      const torch::Tensor loss =
-          discriminator_step_loss(d.discriminator(), discriminator_loss_for(g.loss), real, fake, penalties);
+      torch::Tensor loss;
+      {
+        const AutocastScope autocast(training.precision, data.device());
+        torch::Tensor fake;
+        {
+          torch::NoGradGuard no_grad;
+          fake = g.generator()->forward(latent(bs)).to(torch::kFloat);  // itself in fp32
+        }
+        loss = discriminator_step_loss(d.discriminator(), discriminator_loss_for(g.loss), real, fake, penalties);
+      }
       loss.backward();
       d.optimizer().step();
       d_watch[j].note(loss, summing);

@@ -13,6 +13,7 @@
 
 #include "common/nn/device.h"
 #include "common/nn/losses.h"
+#include "common/nn/precision.h"
 #include "common/nn/stacked_losses.h"
 #include "common/nn/stacked_networks.h"
 #include "common/step_schedule.h"
@@ -281,7 +282,11 @@ class Lockstep {
     // The discriminators' own gradients are not wanted here (their step
     // zeroes them): the backward pass goes through them to G only.
     const FrozenParameters frozen(discs);
-    const torch::Tensor d_fake = discs.forward(gens_->forward(z));
+    torch::Tensor d_fake;
+    {
+      const AutocastScope autocast(training_.precision, data_.device());
+      d_fake = discs.forward(gens_->forward(z));
+    }
     g_opponents_.return_buffers();
     const MemberLosses losses =
         losses_by_kind(gens_->loss, data_.device(), [&](LossKind kind, const torch::Tensor& rows) {
@@ -298,7 +303,8 @@ class Lockstep {
     torch::Tensor fake;
     {
       torch::NoGradGuard no_grad;
-      fake = d_opponents_.pick(picked).forward(z);
+      const AutocastScope autocast(training_.precision, data_.device());
+      fake = d_opponents_.pick(picked).forward(z).to(torch::kFloat);  // itself in fp32
       d_opponents_.return_buffers();
     }
     std::vector<LossKind> kinds;
@@ -306,8 +312,12 @@ class Lockstep {
     discs_->optimizer().zero_grad();
     const bool r1 = training_.r1_penalty > 0.0;
     const torch::Tensor real_in = r1 ? real.detach().requires_grad_(true) : real;
-    const torch::Tensor d_real = discs_->forward(real_in);
-    const torch::Tensor d_fake = discs_->forward(fake);
+    torch::Tensor d_real, d_fake;
+    {
+      const AutocastScope autocast(training_.precision, data_.device());
+      d_real = discs_->forward(real_in);
+      d_fake = discs_->forward(fake);
+    }
     MemberLosses losses = losses_by_kind(kinds, data_.device(), [&](LossKind kind, const torch::Tensor& rows) {
       return discriminator_loss(kind, rows_of(d_real, rows), rows_of(d_fake, rows), training_.bce,
                                 LossMean::kPerMember);

@@ -80,7 +80,7 @@ ReplicaTrainer::ReplicaTrainer(const Config& config, const TrainingData& data, i
     throw InputError(fmt::format("{}: training.batch_size: a global batch of {} rows cannot be split over {} workers: "
                                  "expected at least one row each",
                                  config.source, global_rows_, workers));
-  check_precision(config.training.precision, data.device(), config.source);
+  check_precision(config, data.device());
   if (config.training.precision == Precision::kFp16 && config.data_parallel.shard_optimizer)
     throw InputError(fmt::format("{}: training.precision: fp16 with data_parallel.shard_optimizer is not supported: "
                                  "expected fp32 or bf16 with a sharded optimizer",

@@ -87,7 +87,7 @@ void prepare(const StartMessage& start, int rank, int workers, bool throw_at_sta
   torch::set_num_threads(static_cast<int>(s.config.runtime.threads));
   s.device = resolve_device(s.config.runtime.device);
   log::info("worker rank {}: device {}", rank, describe_device(s.device));
-  check_precision(s.config.training.precision, s.device, s.config.source);  // InputError: fp16 on a CPU
+  check_precision(s.config, s.device);  // InputError: fp16 on a CPU
   s.layout = make_worker_layout(s.config, workers, s.device);
   if (throw_at_start) throw std::runtime_error("test fault at start-up");
 }

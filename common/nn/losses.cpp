@@ -60,6 +60,12 @@ torch::Tensor bce_fake(const torch::Tensor& d, BceForm form, LossMean mean) {
                               ": LossKind::kMustangs must be resolved with draw_mustangs_loss first");
 }
 
+// A bf16 or fp16 output (autocast, precision.h) as float32; any other as it is.
+torch::Tensor widened(const torch::Tensor& t) {
+  const bool half = t.scalar_type() == torch::kBFloat16 || t.scalar_type() == torch::kHalf;
+  return half ? t.to(torch::kFloat) : t;
+}
+
 }  // namespace
 
 torch::Tensor generator_loss(LossKind kind, const torch::Tensor& d_fake, BceForm form) {
@@ -71,7 +77,7 @@ torch::Tensor discriminator_loss(LossKind kind, const torch::Tensor& d_real, con
 }
 
 torch::Tensor generator_loss(LossKind kind, const torch::Tensor& d_fake_in, BceForm form, LossMean mean) {
-  const torch::Tensor d_fake = d_fake_in.to(torch::kFloat);  // itself when float32; a bf16/fp16 output is widened
+  const torch::Tensor d_fake = widened(d_fake_in);
   switch (kind) {
     case LossKind::kBce:
       return bce_real(d_fake, form, mean);
@@ -89,8 +95,8 @@ torch::Tensor generator_loss(LossKind kind, const torch::Tensor& d_fake_in, BceF
 
 torch::Tensor discriminator_loss(LossKind kind, const torch::Tensor& d_real_in, const torch::Tensor& d_fake_in,
                                  BceForm form, LossMean mean) {
-  const torch::Tensor d_real = d_real_in.to(torch::kFloat);  // as generator_loss
-  const torch::Tensor d_fake = d_fake_in.to(torch::kFloat);
+  const torch::Tensor d_real = widened(d_real_in);
+  const torch::Tensor d_fake = widened(d_fake_in);
   switch (kind) {
     case LossKind::kBce:
     case LossKind::kHeuristic:

@@ -40,11 +40,16 @@ AutocastScope::~AutocastScope() {
   }
 }
 
-void check_precision(Precision precision, const torch::Device& device, const std::string& source) {
-  if (precision == Precision::kFp16 && !device.is_cuda())
+void check_precision(const Config& config, const torch::Device& device) {
+  if (config.training.precision != Precision::kFp16) return;
+  if (!device.is_cuda())
     throw InputError(fmt::format("{}: training.precision: fp16 needs a GPU (the device is {}): expected fp32 or bf16 "
                                  "on a CPU",
-                                 source, device.str()));
+                                 config.source, device.str()));
+  if (config.layout != LayoutKind::kDataParallel)
+    throw InputError(fmt::format("{}: training.precision: fp16 needs a loss scale per member, which layout {} does "
+                                 "not keep yet: expected fp32 or bf16, or layout data_parallel",
+                                 config.source, to_string(config.layout)));
 }
 
 }  // namespace cellgan

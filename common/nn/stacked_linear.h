@@ -18,6 +18,9 @@
 // the batch as Linear's is. The backward pass is itself differentiable
 // (gradient penalties take a double backward).
 //
+// Under autocast (precision.h) the products run in its 16-bit type, as
+// Linear's do, and each gradient returns in its input's type.
+//
 // tensors() maps the rows to Linear's weight and bias, in the order Linear
 // lists them (stacked_tensor.h).
 //

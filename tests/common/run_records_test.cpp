@@ -129,6 +129,7 @@ ResultRecord sample_result() {
   r.worker_kernels = {"openblas"};
   r.master_device = "cpu";
   r.worker_devices = {"cpu"};
+  r.precision = "bf16";
   r.seconds = 2.5;
   return r;
 }
@@ -171,6 +172,7 @@ TEST(ResultRecord, IsOneIndentedJsonObjectWithItsNewline) {
     0.75
   ],
   "objective": "mode_tvd",
+  "precision": "bf16",
   "scores": {
     "mode_tvd": 0.5,
     "tvd": null
@@ -202,6 +204,7 @@ TEST(ResultRecord, RoundTripsThroughTheFile) {
   EXPECT_EQ(out->grid_ensemble, in.grid_ensemble);
   EXPECT_EQ(out->worker_kernels, in.worker_kernels);
   EXPECT_EQ(out->master_device, "cpu");
+  EXPECT_EQ(out->precision, "bf16");
   EXPECT_EQ(out->seconds, 2.5);
   EXPECT_EQ(to_json(*out), to_json(in)) << "written again, the same bytes";
 }

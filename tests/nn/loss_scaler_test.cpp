@@ -96,16 +96,26 @@ TEST(Precision, Bf16AutocastRunsProductsInBf16AndLossesInFloat32ThenSwitchesOff)
   }
 }
 
-TEST(Precision, Fp16IsRefusedOnACpuInOneLine) {
-  EXPECT_NO_THROW(check_precision(Precision::kBf16, torch::kCPU, "run.yaml"));
+std::string refusal(const Config& config, const torch::Device& device) {
   try {
-    check_precision(Precision::kFp16, torch::kCPU, "run.yaml");
-    FAIL() << "fp16 accepted on a CPU";
+    check_precision(config, device);
   } catch (const InputError& e) {
-    const std::string what = e.what();
-    EXPECT_EQ(what.rfind("run.yaml: training.precision: fp16 needs a GPU", 0), 0u) << what;
-    EXPECT_EQ(what.find('\n'), std::string::npos);
+    return e.what();
   }
+  return "";
+}
+
+TEST(Precision, Fp16IsRefusedOnACpuAndOutsideDataParallelInOneLine) {
+  Config config = parse_config("training: {precision: bf16}\n", "run.yaml");
+  EXPECT_EQ(refusal(config, torch::kCPU), "");
+  config.training.precision = Precision::kFp16;
+  const std::string cpu = refusal(config, torch::kCPU);
+  EXPECT_EQ(cpu.rfind("run.yaml: training.precision: fp16 needs a GPU", 0), 0u) << cpu;
+  EXPECT_EQ(cpu.find('\n'), std::string::npos);
+  const std::string grid = refusal(config, torch::Device(torch::kCUDA, 0));  // nothing runs on it
+  EXPECT_NE(grid.find("layout coevolution does not keep yet"), std::string::npos) << grid;
+  config.layout = LayoutKind::kDataParallel;
+  EXPECT_EQ(refusal(config, torch::Device(torch::kCUDA, 0)), "");
 }
 
 }  // namespace
