@@ -17,7 +17,7 @@
 #include <fmt/format.h>
 
 #include "common/comm/in_process_communicator.h"
-#include "tests/worker/communicator_exchange.h"
+#include "tests/worker/worker_threads.h"
 #include "worker/gradient_allreduce.h"
 #include "worker/gradient_fusion.h"
 #include "worker/wire_precision.h"
@@ -37,18 +37,9 @@ std::vector<float> input(int rank, std::size_t n, bool integers, float scale = 1
   return v;
 }
 
-// Runs `body(rank, exchange)` on `workers` threads; returns nothing, the
-// bodies write their results into the caller's slots.
-void on_workers(int workers, const std::function<void(int, WorkerExchange&)>& body) {
-  InProcessNetwork network(workers);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < workers; ++r)
-    threads.emplace_back([&, r, comm = network.communicator(r)] {
-      test::CommunicatorExchange exchange(*comm);
-      body(r, exchange);
-    });
-  for (auto& t : threads) t.join();
-}
+// Runs `body(rank, exchange)` on `workers` threads; the bodies write their
+// results into the caller's slots.
+constexpr auto on_workers = test::on_worker_threads;
 
 // Every worker's sum of the inputs with `kind` and `compression`.
 std::vector<std::vector<float>> sums(AllreduceKind kind, WireCompression compression, int workers, std::size_t n,

@@ -8,14 +8,11 @@
 #include <torch/torch.h>
 
 #include <cmath>
-#include <thread>
 
-#include "common/comm/in_process_communicator.h"
 #include "common/config.h"
 #include "common/nn/scores.h"
-#include "common/nn/torch_generator_lock.h"
 #include "common/nn/training_data.h"
-#include "tests/worker/communicator_exchange.h"
+#include "tests/worker/worker_threads.h"
 #include "worker/gradient_allreduce.h"
 #include "worker/replica_trainer.h"
 
@@ -33,34 +30,24 @@ TEST(ReplicaPrecision, Bf16TrainsWithFiniteLossesAndABetterScore) {
   std::vector<Bytes> pairs(kWorkers);
   std::vector<double> before(kWorkers), after(kWorkers);
   ReplicaTally tally;
-  InProcessNetwork network(kWorkers);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < kWorkers; ++r)
-    threads.emplace_back([&, r, comm = network.communicator(r)] {
-      torch::set_num_threads(1);
-      test::CommunicatorExchange exchange(*comm);
-      const TrainingData data(config);
-      std::unique_ptr<ReplicaTrainer> trainer;
-      {
-        const auto lock = lock_torch_generator();
-        trainer = std::make_unique<ReplicaTrainer>(config, data, r, kWorkers);
-      }
-      auto reduce = make_gradient_allreduce(config.data_parallel.allreduce, config.data_parallel.compression, exchange);
-      const auto score = [&] {
-        torch::NoGradGuard no_grad;
-        torch::Generator gen = at::detail::createCPUGenerator(11);
-        const torch::Tensor samples = trainer->generator().generator()->forward(torch::randn({1000, 8}, gen));
-        return make_scorer(config)->report(samples).at("frechet_2d");
-      };
-      before[static_cast<std::size_t>(r)] = score();
-      for (std::int64_t s = 0; s < kSteps; ++s) ASSERT_FALSE(trainer->step(s, *reduce).has_value());
-      after[static_cast<std::size_t>(r)] = score();
-      if (r == 0) tally = trainer->take_tally();
-      pairs[static_cast<std::size_t>(r)] = trainer->encode();
-      for (Individual* net : {&trainer->generator(), &trainer->discriminator()})
-        for (const torch::Tensor& p : net->module().parameters()) EXPECT_EQ(p.scalar_type(), torch::kFloat32);
-    });
-  for (auto& t : threads) t.join();
+  test::on_worker_threads(kWorkers, [&](int r, WorkerExchange& exchange) {
+    const TrainingData data(config);
+    const std::unique_ptr<ReplicaTrainer> trainer = test::make_replica(config, data, r, kWorkers);
+    auto reduce = make_gradient_allreduce(config.data_parallel.allreduce, config.data_parallel.compression, exchange);
+    const auto score = [&] {
+      torch::NoGradGuard no_grad;
+      torch::Generator gen = at::detail::createCPUGenerator(11);
+      const torch::Tensor samples = trainer->generator().generator()->forward(torch::randn({1000, 8}, gen));
+      return make_scorer(config)->report(samples).at("frechet_2d");
+    };
+    before[static_cast<std::size_t>(r)] = score();
+    for (std::int64_t s = 0; s < kSteps; ++s) ASSERT_FALSE(trainer->step(s, *reduce).has_value());
+    after[static_cast<std::size_t>(r)] = score();
+    if (r == 0) tally = trainer->take_tally();
+    pairs[static_cast<std::size_t>(r)] = trainer->encode();
+    for (Individual* net : {&trainer->generator(), &trainer->discriminator()})
+      for (const torch::Tensor& p : net->module().parameters()) EXPECT_EQ(p.scalar_type(), torch::kFloat32);
+  });
   EXPECT_TRUE(pairs[0] == pairs[1]) << "the bf16 replicas differ";
   EXPECT_TRUE(std::isfinite(tally.generator_loss) && std::isfinite(tally.discriminator_loss));
   EXPECT_LT(after[0], 0.5 * before[0]) << "frechet_2d " << before[0] << " before, " << after[0] << " after";

@@ -11,15 +11,12 @@
 
 #include <algorithm>
 #include <optional>
-#include <thread>
 
 #include <fmt/format.h>
 
-#include "common/comm/in_process_communicator.h"
 #include "common/config.h"
-#include "common/nn/torch_generator_lock.h"
 #include "common/nn/training_data.h"
-#include "tests/worker/communicator_exchange.h"
+#include "tests/worker/worker_threads.h"
 #include "worker/gradient_allreduce.h"
 #include "worker/replica_trainer.h"
 
@@ -52,34 +49,25 @@ Bytes weights_of(ReplicaTrainer& t) {
 }
 
 // Steps [from, to) on `workers` threads, from `start` (a pair's bytes) when given.
-Trained train(const Config& config, int workers, std::int64_t from, std::int64_t to, const std::optional<Bytes>& start = {}) {
+Trained train(const Config& config, int workers, std::int64_t from, std::int64_t to,
+              const std::optional<Bytes>& start = {}) {
   Trained run;
   std::vector<Bytes> last(static_cast<std::size_t>(workers));
   run.adam_bytes.resize(static_cast<std::size_t>(workers));
-  InProcessNetwork network(workers);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < workers; ++r)
-    threads.emplace_back([&, r, comm = network.communicator(r)] {
-      torch::set_num_threads(1);
-      test::CommunicatorExchange exchange(*comm);
-      const TrainingData data(config);
-      std::unique_ptr<ReplicaTrainer> trainer;
-      {
-        const auto lock = lock_torch_generator();
-        trainer = std::make_unique<ReplicaTrainer>(config, data, r, workers);
-      }
-      if (start) trainer->decode(*start, "start");
-      auto reduce = make_gradient_allreduce(config.data_parallel.allreduce, config.data_parallel.compression, exchange);
-      for (std::int64_t s = from; s < to; ++s) {
-        EXPECT_FALSE(trainer->step(s, *reduce).has_value()) << "worker " << r << ", step " << s;
-        if (r == 0) run.weights.push_back(weights_of(*trainer));
-      }
-      last[static_cast<std::size_t>(r)] = weights_of(*trainer);
-      run.adam_bytes[static_cast<std::size_t>(r)] = trainer->optimizer_state_bytes();
-      if (trainer->sharded()) EXPECT_FALSE(trainer->gather_optimizer(exchange).has_value()) << "worker " << r;
-      if (r == 0) run.state = trainer->encode();
-    });
-  for (auto& t : threads) t.join();
+  test::on_worker_threads(workers, [&](int r, WorkerExchange& exchange) {
+    const TrainingData data(config);
+    const std::unique_ptr<ReplicaTrainer> trainer = test::make_replica(config, data, r, workers);
+    if (start) trainer->decode(*start, "start");
+    auto reduce = make_gradient_allreduce(config.data_parallel.allreduce, config.data_parallel.compression, exchange);
+    for (std::int64_t s = from; s < to; ++s) {
+      EXPECT_FALSE(trainer->step(s, *reduce).has_value()) << "worker " << r << ", step " << s;
+      if (r == 0) run.weights.push_back(weights_of(*trainer));
+    }
+    last[static_cast<std::size_t>(r)] = weights_of(*trainer);
+    run.adam_bytes[static_cast<std::size_t>(r)] = trainer->optimizer_state_bytes();
+    if (trainer->sharded()) EXPECT_FALSE(trainer->gather_optimizer(exchange).has_value()) << "worker " << r;
+    if (r == 0) run.state = trainer->encode();
+  });
   for (const Bytes& b : last) run.replicas_agree = run.replicas_agree && b == last[0];
   return run;
 }

@@ -10,14 +10,12 @@
 #include <cstring>
 #include <functional>
 #include <random>
-#include <thread>
 
 #include <fmt/format.h>
 
-#include "common/comm/in_process_communicator.h"
 #include "common/config.h"
 #include "common/error.h"
-#include "tests/worker/communicator_exchange.h"
+#include "tests/worker/worker_threads.h"
 #include "worker/gradient_allreduce.h"
 #include "worker/node_map.h"
 #include "worker/two_level_allreduce.h"
@@ -34,16 +32,7 @@ std::vector<float> input(int rank, std::size_t n, bool integers) {
   return v;
 }
 
-void on_workers(int workers, const std::function<void(int, WorkerExchange&)>& body) {
-  InProcessNetwork network(workers);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < workers; ++r)
-    threads.emplace_back([&, r, comm = network.communicator(r)] {
-      test::CommunicatorExchange exchange(*comm);
-      body(r, exchange);
-    });
-  for (auto& t : threads) t.join();
-}
+constexpr auto on_workers = test::on_worker_threads;
 
 using Make = std::function<std::unique_ptr<GradientAllreduce>(WorkerExchange&)>;
 
