@@ -8,12 +8,16 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <thread>
+
+#include <fmt/format.h>
 
 #include "common/nn/device.h"
 #include "common/nn/losses.h"
 #include "common/nn/precision.h"
+#include "common/nn/stacked_loss_scaler.h"
 #include "common/nn/stacked_losses.h"
 #include "common/nn/stacked_networks.h"
 #include "common/step_schedule.h"
@@ -200,6 +204,10 @@ class Lockstep {
     }
     gens_->network()->set_member_generators(member_streams(g_members_));
     discs_->network()->set_member_generators(member_streams(d_members_));
+    if (training.precision == Precision::kFp16) {
+      g_scaler_.emplace(gens_->size(), data.device());
+      d_scaler_.emplace(discs_->size(), data.device());
+    }
   }
 
   void run(std::int64_t batches) {
@@ -292,8 +300,7 @@ class Lockstep {
         losses_by_kind(gens_->loss, data_.device(), [&](LossKind kind, const torch::Tensor& rows) {
           return generator_loss(kind, rows_of(d_fake, rows), training_.bce, LossMean::kPerMember);
         });
-    losses.total.backward();
-    gens_->optimizer().step();
+    backward_and_step(*gens_, losses.attached, losses.total, g_scaler_);
     g_watch_.note(losses.per_member, summing_);
   }
 
@@ -325,13 +332,31 @@ class Lockstep {
     torch::Tensor penalty;  // [P]: discriminator_step.h's, per member
     if (r1) penalty = (training_.r1_penalty / 2.0) * input_gradient(d_real, real_in).square().sum(2).mean(1);
     if (training_.loss == LossKind::kWganGp && training_.gp_lambda > 0.0) penalty = gradient_penalty(real, fake);
+    const torch::Tensor attached = penalty.defined() ? losses.attached + penalty : losses.attached;
     if (penalty.defined()) {
       losses.per_member = losses.per_member + penalty.detach();
       losses.total = losses.total + penalty.sum();
     }
-    losses.total.backward();
-    discs_->optimizer().step();
+    backward_and_step(*discs_, attached, losses.total, d_scaler_);
     d_watch_.note(losses.per_member, summing_);
+  }
+
+  // The backward pass of `total` and the stack's Adam step; with fp16, of
+  // each member's loss (`per_member`, in the graph) times its own scale,
+  // and a step of the members whose gradients stayed finite.
+  static void backward_and_step(StackedMembers& stack, const torch::Tensor& per_member, const torch::Tensor& total,
+                                std::optional<StackedLossScaler>& scaler) {
+    if (!scaler) {
+      total.backward();
+      stack.optimizer().step();
+      return;
+    }
+    scaler->scaled(per_member).backward();
+    std::vector<torch::Tensor> gradients;
+    for (const torch::Tensor& p : stack.network()->parameters()) gradients.push_back(p.grad());
+    const torch::Tensor finite = scaler->unscale(gradients);
+    scaler->update(finite);
+    stack.optimizer().step(finite);
   }
 
   // d D / d x at `x` (a leaf), kept in the graph for a second backward.
@@ -382,6 +407,7 @@ class Lockstep {
   bool summing_;
   bool shared_data_;  // every cell trains on `data_`
   StackWatch g_watch_, d_watch_;
+  std::optional<StackedLossScaler> g_scaler_, d_scaler_;  // training.precision fp16
 };
 
 // The watches read once; what train() leaves in each working set.
@@ -426,9 +452,23 @@ void write_back(StackedMembers& stack, const std::vector<Member>& members, const
   }
 }
 
+// fp16's skipped steps, a line per member that skipped any, in its cell's events.
+void report_skips(const std::optional<StackedLossScaler>& scaler, const std::vector<Member>& members,
+                  const std::vector<LockstepCell>& cells, const char* role) {
+  if (!scaler) return;
+  const std::vector<std::int64_t> skipped = scaler->skipped();
+  for (std::size_t p = 0; p < members.size(); ++p)
+    if (skipped[p] > 0)
+      cells[members[p].cell].work->events.push_back(
+          fmt::format("fp16: {} step(s) of {} copy {} skipped, its gradients overflowed", skipped[p], role,
+                      members[p].copy));
+}
+
 void Lockstep::finish() {
   read_back(g_watch_, g_members_, summing_, cells_, Role::kGenerator);
   read_back(d_watch_, d_members_, summing_, cells_, Role::kDiscriminator);
+  report_skips(g_scaler_, g_members_, cells_, "generator");
+  report_skips(d_scaler_, d_members_, cells_, "discriminator");
   // Each stack freed once written back, so at most one role is held twice.
   write_back(*gens_, g_members_, cells_, Role::kGenerator);
   gens_.reset();

@@ -10,8 +10,8 @@
 // 16-bit type is per process, and every rank of a job sets the same.
 //
 // fp16 needs a GPU (LibTorch's CPU autocast takes bf16 only), and a
-// dynamic loss scale (loss_scaler.h), which the data-parallel replicas
-// keep; check_precision() refuses it elsewhere with one line.
+// dynamic loss scale (loss_scaler.h; stacked_loss_scaler.h per member);
+// check_precision() refuses it elsewhere with one line.
 //
 // Thread-safety: a scope belongs to the thread that made it.
 #pragma once
@@ -39,8 +39,9 @@ class AutocastScope {
 };
 
 // InputError "SOURCE: training.precision: ..." when config's precision
-// cannot run on `device` (fp16 on a CPU) or in its layout (fp16 needs a
-// loss scale per member, which only the data-parallel replicas have yet).
+// cannot run on `device` (fp16 on a CPU) or with its network (fp16 needs
+// a loss scale per member: the data-parallel replicas and the stacked
+// kinds keep one, dcgan_conditional's one-at-a-time training not yet).
 void check_precision(const Config& config, const torch::Device& device);
 
 }  // namespace cellgan

@@ -20,7 +20,7 @@ void check_stacked_output(const torch::Tensor& d, const char* what) {
         fmt::format("{}: expected stacked outputs [P, B, 1], got [{}]", what, fmt::join(d.sizes(), ", ")));
 }
 
-MemberLosses with_total(torch::Tensor per_member) { return {per_member, per_member.sum()}; }
+MemberLosses with_total(torch::Tensor per_member) { return {per_member, per_member.sum(), per_member}; }
 
 }  // namespace
 
@@ -46,11 +46,12 @@ MemberLosses losses_by_kind(const std::vector<LossKind>& kinds, torch::Device de
     if (std::find(distinct.begin(), distinct.end(), k) == distinct.end()) distinct.push_back(k);
   if (distinct.size() == 1) {
     const torch::Tensor per_member = loss_of(distinct.front(), torch::Tensor());
-    return {per_member.detach(), per_member.sum()};
+    return {per_member.detach(), per_member.sum(), per_member};
   }
   torch::Tensor per_member =
       torch::zeros({static_cast<std::int64_t>(kinds.size())}, torch::dtype(torch::kFloat32).device(device));
   torch::Tensor total;
+  torch::Tensor attached = torch::zeros_like(per_member);
   for (const LossKind kind : distinct) {
     std::vector<std::int64_t> rows;
     for (std::size_t p = 0; p < kinds.size(); ++p)
@@ -58,9 +59,10 @@ MemberLosses losses_by_kind(const std::vector<LossKind>& kinds, torch::Device de
     const torch::Tensor index = torch::tensor(rows, torch::kLong).to(device);
     const torch::Tensor part = loss_of(kind, index);
     per_member.index_copy_(0, index, part.detach());
+    attached = attached.index_copy(0, index, part);
     total = total.defined() ? total + part.sum() : part.sum();
   }
-  return {per_member, total};
+  return {per_member, total, attached};
 }
 
 torch::Tensor rows_of(const torch::Tensor& t, const torch::Tensor& rows) {

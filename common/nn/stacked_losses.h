@@ -26,8 +26,9 @@
 namespace cellgan {
 
 struct MemberLosses {
-  torch::Tensor per_member;  // [P]
-  torch::Tensor total;       // scalar: per_member.sum()
+  torch::Tensor per_member;  // [P], out of the graph
+  torch::Tensor total;       // scalar: per_member.sum(), in the graph
+  torch::Tensor attached;    // [P]: per_member in the graph (fp16's scale per member, stacked_loss_scaler.h)
 };
 
 // d_fake: [P, B, 1]; std::invalid_argument on other shapes.

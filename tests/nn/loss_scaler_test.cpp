@@ -14,9 +14,11 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "common/nn/batched_adam.h"
 #include "common/nn/loss_scaler.h"
 #include "common/nn/losses.h"
 #include "common/nn/precision.h"
+#include "common/nn/stacked_loss_scaler.h"
 
 namespace cellgan {
 namespace {
@@ -76,6 +78,30 @@ TEST(LossScaler, UnscalingByAPowerOfTwoIsExactAndTheScaleGrowsAfterItsInterval) 
   EXPECT_EQ(scaler.skipped(), 1);
 }
 
+// Three stacked members, one of whose scaled loss overflows: only its Adam
+// step is skipped and only its scale halves; the others' gradients are
+// unscaled exactly (a power-of-two scale) and their rows step.
+TEST(StackedLossScaler, AMembersOverflowSkipsItsStepOnlyAndHalvesItsScale) {
+  torch::manual_seed(3);
+  const torch::Tensor w = torch::randn({3, 4}).requires_grad_(true);
+  BatchedAdam adam({w}, 1e-2);
+  const double scale = std::ldexp(1.0, 100);
+  StackedLossScaler scaler(3, torch::kCPU, scale);
+  const torch::Tensor x = torch::tensor({1.0f, 1e10f, 1.0f}).view({3, 1});
+  const auto per_member = [&] { return (w * x).square().sum(1); };
+  const torch::Tensor plain = torch::autograd::grad({per_member().sum()}, {w})[0];
+  const torch::Tensor before = w.detach().clone();
+  scaler.scaled(per_member()).backward();
+  const torch::Tensor finite = scaler.unscale({w.grad()});
+  EXPECT_TRUE(torch::equal(finite, torch::tensor({true, false, true})));
+  for (std::int64_t p : {0, 2}) EXPECT_TRUE(torch::equal(w.grad()[p], plain[p])) << "member " << p;
+  scaler.update(finite);
+  adam.step(finite);
+  EXPECT_TRUE(torch::equal(w.detach()[1], before[1])) << "the overflowing member stepped";
+  for (std::int64_t p : {0, 2}) EXPECT_FALSE(torch::equal(w.detach()[p], before[p])) << "member " << p;
+  EXPECT_EQ(scaler.skipped(), (std::vector<std::int64_t>{0, 1, 0}));
+}
+
 TEST(Precision, Bf16AutocastRunsProductsInBf16AndLossesInFloat32ThenSwitchesOff) {
   const torch::Tensor x = torch::randn({4, 8});
   const torch::Tensor w = torch::randn({3, 8});
@@ -105,17 +131,20 @@ std::string refusal(const Config& config, const torch::Device& device) {
   return "";
 }
 
-TEST(Precision, Fp16IsRefusedOnACpuAndOutsideDataParallelInOneLine) {
+TEST(Precision, Fp16IsRefusedOnACpuAndForNetworksTrainedOneMemberAtATimeInOneLine) {
   Config config = parse_config("training: {precision: bf16}\n", "run.yaml");
   EXPECT_EQ(refusal(config, torch::kCPU), "");
   config.training.precision = Precision::kFp16;
   const std::string cpu = refusal(config, torch::kCPU);
   EXPECT_EQ(cpu.rfind("run.yaml: training.precision: fp16 needs a GPU", 0), 0u) << cpu;
   EXPECT_EQ(cpu.find('\n'), std::string::npos);
-  const std::string grid = refusal(config, torch::Device(torch::kCUDA, 0));  // nothing runs on it
-  EXPECT_NE(grid.find("layout coevolution does not keep yet"), std::string::npos) << grid;
+  const torch::Device gpu(torch::kCUDA, 0);  // only named: nothing runs on it
+  EXPECT_EQ(refusal(config, gpu), "") << "the stacked mlp keeps a scale per member";
+  config.network.kind = NetworkKind::kDcganConditional;
+  const std::string one_at_a_time = refusal(config, gpu);
+  EXPECT_NE(one_at_a_time.find("network dcgan_conditional"), std::string::npos) << one_at_a_time;
   config.layout = LayoutKind::kDataParallel;
-  EXPECT_EQ(refusal(config, torch::Device(torch::kCUDA, 0)), "");
+  EXPECT_EQ(refusal(config, gpu), "");
 }
 
 }  // namespace

@@ -53,6 +53,22 @@ TEST(StackedLosses, EachMemberHasItsOwnLossAndGradient) {
   }
 }
 
+// Members of different kinds (mustangs): each member's loss is also kept in
+// the graph (fp16 scales it on its own), with the values of per_member and
+// the gradient of total.
+TEST(StackedLosses, EachMembersLossOfMixedKindsIsAlsoInTheGraph) {
+  torch::manual_seed(4);
+  const torch::Tensor d = torch::rand({3, 5, 1}).clamp(0.05, 0.95).requires_grad_(true);
+  const std::vector<LossKind> kinds = {LossKind::kBce, LossKind::kMse, LossKind::kBce};
+  const MemberLosses l = losses_by_kind(kinds, torch::kCPU, [&](LossKind k, const torch::Tensor& rows) {
+    return generator_loss(k, rows_of(d, rows), BceForm::kPyTorch, LossMean::kPerMember);
+  });
+  EXPECT_TRUE(torch::equal(l.attached.detach(), l.per_member));
+  const torch::Tensor by_total = torch::autograd::grad({l.total}, {d}, {}, /*retain_graph=*/true)[0];
+  const torch::Tensor by_member = torch::autograd::grad({l.attached.sum()}, {d})[0];
+  EXPECT_TRUE(torch::equal(by_total, by_member));
+}
+
 TEST(StackedLosses, RefusesUnstackedShapes) {
   EXPECT_THROW(stacked_generator_loss(LossKind::kBce, torch::rand({64, 1})), std::invalid_argument);
   EXPECT_THROW(stacked_discriminator_loss(LossKind::kBce, torch::rand({2, 8, 1}), torch::rand({3, 8, 1})),
