@@ -225,6 +225,22 @@ say "| one GPU, 2 ranks sharing it (ring, host-staged) | $g | $(ratio "$g" "$e")
 say "| NCCL, 2 GPUs | not measured: one GPU here, and allreduce nccl is not built | |"
 
 say ""
+say "## G7: bf16 and fp16 against fp32 on one GPU (training.precision)"
+train g7-mnist-bf16 90 1 configs/mnist-4x4.yaml "${MNIST[@]}" --set training.generations=10 --set runtime.device=cuda \
+  --set training.precision=bf16
+for p in bf16 fp16; do
+  train "g7-dp-$p" 60 1 "${DP[@]}" --set training.generations=3 --set runtime.device=cuda --set training.precision=$p
+done
+score() { python3 tests/gpu/g_report.py scores "$OUT/runs/$1" 2>/dev/null || echo "n/a"; }
+say ""
+say "| on one GPU | fp32 | bf16 | fp16 |"
+say "| --- | --- | --- | --- |"
+say "| mnist-4x4, 1 worker: s per generation | $(per_gen g2-w1) | $(per_gen g7-mnist-bf16) | (not in this check) |"
+say "| mnist-4x4: scores at generation 10 | $(score g2-w1) | $(score g7-mnist-bf16) | |"
+say "| dp-fashion-dcgan, 1 rank: images/s | $(ips g3-cuda-w1) | $(ips g7-dp-bf16) | $(ips g7-dp-fp16) |"
+say "| dp-fashion-dcgan: scores at generation 3 | $(score g3-cuda-w1) | $(score g7-dp-bf16) | $(score g7-dp-fp16) |"
+
+say ""
 say "## Q: fashion-2x2 with the DCGAN pair, 100 generations on one GPU"
 train q-fashion-dcgan 200 4 configs/fashion-2x2.yaml "${FASHION[@]}" --set network.kind=dcgan \
   --set training.generations=100 --set runtime.device=cuda
