@@ -4,8 +4,10 @@
 
 #include <stdexcept>
 
+#include "common/comm/protocol.h"
 #include "worker/reduce_broadcast_allreduce.h"
 #include "worker/ring_allreduce.h"
+#include "worker/wire_precision.h"
 
 namespace cellgan {
 namespace {
@@ -28,6 +30,14 @@ class MpiAllreduce final : public GradientAllreduce {
 };
 
 }  // namespace
+
+void send_wire(WorkerExchange& exchange, int dest, WireCompression compression, const float* values,
+               std::size_t count, AllreduceTally& tally) {
+  Bytes payload = encode_wire(compression, values, count);
+  tally.bytes_sent += payload.size();
+  ++tally.messages;
+  exchange.send_local(dest, kTagGradients, std::move(payload));
+}
 
 std::unique_ptr<GradientAllreduce> make_gradient_allreduce(AllreduceKind kind, WireCompression compression,
                                                            WorkerExchange& exchange) {

@@ -73,6 +73,12 @@ struct Shard {
 Shard chunk_of(std::size_t n, int workers, int c);
 Shard own_shard(std::size_t n, int rank, int workers);
 
+// Sends `count` values from `values` to worker `dest` in the wire form of
+// `compression` (kTagGradients), counted in `tally`: the one send of every
+// all-reduce.
+void send_wire(WorkerExchange& exchange, int dest, WireCompression compression, const float* values,
+               std::size_t count, AllreduceTally& tally);
+
 // Every worker's own shard of `values` to every worker, float32 as it is,
 // over a ring of `exchange` (W − 1 messages each, kTagGradients); counted in
 // `tally`. A collective. None once done, else the interruption.

@@ -13,12 +13,7 @@ std::optional<Interruption> ReduceBroadcastAllreduce::sum(std::vector<float>& va
   const int w = exchange_.local_size();
   if (w == 1) return std::nullopt;
   const std::size_t n = values.size();
-  const auto send = [&](int dest) {
-    Bytes payload = encode_wire(compression_, values.data(), n);
-    tally_.bytes_sent += payload.size();
-    ++tally_.messages;
-    exchange_.send_local(dest, kTagGradients, std::move(payload));
-  };
+  const auto send = [&](int dest) { send_wire(exchange_, dest, compression_, values.data(), n, tally_); };
   if (exchange_.local_rank() != kReducer) {
     send(kReducer);
     Waited<Message> sum = exchange_.receive_local(kReducer, kTagGradients);

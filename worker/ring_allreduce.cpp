@@ -20,10 +20,7 @@ std::optional<Interruption> gather_chunks(WorkerExchange& exchange, WireCompress
   const std::size_t n = values.size();
   for (int step = 0; step < w - 1; ++step) {
     const Shard out = chunk_of(n, w, wrap(r + 1 - step, w));
-    Bytes payload = encode_wire(compression, values.data() + out.first, out.count);
-    tally.bytes_sent += payload.size();
-    ++tally.messages;
-    exchange.send_local(wrap(r + 1, w), kTagGradients, std::move(payload));
+    send_wire(exchange, wrap(r + 1, w), compression, values.data() + out.first, out.count, tally);
     const Shard in = chunk_of(n, w, wrap(r - step, w));
     Waited<Message> message = exchange.receive_local(wrap(r - 1, w), kTagGradients);
     if (auto* interruption = std::get_if<Interruption>(&message)) return std::move(*interruption);
@@ -55,10 +52,7 @@ std::optional<Interruption> RingAllreduce::reduce_scatter(std::vector<float>& va
   const std::size_t n = values.size();
   for (int step = 0; step < w - 1; ++step) {
     const Shard out = chunk_of(n, w, wrap(r - step, w));
-    Bytes payload = encode_wire(compression_, values.data() + out.first, out.count);
-    tally_.bytes_sent += payload.size();
-    ++tally_.messages;
-    exchange_.send_local(wrap(r + 1, w), kTagGradients, std::move(payload));
+    send_wire(exchange_, wrap(r + 1, w), compression_, values.data() + out.first, out.count, tally_);
     const Shard in = chunk_of(n, w, wrap(r - step - 1, w));
     Waited<Message> message = exchange_.receive_local(wrap(r - 1, w), kTagGradients);
     if (auto* interruption = std::get_if<Interruption>(&message)) return std::move(*interruption);

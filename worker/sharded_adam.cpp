@@ -9,6 +9,7 @@
 
 #include "common/comm/protocol.h"
 #include "worker/gradient_fusion.h"
+#include "worker/wire_precision.h"
 
 namespace cellgan {
 namespace {
@@ -139,9 +140,8 @@ std::optional<Interruption> ShardedAdam::gather(WorkerExchange& exchange) {
         const torch::Tensor host = t.to(torch::kCPU).contiguous();
         values.insert(values.end(), host.data_ptr<float>(), host.data_ptr<float>() + host.numel());
       }
-    Bytes payload(values.size() * sizeof(float));
-    std::memcpy(payload.data(), values.data(), payload.size());
-    exchange.send_local(0, kTagGradients, std::move(payload));
+    AllreduceTally sent;
+    send_wire(exchange, 0, WireCompression::kNone, values.data(), values.size(), sent);
     return std::nullopt;
   }
   torch::NoGradGuard no_grad;
@@ -158,14 +158,16 @@ std::optional<Interruption> ShardedAdam::gather(WorkerExchange& exchange) {
   for (int r = 1; r < workers_; ++r) {
     Waited<Message> in = exchange.receive_local(r, kTagGradients);
     if (auto* interruption = std::get_if<Interruption>(&in)) return std::move(*interruption);
-    Bytes& payload = std::get<Message>(in).payload;
-    auto* values = reinterpret_cast<float*>(payload.data());
+    const std::vector<Piece> pieces = pieces_of(r);
+    std::size_t total = 0;
+    for (const Piece& piece : pieces) total += 2 * static_cast<std::size_t>(piece.count);
+    std::vector<float> values(total);
+    decode_wire(WireCompression::kNone, std::get<Message>(in).payload, values.data(), total);  // logic_error: short
     std::size_t at = 0;
-    for (const Piece& piece : pieces_of(r))
+    for (const Piece& piece : pieces)
       for (std::vector<torch::Tensor>* moments : {&m, &v}) {
-        if ((at + static_cast<std::size_t>(piece.count)) * sizeof(float) > payload.size())
-          throw std::logic_error("ShardedAdam::gather: a shard shorter than its pieces");
-        (*moments)[piece.param].view({-1}).narrow(0, piece.from, piece.count).copy_(host_floats(values + at, piece.count));
+        (*moments)[piece.param].view({-1}).narrow(0, piece.from, piece.count).copy_(
+            host_floats(values.data() + at, piece.count));
         at += static_cast<std::size_t>(piece.count);
       }
   }

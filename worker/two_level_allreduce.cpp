@@ -60,12 +60,7 @@ const AllreduceTally& TwoLevelAllreduce::across_nodes() const {
 std::optional<Interruption> TwoLevelAllreduce::sum(std::vector<float>& values) {
   if (exchange_.local_size() == 1) return std::nullopt;
   const std::size_t n = values.size();
-  const auto send = [&](int dest) {
-    Bytes payload = encode_wire(compression_, values.data(), n);
-    tally_.bytes_sent += payload.size();
-    ++tally_.messages;
-    exchange_.send_local(dest, kTagGradients, std::move(payload));
-  };
+  const auto send = [&](int dest) { send_wire(exchange_, dest, compression_, values.data(), n, tally_); };
   const int leader = members_.front();
   if (exchange_.local_rank() != leader) {  // 1 and 3, a member
     send(leader);
