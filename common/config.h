@@ -36,7 +36,7 @@ enum class ExchangeMode { kSync, kAsync };
 enum class BceForm { kClamped, kPyTorch };
 // The precision of training's forward passes (common/nn/precision.h).
 enum class Precision { kFp32, kBf16, kFp16 };
-enum class AllreduceKind { kRing, kReduceBroadcast, kMpi };
+enum class AllreduceKind { kRing, kReduceBroadcast, kMpi, kNccl };
 enum class WireCompression { kNone, kFp16, kBf16 };
 enum class BatchScaling { kWeak, kStrong };
 // How the data-parallel all-reduce spans nodes (worker/two_level_allreduce.h).

@@ -33,7 +33,8 @@ const Names<LayoutKind> kLayouts = {{"coevolution", LayoutKind::kCoevolution},
                                     {"per_class", LayoutKind::kPerClass}};
 const Names<AllreduceKind> kAllreduces = {{"ring", AllreduceKind::kRing},
                                           {"reduce_broadcast", AllreduceKind::kReduceBroadcast},
-                                          {"mpi", AllreduceKind::kMpi}};
+                                          {"mpi", AllreduceKind::kMpi},
+                                          {"nccl", AllreduceKind::kNccl}};
 const Names<WireCompression> kCompressions = {
     {"none", WireCompression::kNone}, {"fp16", WireCompression::kFp16}, {"bf16", WireCompression::kBf16}};
 const Names<BatchScaling> kScalings = {{"weak", BatchScaling::kWeak}, {"strong", BatchScaling::kStrong}};
@@ -330,7 +331,8 @@ ConfigSection data_parallel() {
       .choice("allreduce", &P::allreduce, kAllreduces,
               "how the replicas' gradients are summed: `ring` (reduce-scatter then all-gather over point-to-point "
               "messages, 2(W−1)/W of the gradient bytes sent per worker), `reduce_broadcast` (worker 1 sums, then "
-              "sends the sum to every worker), `mpi` (`MPI_Iallreduce`, the reference)")
+              "sends the sum to every worker), `mpi` (`MPI_Iallreduce`, the reference), `nccl` (`ncclAllReduce` on the "
+              "workers' GPUs; needs runtime.device cuda, one GPU per worker, and a build with NCCL)")
       .integer("fusion_bytes", &P::fusion_bytes, span_noted<I>(0, I{1} << 30, "0 = one message per tensor"),
                "gradients are packed, tensor by tensor, into buffers of at most this many float32 bytes, each "
                "all-reduced as one message (a larger tensor goes alone)")
@@ -348,7 +350,7 @@ ConfigSection data_parallel() {
               "`flat`: one all-reduce over every worker; `two_level`: each node's workers sum into the node's first "
               "worker, those leaders all-reduce across nodes with `allreduce`, then send the sum back (only the "
               "leaders' messages cross nodes); `auto`: `two_level` when the workers span more than one node and "
-              "`allreduce` is not `mpi`, else `flat`")
+              "`allreduce` is `ring` or `reduce_broadcast`, else `flat`")
       .integer("ranks_per_node", &P::ranks_per_node, span_noted<I>(0, 1 << 20, "0 = from the host names"),
                "the workers of a node for `hierarchy`: workers 1..N on node 1, N+1..2N on node 2, and so on "
                "(one machine can play several nodes); 0 groups them by host name, as MPI_COMM_TYPE_SHARED does")
@@ -358,13 +360,15 @@ ConfigSection data_parallel() {
                "parameters as unsharded (to the bit with `ring` and no clipping); checkpoints hold the whole state")
       .rules([](const Config& c, const KeyFailure& fail) {
         const DataParallelConfig& p = c.data_parallel;
-        if (p.allreduce == AllreduceKind::kMpi && p.compression != WireCompression::kNone)
-          fail("compression", fmt::format("{} needs allreduce ring or reduce_broadcast: MPI_Iallreduce sums float32 "
-                                          "only",
-                                          to_string(p.compression)));
-        if (p.allreduce == AllreduceKind::kMpi && p.hierarchy == AllreduceHierarchy::kTwoLevel)
-          fail("hierarchy", "two_level needs allreduce ring or reduce_broadcast across nodes: MPI_Iallreduce runs "
-                            "over every worker");
+        const bool whole = p.allreduce == AllreduceKind::kMpi || p.allreduce == AllreduceKind::kNccl;
+        const char* what = p.allreduce == AllreduceKind::kMpi ? "MPI_Iallreduce" : "ncclAllReduce";
+        if (whole && p.compression != WireCompression::kNone)
+          fail("compression", fmt::format("{} needs allreduce ring or reduce_broadcast: {} sums float32 only here",
+                                          to_string(p.compression), what));
+        if (whole && p.hierarchy == AllreduceHierarchy::kTwoLevel)
+          fail("hierarchy", fmt::format("two_level needs allreduce ring or reduce_broadcast across nodes: {} runs "
+                                        "over every worker{}",
+                                        what, p.allreduce == AllreduceKind::kNccl ? " (its own rings and trees know the nodes)" : ""));
       })
       .build();
 }

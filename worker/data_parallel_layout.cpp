@@ -21,6 +21,7 @@
 #include "common/rng.h"
 #include "worker/fault_injector.h"
 #include "worker/gradient_allreduce.h"
+#include "worker/nccl_allreduce.h"
 #include "worker/replica_trainer.h"
 #include "worker/two_level_allreduce.h"
 
@@ -61,6 +62,23 @@ std::string DataParallelLayout::start(int local_rank, const ResumeFrom& from) {
                      to_string(config_.data_parallel.allreduce));
 }
 
+Waited<GradientAllreduce*> DataParallelLayout::allreduce(WorkerExchange& exchange) {
+  if (config_.data_parallel.allreduce != AllreduceKind::kNccl) {
+    reduce_ = make_layout_allreduce(config_.data_parallel, exchange, *nodes_);
+    return reduce_.get();
+  }
+  if (!reduce_ || joined_workers_ != exchange.local_size()) {
+    reduce_.reset();  // before the join: one NCCL communicator per GPU at a time
+    Waited<std::unique_ptr<GradientAllreduce>> joined =
+        join_nccl(exchange, std::max<int>(0, device_.index()));
+    if (auto* interruption = std::get_if<Interruption>(&joined)) return std::move(*interruption);
+    reduce_ = std::move(std::get<std::unique_ptr<GradientAllreduce>>(joined));
+    joined_workers_ = exchange.local_size();
+  }
+  reduce_->tally() = AllreduceTally{};
+  return reduce_.get();
+}
+
 Waited<std::vector<GenerationRecord>> DataParallelLayout::run_generation(std::int64_t generation,
                                                                         WorkerExchange& exchange) {
   if (!nodes_ || nodes_->workers() != exchange.local_size()) {
@@ -72,14 +90,19 @@ Waited<std::vector<GenerationRecord>> DataParallelLayout::run_generation(std::in
                 to_string(config_.data_parallel.allreduce),
                 two_level(config_.data_parallel, *nodes_) ? "two_level" : "flat");
   }
-  const auto reduce = make_layout_allreduce(config_.data_parallel, exchange, *nodes_);
+  Waited<GradientAllreduce*> made = allreduce(exchange);
+  if (auto* interruption = std::get_if<Interruption>(&made)) return std::move(*interruption);
+  GradientAllreduce* reduce = std::get<GradientAllreduce*>(made);
   // The fault `delay` slows this worker's steps (fault_injector.h); the
   // others wait for it in the all-reduces.
   const CellFaults faults = faults_ ? faults_->for_cell(kPairCell, generation + 1) : CellFaults{};
   const auto began = Clock::now();
   for (std::int64_t b = 0; b < steps_; ++b) {
     if (faults.batch_delay.count() > 0) std::this_thread::sleep_for(faults.batch_delay);
-    if (auto interruption = trainer_->step(generation * steps_ + b, *reduce)) return std::move(*interruption);
+    if (auto interruption = trainer_->step(generation * steps_ + b, *reduce)) {
+      reduce_.reset();
+      return std::move(*interruption);
+    }
   }
   const double wall = seconds_since(began);
   const ReplicaTally tally = trainer_->take_tally();
@@ -106,7 +129,7 @@ Waited<std::vector<GenerationRecord>> DataParallelLayout::run_generation(std::in
   record.counts["adam_state_bytes"] = static_cast<double>(trainer_->optimizer_state_bytes());
   if (config_.training.precision == Precision::kFp16)
     record.counts["skipped_steps"] = static_cast<double>(tally.skipped_steps);
-  if (const auto* levels = dynamic_cast<const TwoLevelAllreduce*>(reduce.get()))
+  if (const auto* levels = dynamic_cast<const TwoLevelAllreduce*>(reduce))
     record.counts["across_node_bytes_per_step"] = static_cast<double>(levels->across_nodes().bytes_sent) / steps;
   return std::vector<GenerationRecord>{std::move(record)};
 }

@@ -40,6 +40,7 @@
 
 namespace cellgan {
 
+class GradientAllreduce;
 class ReplicaTrainer;
 class SampleScorer;
 class TrainingData;
@@ -64,6 +65,9 @@ class DataParallelLayout final : public WorkerLayout {
 
  private:
   GenerationRecord scored_record(std::int64_t generation);
+  // The generation's all-reduce, its tally at zero: a new one, or for nccl
+  // the one joined before (joined again when none is, or W has changed).
+  Waited<GradientAllreduce*> allreduce(WorkerExchange& exchange);
 
   const Config& config_;
   const c10::Device device_;  // where it computes
@@ -74,6 +78,8 @@ class DataParallelLayout final : public WorkerLayout {
   std::unique_ptr<SampleScorer> scorer_;  // worker 0 only
   std::unique_ptr<ReplicaTrainer> trainer_;
   std::optional<NodeMap> nodes_;  // found at the first generation (and again after a rehoming)
+  std::unique_ptr<GradientAllreduce> reduce_;  // dropped after an interruption (nccl's is then aborted)
+  int joined_workers_ = 0;                     // the W of nccl's join
 };
 
 }  // namespace cellgan

@@ -31,6 +31,10 @@ class MpiAllreduce final : public GradientAllreduce {
 
 }  // namespace
 
+std::optional<Interruption> GradientAllreduce::sum_on_device(float* /*values*/, std::size_t /*count*/) {
+  throw std::logic_error("this all-reduce sums host buffers only");
+}
+
 void send_wire(WorkerExchange& exchange, int dest, WireCompression compression, const float* values,
                std::size_t count, AllreduceTally& tally) {
   Bytes payload = encode_wire(compression, values, count);
@@ -48,6 +52,7 @@ std::unique_ptr<GradientAllreduce> make_gradient_allreduce(AllreduceKind kind, W
       if (compression != WireCompression::kNone)
         throw std::logic_error("allreduce mpi sums float32 only: no compression");
       return std::make_unique<MpiAllreduce>(exchange);
+    case AllreduceKind::kNccl: throw std::logic_error("allreduce nccl is joined (join_nccl), not made");
   }
   throw std::logic_error("unknown allreduce");
 }

@@ -13,6 +13,8 @@
 //   run by the communication thread, the reference. No compression. Its
 //   tally counts one message per sum and the ring's bytes, 2(W−1)/W of the
 //   buffer (what MPI really sends is not visible here).
+// - nccl (nccl_allreduce.h): ncclAllReduce on the workers' GPUs, summing
+//   the buffers where they are; joined with join_nccl(), not made here.
 //
 // Contract: every worker calls sum() with buffers of the same length, in
 // the same order, and afterwards holds the very same bits as every other
@@ -54,6 +56,12 @@ class GradientAllreduce {
   // unspecified. The ring stops after its reduce-scatter; the others sum
   // the whole buffer.
   [[nodiscard]] virtual std::optional<Interruption> reduce_scatter(std::vector<float>& values) { return sum(values); }
+  // Whether sum_on_device() takes buffers in a GPU's memory (nccl):
+  // allreduce_fused() then packs and sums GPU tensors on the device.
+  virtual bool sums_on_device() const { return false; }
+  // As sum(), for `count` float32 values at `values` in the memory of this
+  // worker's GPU. Only where sums_on_device(); std::logic_error elsewhere.
+  [[nodiscard]] virtual std::optional<Interruption> sum_on_device(float* values, std::size_t count);
   // The exchange of LOCAL the sums travel on.
   virtual WorkerExchange& exchange() = 0;
   const AllreduceTally& tally() const { return tally_; }

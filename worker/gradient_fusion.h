@@ -27,7 +27,8 @@ std::vector<std::vector<std::size_t>> fusion_groups(const std::vector<std::int64
                                                     std::int64_t fusion_bytes);
 
 // Replaces each of `tensors` (float32, contiguous, all on one device: the
-// CPU, or a GPU staged through pinned host memory) by its sum
+// CPU, or a GPU, summed there when the all-reduce sums on the device
+// (nccl), else staged through pinned host memory) by its sum
 // over every worker: none then, else the interruption of a sum
 // (GradientAllreduce::sum), with the tensors unspecified.
 [[nodiscard]] std::optional<Interruption> allreduce_fused(const std::vector<torch::Tensor>& tensors,

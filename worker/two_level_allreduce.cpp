@@ -26,6 +26,7 @@ class TwoLevelAllreduce::Leaders final : public WorkerExchange {
   Waited<std::optional<Message>> try_receive_local(int source, int tag) override {
     return local_.try_receive_local(rank(source), tag);
   }
+  std::optional<Interruption> interrupted() override { return local_.interrupted(); }
   std::optional<Interruption> allreduce_local(std::vector<float>& /*values*/) override {
     throw std::logic_error("two_level: MPI_Iallreduce over the leaders alone is not available");
   }
@@ -44,7 +45,8 @@ TwoLevelAllreduce::TwoLevelAllreduce(WorkerExchange& exchange, NodeMap nodes, Al
     : exchange_(exchange), nodes_(std::move(nodes)), compression_(compression) {
   if (nodes_.workers() != exchange.local_size())
     throw std::invalid_argument("TwoLevelAllreduce: the node map's workers differ from LOCAL's");
-  if (across == AllreduceKind::kMpi) throw std::logic_error("TwoLevelAllreduce: across nodes by ring or reduce_broadcast");
+  if (across == AllreduceKind::kMpi || across == AllreduceKind::kNccl)
+    throw std::logic_error("TwoLevelAllreduce: across nodes by ring or reduce_broadcast");
   const int me = exchange.local_rank();
   members_ = nodes_.members(nodes_.node_of(me));
   if (nodes_.nodes() > 1 && members_.front() == me)
@@ -90,7 +92,8 @@ bool two_level(const DataParallelConfig& config, const NodeMap& nodes) {
   switch (config.hierarchy) {
     case AllreduceHierarchy::kFlat: return false;
     case AllreduceHierarchy::kTwoLevel: return true;
-    case AllreduceHierarchy::kAuto: return nodes.nodes() > 1 && config.allreduce != AllreduceKind::kMpi;
+    case AllreduceHierarchy::kAuto:
+      return nodes.nodes() > 1 && config.allreduce != AllreduceKind::kMpi && config.allreduce != AllreduceKind::kNccl;
   }
   throw std::logic_error("unknown hierarchy");
 }

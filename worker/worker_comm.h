@@ -96,7 +96,7 @@ class WorkerComm final : public WorkerExchange {
   [[nodiscard]] Waited<std::optional<std::int64_t>> stop_at(std::int64_t completed);
   // Never blocks: the interruption a wait would return now (a rehoming is
   // taken: returned once), or none.
-  [[nodiscard]] std::optional<Interruption> interrupted();
+  [[nodiscard]] std::optional<Interruption> interrupted() override;
   // After a Rehoming: LOCAL becomes `local` (made by the survivors). What
   // was received or queued on the old LOCAL is dropped, and the old LOCAL
   // is released by the communication thread; returns once it has taken

@@ -73,6 +73,10 @@ class WorkerExchange {
   // owns LOCAL); none once done, else the interruption (`values` is then
   // unspecified).
   [[nodiscard]] virtual std::optional<Interruption> allreduce_local(std::vector<float>& values) = 0;
+  // Never blocks: the interruption a wait would return now (a rehoming is
+  // then taken, as a wait takes it), or none. For waits on something else
+  // than the exchange (a GPU's collective, nccl_allreduce.h).
+  [[nodiscard]] virtual std::optional<Interruption> interrupted() = 0;
 };
 
 }  // namespace cellgan

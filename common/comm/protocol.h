@@ -43,7 +43,9 @@
 //     reduce_broadcast (worker/gradient_allreduce.h); `mpi` sends none and
 //     calls MPI_Iallreduce on LOCAL from the communication thread instead).
 //     With hierarchy two_level, first kTagHosts: each worker's host name
-//     to every other, once (worker/node_map.h).
+//     to every other, once (worker/node_map.h). `nccl` sends none either,
+//     but for kTagNcclId: worker 1's NCCL unique id (128 bytes) to every
+//     other worker, when they join NCCL (worker/nccl_allreduce.h).
 //  6. Every generation, WORLD: kTagRecords: RecordsMessage{g + 1, typed
 //     GenerationRecords of the worker's cells, previews inside them on
 //     preview generations, events lines (injected faults, non-finite
@@ -111,6 +113,7 @@ enum Tag : int {
   kTagIdentity = 18,
   kTagGradients = 30,  // data_parallel's all-reduce chunks (step 5)
   kTagHosts = 31,      // data_parallel two_level: each worker's host name, once (step 5)
+  kTagNcclId = 32,     // data_parallel nccl: worker 1's NCCL unique id to the others, at each join (step 5)
 };
 
 // The master's rank in WORLD and GLOBAL.

@@ -28,6 +28,7 @@ class CommunicatorExchange final : public WorkerExchange {
   Waited<std::optional<Message>> try_receive_local(int source, int tag) override {
     return comm_.try_receive(source, tag);
   }
+  std::optional<Interruption> interrupted() override { return std::nullopt; }  // no master here
   std::optional<Interruption> allreduce_local(std::vector<float>& values) override {
     allreduce_sum(comm_, values);
     return std::nullopt;
