@@ -42,7 +42,7 @@ TEST(DataParallelConfig, EveryOptionIsRead) {
 
 TEST(DataParallelConfig, BadOptionsAreOneLineNamingTheKey) {
   expect_one_line_naming(error_of(kBase + "data_parallel: {allreduce: tree}\n"), "data_parallel.allreduce",
-                         "'tree' is not one of ring, reduce_broadcast, mpi");
+                         "'tree' is not one of ring, reduce_broadcast, mpi, nccl");
   expect_one_line_naming(error_of(kBase + "data_parallel: {fusion_bytes: -1}\n"), "data_parallel.fusion_bytes",
                          "out of range");
   expect_one_line_naming(error_of(kBase + "data_parallel: {compression: int8}\n"), "data_parallel.compression",
@@ -55,7 +55,17 @@ TEST(DataParallelConfig, BadOptionsAreOneLineNamingTheKey) {
                          "not one of weak, strong");
   expect_one_line_naming(error_of(kBase + "data_parallel: {allreduce: mpi, compression: fp16}\n"),
                          "data_parallel.compression", "needs allreduce ring or reduce_broadcast");
+  expect_one_line_naming(error_of(kBase + "data_parallel: {allreduce: nccl, compression: bf16}\n"),
+                         "data_parallel.compression", "ncclAllReduce sums float32 only here");
+  expect_one_line_naming(error_of(kBase + "data_parallel: {allreduce: nccl, hierarchy: two_level}\n"),
+                         "data_parallel.hierarchy", "its own rings and trees know the nodes");
   expect_one_line_naming(error_of(kBase + "data_parallel: {ring: 1}\n"), "data_parallel.ring", "");
+}
+
+TEST(DataParallelConfig, NcclIsAnAllreduceOfItsOwn) {
+  const Config c = parse_config(kBase + "data_parallel: {allreduce: nccl, hierarchy: auto}\n", "configs/dp.yaml");
+  EXPECT_EQ(c.data_parallel.allreduce, AllreduceKind::kNccl);
+  EXPECT_STREQ(to_string(c.data_parallel.allreduce), "nccl");
 }
 
 TEST(DataParallelConfig, TheLayoutNeedsOnePairAndOneLoss) {

@@ -9,7 +9,9 @@
 // - the host-staged all-reduce sums GPU tensors as it sums CPU ones;
 // - whole jobs (coevolution, data_parallel) on CUDA finish, record their
 //   devices in result.json, and repeat to the bit.
-// NCCL (allreduce: nccl) is not part of cellgan yet: nothing here tests it.
+// - where the build has NCCL: NCCL joins and sums on one GPU (W = 1), and
+//   a data-parallel job with allreduce nccl gives the ring's ensemble.
+//   W = 2 needs two GPUs: tests/gpu/nccl_two_gpus.sh.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
@@ -19,17 +21,21 @@
 #include <string>
 #include <vector>
 
+#include "common/comm/in_process_communicator.h"
+#include "common/nn/allreduce_check.h"
 #include "common/nn/device.h"
 #include "common/nn/individual.h"
 #include "common/nn/training_data.h"
 #include "tests/app/job_files.h"
 #include "tests/app/one_process_job.h"
 #include "tests/common/test_files.h"
+#include "tests/worker/communicator_exchange.h"
 #include "tests/worker/toy_cell_fixture.h"
 #include "worker/cell_checkpoint.h"
 #include "worker/cell_trainer.h"
 #include "worker/gradient_allreduce.h"
 #include "worker/gradient_fusion.h"
+#include "worker/nccl_allreduce.h"
 
 namespace cellgan {
 namespace {
@@ -204,6 +210,32 @@ TEST(Gpu, TheHostStagedAllreduceSumsGpuTensorsAsCpuOnes) {
   }
 }
 
+// NCCL on one GPU (W = 1): the join works, and a sum over one worker
+// leaves the values as they are, for GPU tensors packed and unpacked by
+// allreduce_fused (several buffers) and for a host buffer staged through
+// the GPU; each sum is one NCCL call.
+TEST(Gpu, NcclJoinsAndSumsOnOneGpu) {
+  SKIP_WITHOUT_GPU();
+  if (!nccl_built()) GTEST_SKIP() << "this build has no NCCL";
+  InProcessNetwork network(1);
+  const auto comm = network.communicator(0);
+  test::CommunicatorExchange exchange(*comm);
+  Waited<std::unique_ptr<GradientAllreduce>> joined = join_nccl(exchange, 0);
+  ASSERT_TRUE(std::holds_alternative<std::unique_ptr<GradientAllreduce>>(joined));
+  GradientAllreduce& reduce = *std::get<std::unique_ptr<GradientAllreduce>>(joined);
+  ASSERT_TRUE(reduce.sums_on_device());
+  torch::manual_seed(3);
+  const std::vector<torch::Tensor> cpu = {torch::randn({300}), torch::randn({7, 11}), torch::randn({1})};
+  std::vector<torch::Tensor> on_gpu;
+  for (const auto& t : cpu) on_gpu.push_back(t.to(gpu()));
+  ASSERT_FALSE(allreduce_fused(on_gpu, 16, reduce).has_value());  // a buffer per tensor
+  for (std::size_t i = 0; i < cpu.size(); ++i) EXPECT_TRUE(torch::equal(on_gpu[i].cpu(), cpu[i]));
+  EXPECT_EQ(reduce.tally().messages, 3u);
+  std::vector<float> host = {1.5f, -2.0f, 3.25f};
+  ASSERT_FALSE(reduce.sum(host).has_value());
+  EXPECT_EQ(host, (std::vector<float>{1.5f, -2.0f, 3.25f}));
+}
+
 // The toy 2x2 job on CUDA, twice: it finishes, says where it ran, and
 // repeats to the bit.
 void expect_job_on_gpu_repeats(const std::map<std::string, std::string>& replace, int workers) {
@@ -231,6 +263,28 @@ TEST(Gpu, ACoevolutionJobOnCudaRecordsItsDevicesAndRepeats) {
 TEST(Gpu, ADataParallelJobOnCudaRecordsItsDevicesAndRepeats) {
   SKIP_WITHOUT_GPU();
   expect_job_on_gpu_repeats({{"grid: {rows: 2, cols: 2}", "layout: data_parallel\ngrid: {rows: 1, cols: 1}"}}, 2);
+}
+
+// One worker on one GPU with allreduce nccl (joined, then never summing:
+// one replica has nothing to add) trains the ring's replica to the bit.
+TEST(Gpu, ADataParallelJobWithNcclOnOneGpuIsTheRingsJob) {
+  SKIP_WITHOUT_GPU();
+  if (!nccl_built()) GTEST_SKIP() << "this build has no NCCL";
+  TempDir tmp;
+  std::string ensembles[2];
+  const char* kinds[2] = {"nccl", "ring"};
+  for (int run = 0; run < 2; ++run) {
+    const std::string dir = tmp.file(kinds[run]);
+    const auto out = run_one_process_job(
+        test::toy_config(tmp, kinds[run], dir,
+                         {{"heartbeat_interval_ms: 100}", "heartbeat_interval_ms: 100, device: cuda}"},
+                          {"grid: {rows: 2, cols: 2}", std::string("layout: data_parallel\ngrid: {rows: 1, cols: 1}\n"
+                                                                   "data_parallel: {allreduce: ") + kinds[run] + "}"}}),
+        1);
+    ASSERT_TRUE(out.result.has_value()) << kinds[run] << ": " << out.master_error;
+    ensembles[run] = read_bytes(dir + "/ensemble.bin");
+  }
+  EXPECT_EQ(ensembles[0], ensembles[1]);
 }
 
 }  // namespace

@@ -69,6 +69,9 @@ expect_mpi_error generations-1e12 "training.generations: 1000000000000 is out of
   "$(make_config "$SRC" "$WORK/out/r2" 's/generations: 4/generations: 1000000000000/')"
 expect_mpi_error output-dir-under-a-file "output_dir: '$WORK/out/afile/run' cannot be created: '$WORK/out/afile' is a file" \
   3 train "$(make_config "$SRC" "$WORK/out/afile/run")"
+# allreduce nccl without NCCL in this build, or on a CPU: refused by the master before any worker starts.
+expect_mpi_error allreduce-nccl-here "data_parallel.allreduce: nccl" 3 train \
+  "$(make_config "$SRC" "$WORK/out/r3" 's/grid: {rows: 2, cols: 2}/layout: data_parallel\ngrid: {rows: 1, cols: 1}\ndata_parallel: {allreduce: nccl}/')"
 expect_mpi_error config-is-a-folder "$WORK/out/adir: is a folder" 3 train "$WORK/out/adir"
 # /proc takes no new folder, though access(2) tells root it may write there.
 expect_mpi_error output-dir-in-proc "output_dir: '/proc/cellgan-test/run' cannot be created: nothing can be made in the folder '/proc'" \

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# allreduce nccl over two workers on two GPUs (CTest label gpu; skipped,
+# exit 77, without two GPUs or without NCCL in this build): the job ends,
+# and gives the ensemble of allreduce ring to the bit — with two replicas
+# every order of addition rounds alike, a + b = b + a.
+source "$(dirname "$0")/../mpi/mpi_test_lib.sh"
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+[ "${gpus:-0}" -ge 2 ] || { echo "SKIP: fewer than two GPUs are visible"; exit 77; }
+SRC="$WORK/dp.yaml"
+cat > "$SRC" <<'YAML'
+seed: 4
+output_dir: REPLACED
+layout: data_parallel
+data: {dataset: ring, toy_samples: 2000}
+network: {kind: toy, latent_dim: 8, toy_hidden: 32}
+grid: {rows: 1, cols: 1}
+training: {generations: 2, batch_size: 32, batches_per_generation: 20, score_samples: 200, learning_rate: 1.0e-3}
+evaluation: {final_samples: 500}
+runtime: {heartbeat_interval_ms: 100, device: cuda}
+data_parallel: {allreduce: KIND}
+YAML
+for kind in nccl ring; do
+  cfg=$(make_config "$SRC" "$WORK/$kind" "s/KIND/$kind/")
+  run_cellgan 3 "$cfg" || {
+    grep -q "built without NCCL" "$WORK/stderr" && { echo "SKIP: this build has no NCCL"; exit 77; }
+    cat "$WORK/stderr" >&2; fail "allreduce $kind on two GPUs exited non-zero"
+  }
+done
+grep -q '"cuda:1"' "$WORK/nccl/result.json" || fail "the second worker did not run on cuda:1: $(cat "$WORK/nccl/result.json")"
+cmp -s "$WORK/nccl/ensemble.bin" "$WORK/ring/ensemble.bin" || fail "nccl and ring differ over two replicas"
+echo "PASS: allreduce nccl over two GPUs ends with the ring's ensemble"
