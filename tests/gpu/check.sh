@@ -88,7 +88,7 @@ BOOST_FLAG=()
 [ -n "$BOOST_PROGRAM_OPTIONS" ] && BOOST_FLAG=(-DCELLGAN_BOOST_PROGRAM_OPTIONS="$(realpath "$BOOST_PROGRAM_OPTIONS")")
 step configure 60 cmake -S . -B build-gpu "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" "${BOOST_FLAG[@]}" || { say "stopping: no build"; exit 1; }
-grep -E "trimmed libtorch|fmt headers hidden|LibTorch [0-9]" "$OUT/configure.log" | sed 's/^-- /  - /' | tee -a "$SUMMARY"
+grep -E "trimmed libtorch|fmt headers hidden|LibTorch [0-9]|NCCL all-reduce" "$OUT/configure.log" | sed 's/^-- /  - /' | tee -a "$SUMMARY"
 step build 260 cmake --build build-gpu -j "$(getconf _NPROCESSORS_ONLN)" --target cellgan gpu_tests nn_tests || { say "stopping: no build"; exit 1; }
 CELLGAN=$ROOT/build-gpu/app/cellgan
 step ctest-gpu 150 ctest --test-dir build-gpu -L gpu -j 4 --output-on-failure --timeout 140
@@ -214,6 +214,10 @@ train g3-cuda-w1 60 1 "${DP[@]}" --set training.generations=3 --set runtime.devi
 train g3-cuda-w2 60 2 "${DP[@]}" --set training.generations=3 --set runtime.device=cuda
 train g3-cpu-w1 60 1 "${DP[@]}" --set training.generations=1 --set training.batches_per_generation=10 \
   --set runtime.device=cpu
+GPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+NCCL_W=$((GPUS >= 2 ? 2 : 1))
+train g3-nccl 60 "$NCCL_W" "${DP[@]}" --set training.generations=3 --set runtime.device=cuda \
+  --set data_parallel.allreduce=nccl
 ips() { python3 tests/gpu/g_report.py images-per-second "$OUT/runs/$1" 2>/dev/null || echo "n/a"; }
 e=$(ips g3-cpu-w1); f=$(ips g3-cuda-w1); g=$(ips g3-cuda-w2)
 say ""
@@ -222,7 +226,7 @@ say "| --- | --- | --- |"
 say "| one CPU core | $e | 1x |"
 say "| one GPU, 1 rank | $f | $(ratio "$f" "$e") |"
 say "| one GPU, 2 ranks sharing it (ring, host-staged) | $g | $(ratio "$g" "$e") |"
-say "| NCCL, 2 GPUs | not measured: one GPU here, and allreduce nccl is not built | |"
+say "| allreduce nccl, $NCCL_W rank(s) on $NCCL_W GPU(s) | $(ips g3-nccl) | $(ratio "$(ips g3-nccl)" "$e") |"
 
 say ""
 say "## G7: bf16 and fp16 against fp32 on one GPU (training.precision)"
