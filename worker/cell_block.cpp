@@ -90,8 +90,7 @@ std::vector<GenerationRecord> CellBlock::run_generation(const std::map<int, Halo
   }
   CellTrainer::train_together(trainers, all);
   release_free_memory();
-  std::vector<GenerationRecord> records;
-  for (std::size_t i = 0; i < generations.size(); ++i) records.push_back(trainer_of(i).finish_generation(generations[i]));
+  std::vector<GenerationRecord> records = CellTrainer::finish_together(trainers, all);
   release_free_memory();  // keeps the resident set from creeping up
   return records;
 }

@@ -200,11 +200,14 @@ void CellTrainer::train_together(const std::vector<CellTrainer*>& trainers,
 }
 
 GenerationRecord CellTrainer::finish_generation(CellGeneration& generation) {
+  return std::move(finish_together({this}, {&generation}).front());
+}
+
+void CellTrainer::score_and_replace(CellGeneration& generation) {
   const TrainingConfig& t = config_.training;
   CellState& state = *generation.state;
   GenerationWorkingSet& work = *generation.work;
-  GenerationRecord& record = generation.record;
-  std::map<std::string, double>& seconds = record.seconds;
+  std::map<std::string, double>& seconds = generation.record.seconds;
   PhaseClock clock;
   if (!copies_score_decides_nothing(t))
     score_trained_copies(config_.training.bce, work);
@@ -212,24 +215,58 @@ GenerationRecord CellTrainer::finish_generation(CellGeneration& generation) {
     take_training_losses(work);
   seconds["evaluate"] += clock.lap();
 
-  record.generators_replaced = replace_worst(state.generators, work.selected_generators, t.n_replacements,
-                                             t.replacement);
-  record.discriminators_replaced = replace_worst(state.discriminators, work.selected_discriminators,
-                                                 t.n_replacements, t.replacement);
+  generation.record.generators_replaced = replace_worst(state.generators, work.selected_generators, t.n_replacements,
+                                                        t.replacement);
+  generation.record.discriminators_replaced = replace_worst(state.discriminators, work.selected_discriminators,
+                                                            t.n_replacements, t.replacement);
   seconds["replace"] = clock.lap();
-
   keep_neighbour_generators(state, work);
-  MixtureOutcome mixture =
-      evolve_mixture(config_, scorer_, objective_, record.generation, state, work.rng, /*score_always=*/!isolated_);
-  seconds["evaluate"] += clock.lap();
+}
 
-  for (const auto* lines : {&work.events, &mixture.events})
-    for (const std::string& line : *lines)
-      record.events.push_back(fmt::format("cell {}, generation {}: {}", state.cell, record.generation, line));
-  record_outcome(state, std::move(mixture), record);
-  seconds["idle"] = 0.0;  // the worker loop's to fill
-  generation.work.reset();
-  return std::move(record);
+std::vector<GenerationRecord> CellTrainer::finish_together(const std::vector<CellTrainer*>& trainers,
+                                                          const std::vector<CellGeneration*>& generations) {
+  for (std::size_t i = 0; i < generations.size(); ++i) trainers[i]->score_and_replace(*generations[i]);
+
+  // Step 7 of the cells that share a scorer and its settings in one call.
+  std::vector<MixtureOutcome> mixtures(generations.size());
+  std::vector<bool> done(generations.size(), false);
+  for (std::size_t i = 0; i < generations.size(); ++i) {
+    if (done[i]) continue;
+    const CellTrainer& first = *trainers[i];
+    std::vector<std::size_t> group;
+    std::vector<MixtureCell> cells;
+    for (std::size_t k = i; k < generations.size(); ++k)
+      if (!done[k] && &trainers[k]->scorer_ == &first.scorer_ && trainers[k]->isolated_ == first.isolated_ &&
+          generations[k]->record.generation == generations[i]->record.generation) {
+        group.push_back(k);
+        cells.push_back({generations[k]->state, &generations[k]->work->rng});
+        done[k] = true;
+      }
+    PhaseClock clock;
+    std::vector<MixtureOutcome> outcomes =
+        evolve_mixtures(first.config_, first.scorer_, first.objective_, generations[i]->record.generation, cells,
+                        /*score_always=*/!first.isolated_, /*one_call=*/first.device().is_cuda());
+    const double each = clock.lap() / static_cast<double>(group.size());
+    for (std::size_t g = 0; g < group.size(); ++g) {
+      mixtures[group[g]] = std::move(outcomes[g]);
+      generations[group[g]]->record.seconds["evaluate"] += each;
+    }
+  }
+
+  std::vector<GenerationRecord> records;
+  for (std::size_t i = 0; i < generations.size(); ++i) {
+    CellGeneration& generation = *generations[i];
+    GenerationRecord& record = generation.record;
+    for (const auto* lines : {&generation.work->events, &mixtures[i].events})
+      for (const std::string& line : *lines)
+        record.events.push_back(fmt::format("cell {}, generation {}: {}", generation.state->cell, record.generation,
+                                            line));
+    record_outcome(*generation.state, std::move(mixtures[i]), record);
+    record.seconds["idle"] = 0.0;  // the worker loop's to fill
+    generation.work.reset();
+    records.push_back(std::move(record));
+  }
+  return records;
 }
 
 Ensemble CellTrainer::ensemble(const CellState& state) {

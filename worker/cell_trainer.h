@@ -148,6 +148,12 @@ class CellTrainer {
   static void train_together(const std::vector<CellTrainer*>& trainers,
                              const std::vector<CellGeneration*>& generations);
   GenerationRecord finish_generation(CellGeneration& generation);
+  // finish_generation() of generations begun by several trainers,
+  // generations[i] by trainers[i]: steps 6 and 8 cell by cell, step 7 of
+  // the cells that share a scorer in one evolve_mixtures() call; the
+  // records in order, each the one finish_generation() gives alone.
+  static std::vector<GenerationRecord> finish_together(const std::vector<CellTrainer*>& trainers,
+                                                       const std::vector<CellGeneration*>& generations);
 
   // The cell's ensemble: its mixture generators and weights.
   static Ensemble ensemble(const CellState& state);
@@ -161,6 +167,10 @@ class CellTrainer {
   void mutate_learning_rate(Individual& individual, SplitMix64& rng) const;
 
  private:
+  // Step 6 of finish_generation(): the copies' score, the replacement, and
+  // the neighbours' generators kept for the mixture.
+  void score_and_replace(CellGeneration& generation);
+
   const Config& config_;
   const TrainingData& data_;
   SampleScorer& scorer_;

@@ -279,6 +279,20 @@ struct MixtureOutcome {
 MixtureOutcome evolve_mixture(const Config& config, SampleScorer& scorer, const std::string& objective,
                               std::int64_t generation, CellState& state, SplitMix64& rng, bool score_always = true);
 
+// Step 7 of several cells of one worker: evolve_mixture() of each, in
+// order, the outcome of each cell the one it gets alone (each draws from
+// its own stream, and the classifier's features are each row's own,
+// scores.h). With `one_call` every cell's samples are classified in one
+// call (on a GPU: one launch); without, one cell's at a time, so that only
+// one cell's samples are held (on the CPU, where one call gains nothing).
+struct MixtureCell {
+  CellState* state = nullptr;
+  SplitMix64* rng = nullptr;  // the cell's generation stream (work.rng)
+};
+std::vector<MixtureOutcome> evolve_mixtures(const Config& config, SampleScorer& scorer, const std::string& objective,
+                                            std::int64_t generation, const std::vector<MixtureCell>& cells,
+                                            bool score_always, bool one_call);
+
 // The record: counts the generation as completed in `state` and fills the
 // record's losses, learning rates, mixture weights and mixture outcome.
 // The cell, generation, replacement counts and seconds are the caller's.

@@ -34,34 +34,101 @@ std::int64_t preview_rows(const Config& config, std::int64_t generation) {
   return is_toy(config.data.dataset) ? n : std::min(n, config.evaluation.grid_images);
 }
 
-// The samples the mixture ES scores its weight vectors on, drawn once:
-// each generator's rows are its own latent stream (seeded from `seed` and
-// its slot) passed through it, as many as the largest of its counts, and a
-// weight vector takes the first `count` of each. So the vectors see the
-// same samples where their counts agree (common random numbers), and both
-// together cost about one scoring: every row's features are computed once.
-class SharedDraws {
+// One cell's step 7, in parts, so that a worker classifies the samples of
+// all its cells in one call (evolve_mixtures):
+// - the constructor draws the candidate weights and the sample seed from
+//   the cell's stream, and decides whether the mixture is scored;
+// - draw() passes each generator's own latent stream (seeded from the seed
+//   and its slot) through it, as many rows as the larger of its two counts;
+//   a weight vector takes the first `count` rows of each, so the vectors
+//   see the same samples where their counts agree (common random numbers);
+// - the rows' features are set from scorer.features() of all of them at
+//   once (set_features), which is every row's own (scores.h);
+// - finish() scores both vectors from those features and keeps the better.
+class MixturePlan {
  public:
-  SharedDraws(std::vector<Individual*>& mixture, const std::vector<std::vector<std::int64_t>>& counts,
-              std::uint64_t seed, SampleScorer& scorer)
-      : samples_(mixture.size()), features_(mixture.size()) {
-    for (std::size_t i = 0; i < mixture.size(); ++i) {
-      std::int64_t most = 0;
-      for (const auto& c : counts) most = std::max(most, c[i]);
-      if (most == 0) continue;
-      torch::Generator gen = at::detail::createCPUGenerator(derive_seed(seed, Stream::kCellTraining, i));
-      std::vector<Individual*> one{mixture[i]};
-      samples_[i] = sample_mixture(one, {1.0}, most, gen);
-      features_[i] = scorer.features(samples_[i]);
+  MixturePlan(const Config& config, std::int64_t generation, CellState& state, SplitMix64& rng, bool score_always)
+      : state_(state) {
+    const TrainingConfig& t = config.training;
+    for (auto& g : state.generators) mixture_.push_back(&g);
+    for (auto& g : state.neighbour_generators) mixture_.push_back(&g);
+    // A non-finite generator keeps its slot but never its weight (docs/operations.md, "Faults: what is survived").
+    for (std::size_t i = 0; i < mixture_.size(); ++i) {
+      finite_.push_back(mixture_[i]->is_finite());
+      if (!finite_.back())
+        outcome_.events.push_back(fmt::format("mixture generator {} ({}) non-finite: weight 0", i,
+                                              i < state.generators.size() ? "local" : "a neighbour's"));
     }
+    if (std::none_of(finite_.begin(), finite_.end(), [](bool f) { return f; }))
+      throw std::logic_error("evolve_mixture: no finite generator in the mixture");
+    state.mixture_weights = without_non_finite(state.mixture_weights);
+    candidate_ = state.mixture_weights;
+    for (double& w : candidate_) w = std::max(0.0, w + rng.normal(0.0, t.mixture_sigma));
+    candidate_ = without_non_finite(normalised(candidate_));
+    sample_seed_ = rng.next();
+    rows_ = preview_rows(config, generation);
+    scored_ = score_always || mixture_.size() > 1 || preview_generation(config, generation);
+    same_ = candidate_ == state.mixture_weights;
+    current_counts_ = Ensemble::sample_counts(state.mixture_weights, t.score_samples);
+    candidate_counts_ = Ensemble::sample_counts(candidate_, t.score_samples);
   }
 
-  // The report of the rows `counts` takes; their first `rows` samples go
+  bool scored() const { return scored_; }
+
+  // Each generator's rows (undefined where neither vector takes any).
+  const std::vector<torch::Tensor>& draw() {
+    samples_.assign(mixture_.size(), torch::Tensor());
+    for (std::size_t i = 0; i < mixture_.size(); ++i) {
+      const std::int64_t most = std::max(current_counts_[i], same_ ? 0 : candidate_counts_[i]);
+      if (most == 0) continue;
+      torch::Generator gen = at::detail::createCPUGenerator(derive_seed(sample_seed_, Stream::kCellTraining, i));
+      std::vector<Individual*> one{mixture_[i]};
+      samples_[i] = sample_mixture(one, {1.0}, most, gen);
+    }
+    return samples_;
+  }
+
+  // The features of draw()'s rows, generator by generator, in its order.
+  void set_features(std::vector<torch::Tensor> features) { features_ = std::move(features); }
+
+  MixtureOutcome finish(SampleScorer& scorer, const std::string& objective) {
+    if (!scored_) return std::move(outcome_);
+    std::vector<float> current_preview, challenger_preview;
+    auto current = report(current_counts_, current_preview, scorer);
+    // A candidate equal to the current weights (always so for a mixture of
+    // one generator, as per_class's) would score the same: it is not scored.
+    if (same_) {
+      const double current_score = current.at(objective);
+      outcome_.scores = std::move(current);
+      outcome_.preview = std::move(current_preview);
+      state_.mixture_objective = std::min(current_score, finite_or_inf(current_score));
+      return std::move(outcome_);
+    }
+    auto challenger = report(candidate_counts_, challenger_preview, scorer);
+    const double current_score = current.at(objective);
+    const double candidate_score = challenger.at(objective);
+    outcome_.improved = candidate_score < current_score;
+    if (outcome_.improved) state_.mixture_weights = candidate_;
+    outcome_.scores = outcome_.improved ? std::move(challenger) : std::move(current);
+    outcome_.preview = std::move(outcome_.improved ? challenger_preview : current_preview);
+    state_.mixture_objective = std::min(candidate_score, finite_or_inf(current_score));
+    return std::move(outcome_);
+  }
+
+ private:
+  std::vector<double> without_non_finite(std::vector<double> w) const {
+    if (std::all_of(finite_.begin(), finite_.end(), [](bool f) { return f; })) return w;
+    for (std::size_t i = 0; i < w.size(); ++i)
+      if (!finite_[i]) w[i] = 0.0;
+    return normalised(w);
+  }
+
+  // The report of the rows `counts` takes; their first rows_ samples go
   // into `preview` (on the CPU).
-  std::map<std::string, double> report(const std::vector<std::int64_t>& counts, std::int64_t rows,
-                                       std::vector<float>& preview, SampleScorer& scorer) const {
+  std::map<std::string, double> report(const std::vector<std::int64_t>& counts, std::vector<float>& preview,
+                                       SampleScorer& scorer) const {
     std::vector<torch::Tensor> features, shown;
-    std::int64_t left = rows;
+    std::int64_t left = rows_;
     for (std::size_t i = 0; i < counts.size(); ++i) {
       if (counts[i] == 0) continue;
       features.push_back(features_[i].narrow(0, 0, counts[i]));
@@ -76,69 +143,72 @@ class SharedDraws {
     return scorer.report_features(torch::cat(features));
   }
 
- private:
+  CellState& state_;
+  std::vector<Individual*> mixture_;
+  std::vector<bool> finite_;
+  MixtureOutcome outcome_;
+  std::vector<double> candidate_;
+  std::uint64_t sample_seed_ = 0;
+  std::int64_t rows_ = 0;
+  bool scored_ = true;
+  bool same_ = true;
+  std::vector<std::int64_t> current_counts_, candidate_counts_;
   std::vector<torch::Tensor> samples_;   // per generator: [its most rows, columns], or undefined
   std::vector<torch::Tensor> features_;  // per generator: SampleScorer::features of its samples
 };
 
+// The features of every plan's draws in one scorer.features() call, split
+// back to each plan, generator by generator.
+void classify_together(std::vector<MixturePlan*>& plans, SampleScorer& scorer) {
+  std::vector<torch::Tensor> rows;
+  std::vector<std::vector<std::int64_t>> sizes;
+  for (MixturePlan* plan : plans) {
+    sizes.emplace_back();
+    for (const torch::Tensor& s : plan->draw()) {
+      sizes.back().push_back(s.defined() ? s.size(0) : 0);
+      if (s.defined()) rows.push_back(s);
+    }
+  }
+  if (rows.empty()) return;
+  const torch::Tensor features = scorer.features(rows.size() == 1 ? rows.front() : torch::cat(rows));
+  std::int64_t at = 0;
+  for (std::size_t p = 0; p < plans.size(); ++p) {
+    std::vector<torch::Tensor> own;
+    for (std::int64_t n : sizes[p]) {
+      own.push_back(n > 0 ? features.narrow(0, at, n) : torch::Tensor());
+      at += n;
+    }
+    plans[p]->set_features(std::move(own));
+  }
+}
+
 }  // namespace
+
+std::vector<MixtureOutcome> evolve_mixtures(const Config& config, SampleScorer& scorer, const std::string& objective,
+                                            std::int64_t generation, const std::vector<MixtureCell>& cells,
+                                            bool score_always, bool one_call) {
+  std::vector<MixturePlan> plans;
+  plans.reserve(cells.size());
+  for (const MixtureCell& c : cells) plans.emplace_back(config, generation, *c.state, *c.rng, score_always);
+  std::vector<MixturePlan*> scored;
+  for (MixturePlan& plan : plans)
+    if (plan.scored()) scored.push_back(&plan);
+  if (one_call) classify_together(scored, scorer);
+  std::vector<MixtureOutcome> outcomes;
+  for (MixturePlan& plan : plans) {
+    if (!one_call && plan.scored()) {
+      std::vector<MixturePlan*> one{&plan};
+      classify_together(one, scorer);
+    }
+    outcomes.push_back(plan.finish(scorer, objective));
+  }
+  return outcomes;
+}
 
 MixtureOutcome evolve_mixture(const Config& config, SampleScorer& scorer, const std::string& objective,
                               std::int64_t generation, CellState& state, SplitMix64& rng, bool score_always) {
-  const TrainingConfig& t = config.training;
-  std::vector<Individual*> mixture;
-  for (auto& g : state.generators) mixture.push_back(&g);
-  for (auto& g : state.neighbour_generators) mixture.push_back(&g);
-  // A non-finite generator keeps its slot but never its weight (docs/operations.md, "Faults: what is survived").
-  std::vector<bool> finite;
-  MixtureOutcome outcome;
-  for (std::size_t i = 0; i < mixture.size(); ++i) {
-    finite.push_back(mixture[i]->is_finite());
-    if (!finite.back())
-      outcome.events.push_back(fmt::format("mixture generator {} ({}) non-finite: weight 0", i,
-                                           i < state.generators.size() ? "local" : "a neighbour's"));
-  }
-  if (std::none_of(finite.begin(), finite.end(), [](bool f) { return f; }))
-    throw std::logic_error("evolve_mixture: no finite generator in the mixture");
-  const auto without_non_finite = [&](std::vector<double> w) {
-    if (std::all_of(finite.begin(), finite.end(), [](bool f) { return f; })) return w;
-    for (std::size_t i = 0; i < w.size(); ++i)
-      if (!finite[i]) w[i] = 0.0;
-    return normalised(w);
-  };
-  state.mixture_weights = without_non_finite(state.mixture_weights);
-  std::vector<double> candidate = state.mixture_weights;
-  for (double& w : candidate) w = std::max(0.0, w + rng.normal(0.0, t.mixture_sigma));
-  candidate = without_non_finite(normalised(candidate));
-  const std::uint64_t sample_seed = rng.next();
-  const std::int64_t rows = preview_rows(config, generation);
-  if (!score_always && mixture.size() == 1 && !preview_generation(config, generation)) return outcome;
-  const bool same = candidate == state.mixture_weights;
-  const std::vector<std::int64_t> current_counts = Ensemble::sample_counts(state.mixture_weights, t.score_samples);
-  const std::vector<std::int64_t> candidate_counts = Ensemble::sample_counts(candidate, t.score_samples);
-  using Counts = std::vector<std::vector<std::int64_t>>;
-  const SharedDraws draws(mixture, same ? Counts{current_counts} : Counts{current_counts, candidate_counts}, sample_seed,
-                          scorer);
-  std::vector<float> current_preview, challenger_preview;
-  auto current = draws.report(current_counts, rows, current_preview, scorer);
-  // A candidate equal to the current weights (always so for a mixture of
-  // one generator, as per_class's) would score the same: it is not scored.
-  if (same) {
-    const double current_score = current.at(objective);
-    outcome.scores = std::move(current);
-    outcome.preview = std::move(current_preview);
-    state.mixture_objective = std::min(current_score, finite_or_inf(current_score));
-    return outcome;
-  }
-  auto challenger = draws.report(candidate_counts, rows, challenger_preview, scorer);
-  const double current_score = current.at(objective);
-  const double candidate_score = challenger.at(objective);
-  outcome.improved = candidate_score < current_score;
-  if (outcome.improved) state.mixture_weights = candidate;
-  outcome.scores = outcome.improved ? std::move(challenger) : std::move(current);
-  outcome.preview = std::move(outcome.improved ? challenger_preview : current_preview);
-  state.mixture_objective = std::min(candidate_score, finite_or_inf(current_score));
-  return outcome;
+  return std::move(
+      evolve_mixtures(config, scorer, objective, generation, {MixtureCell{&state, &rng}}, score_always, false).front());
 }
 
 }  // namespace cellgan

@@ -457,3 +457,55 @@ TEST(EvolveMixture, ANonFiniteGeneratorGetsNoWeight) {
 
 }  // namespace
 }  // namespace cellgan
+
+namespace cellgan {
+namespace {
+
+// evolve_mixtures() of several cells, in one classifier call or cell by
+// cell, leaves each cell as evolve_mixture() of that cell alone does: the
+// same weights, objective, scores and preview.
+TEST(EvolveMixtures, SeveralCellsGetEachTheOutcomeOfItsOwn) {
+  Config c = toy_config();
+  c.training.mixture_sigma = 0.3;
+  c.evaluation.preview_every = 1;
+  Fixture f(c);
+  const std::vector<int> cells = {4, 0, 8};
+  const auto states = [&] {
+    std::vector<CellState> out;
+    for (int cell : cells) {
+      out.push_back(f.trainer.initial_state(cell, 4));
+      f.trainer.run_generation(out.back(), f.neighbours());
+    }
+    return out;
+  };
+  std::vector<CellState> alone = states();
+  std::vector<MixtureOutcome> expected;
+  for (std::size_t i = 0; i < alone.size(); ++i) {
+    SplitMix64 rng(40 + i);
+    expected.push_back(evolve_mixture(c, *f.scorer, objective_name(c), 2, alone[i], rng));
+  }
+  for (bool one_call : {true, false}) {
+    std::vector<CellState> together = states();
+    std::vector<SplitMix64> rngs;
+    for (std::size_t i = 0; i < together.size(); ++i) rngs.emplace_back(40 + i);
+    std::vector<MixtureCell> mixture_cells;
+    for (std::size_t i = 0; i < together.size(); ++i) mixture_cells.push_back({&together[i], &rngs[i]});
+    const std::vector<MixtureOutcome> got =
+        evolve_mixtures(c, *f.scorer, objective_name(c), 2, mixture_cells, /*score_always=*/true, one_call);
+    ASSERT_EQ(got.size(), expected.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      SCOPED_TRACE(testing::Message() << "cell " << cells[i] << (one_call ? ", one call" : ", cell by cell"));
+      EXPECT_EQ(together[i].mixture_weights, alone[i].mixture_weights);
+      EXPECT_EQ(together[i].mixture_objective, alone[i].mixture_objective);
+      EXPECT_EQ(got[i].improved, expected[i].improved);
+      EXPECT_EQ(got[i].scores, expected[i].scores);
+      EXPECT_EQ(got[i].preview, expected[i].preview);
+      EXPECT_FALSE(got[i].preview.empty());
+    }
+  }
+  // The cells differ: not one outcome copied three times.
+  EXPECT_NE(expected[0].scores, expected[1].scores);
+}
+
+}  // namespace
+}  // namespace cellgan
