@@ -283,8 +283,11 @@ MixtureOutcome evolve_mixture(const Config& config, SampleScorer& scorer, const 
 // order, the outcome of each cell the one it gets alone (each draws from
 // its own stream, and the classifier's features are each row's own,
 // scores.h). With `one_call` every cell's samples are classified in one
-// call (on a GPU: one launch); without, one cell's at a time, so that only
-// one cell's samples are held (on the CPU, where one call gains nothing).
+// call, and every weight vector's report computed together
+// (SampleScorer::report_features_together: on a GPU, one wait instead of
+// several per report), each equal to its own to rounding; without, one
+// cell at a time as evolve_mixture() does, so that only one cell's samples
+// are held (on the CPU, where one call gains nothing).
 struct MixtureCell {
   CellState* state = nullptr;
   SplitMix64* rng = nullptr;  // the cell's generation stream (work.rng)

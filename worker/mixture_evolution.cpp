@@ -44,7 +44,10 @@ std::int64_t preview_rows(const Config& config, std::int64_t generation) {
 //   see the same samples where their counts agree (common random numbers);
 // - the rows' features are set from scorer.features() of all of them at
 //   once (set_features), which is every row's own (scores.h);
-// - finish() scores both vectors from those features and keeps the better.
+// - weighed_features() gives the rows each vector takes (the current
+//   one's, then the candidate's unless the same), whose reports
+//   (SampleScorer::report_features) set_reports() takes;
+// - finish() keeps the better vector.
 class MixturePlan {
  public:
   MixturePlan(const Config& config, std::int64_t generation, CellState& state, SplitMix64& rng, bool score_always)
@@ -91,26 +94,33 @@ class MixturePlan {
   // The features of draw()'s rows, generator by generator, in its order.
   void set_features(std::vector<torch::Tensor> features) { features_ = std::move(features); }
 
-  MixtureOutcome finish(SampleScorer& scorer, const std::string& objective) {
+  // A candidate equal to the current weights (always so for a mixture of
+  // one generator, as per_class's) would score the same: it is not scored.
+  std::vector<torch::Tensor> weighed_features() {
+    std::vector<torch::Tensor> out{taken(current_counts_, current_preview_)};
+    if (!same_) out.push_back(taken(candidate_counts_, challenger_preview_));
+    return out;
+  }
+
+  void set_reports(std::vector<std::map<std::string, double>> reports) { reports_ = std::move(reports); }
+
+  MixtureOutcome finish(const std::string& objective) {
     if (!scored_) return std::move(outcome_);
-    std::vector<float> current_preview, challenger_preview;
-    auto current = report(current_counts_, current_preview, scorer);
-    // A candidate equal to the current weights (always so for a mixture of
-    // one generator, as per_class's) would score the same: it is not scored.
+    auto current = std::move(reports_.at(0));
     if (same_) {
       const double current_score = current.at(objective);
       outcome_.scores = std::move(current);
-      outcome_.preview = std::move(current_preview);
+      outcome_.preview = std::move(current_preview_);
       state_.mixture_objective = std::min(current_score, finite_or_inf(current_score));
       return std::move(outcome_);
     }
-    auto challenger = report(candidate_counts_, challenger_preview, scorer);
+    auto challenger = std::move(reports_.at(1));
     const double current_score = current.at(objective);
     const double candidate_score = challenger.at(objective);
     outcome_.improved = candidate_score < current_score;
     if (outcome_.improved) state_.mixture_weights = candidate_;
     outcome_.scores = outcome_.improved ? std::move(challenger) : std::move(current);
-    outcome_.preview = std::move(outcome_.improved ? challenger_preview : current_preview);
+    outcome_.preview = std::move(outcome_.improved ? challenger_preview_ : current_preview_);
     state_.mixture_objective = std::min(candidate_score, finite_or_inf(current_score));
     return std::move(outcome_);
   }
@@ -123,10 +133,9 @@ class MixturePlan {
     return normalised(w);
   }
 
-  // The report of the rows `counts` takes; their first rows_ samples go
-  // into `preview` (on the CPU).
-  std::map<std::string, double> report(const std::vector<std::int64_t>& counts, std::vector<float>& preview,
-                                       SampleScorer& scorer) const {
+  // The feature rows `counts` takes; their first rows_ samples go into
+  // `preview` (on the CPU).
+  torch::Tensor taken(const std::vector<std::int64_t>& counts, std::vector<float>& preview) const {
     std::vector<torch::Tensor> features, shown;
     std::int64_t left = rows_;
     for (std::size_t i = 0; i < counts.size(); ++i) {
@@ -140,7 +149,7 @@ class MixturePlan {
       const torch::Tensor kept = torch::cat(shown).to(torch::kCPU).contiguous();
       preview.assign(kept.data_ptr<float>(), kept.data_ptr<float>() + kept.numel());
     }
-    return scorer.report_features(torch::cat(features));
+    return torch::cat(features);
   }
 
   CellState& state_;
@@ -155,6 +164,8 @@ class MixturePlan {
   std::vector<std::int64_t> current_counts_, candidate_counts_;
   std::vector<torch::Tensor> samples_;   // per generator: [its most rows, columns], or undefined
   std::vector<torch::Tensor> features_;  // per generator: SampleScorer::features of its samples
+  std::vector<float> current_preview_, challenger_preview_;
+  std::vector<std::map<std::string, double>> reports_;  // of weighed_features(), in order
 };
 
 // The features of every plan's draws in one scorer.features() call, split
@@ -193,14 +204,32 @@ std::vector<MixtureOutcome> evolve_mixtures(const Config& config, SampleScorer& 
   std::vector<MixturePlan*> scored;
   for (MixturePlan& plan : plans)
     if (plan.scored()) scored.push_back(&plan);
-  if (one_call) classify_together(scored, scorer);
+  if (one_call) {  // every feature, then every report, in one call each
+    classify_together(scored, scorer);
+    std::vector<torch::Tensor> weighed;
+    std::vector<std::size_t> counts;
+    for (MixturePlan* plan : scored) {
+      std::vector<torch::Tensor> own = plan->weighed_features();
+      counts.push_back(own.size());
+      weighed.insert(weighed.end(), own.begin(), own.end());
+    }
+    std::vector<std::map<std::string, double>> reports = scorer.report_features_together(weighed);
+    auto next = reports.begin();
+    for (std::size_t p = 0; p < scored.size(); ++p) {
+      scored[p]->set_reports({std::make_move_iterator(next), std::make_move_iterator(next + counts[p])});
+      next += static_cast<std::ptrdiff_t>(counts[p]);
+    }
+  }
   std::vector<MixtureOutcome> outcomes;
   for (MixturePlan& plan : plans) {
     if (!one_call && plan.scored()) {
       std::vector<MixturePlan*> one{&plan};
       classify_together(one, scorer);
+      std::vector<std::map<std::string, double>> reports;
+      for (const torch::Tensor& f : plan.weighed_features()) reports.push_back(scorer.report_features(f));
+      plan.set_reports(std::move(reports));
     }
-    outcomes.push_back(plan.finish(scorer, objective));
+    outcomes.push_back(plan.finish(objective));
   }
   return outcomes;
 }

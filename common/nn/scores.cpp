@@ -272,9 +272,42 @@ class ImageScorer final : public SampleScorer {
 
   torch::Tensor features(const torch::Tensor& samples) override { return logits(samples); }
 
+  std::vector<std::map<std::string, double>> report_features_together(
+      const std::vector<torch::Tensor>& features) override {
+    for (const torch::Tensor& l : features) check_features(l);
+    const bool same_rows = std::all_of(features.begin(), features.end(),
+                                       [&](const torch::Tensor& l) { return l.size(0) == features.front().size(0); });
+    if (features.size() < 2 || !same_rows) return SampleScorer::report_features_together(features);
+    torch::NoGradGuard no_grad;
+    const auto l = torch::stack(features).to(torch::kFloat64);  // [B, N, 10]
+    const auto b = l.size(0);
+    const auto n = l.size(1);
+    const auto mean = l.mean(/*dim=*/1);  // [B, 10]
+    const auto centred = l - mean.unsqueeze(1);
+    const auto cov = torch::bmm(centred.transpose(1, 2), centred) / static_cast<double>(n - 1);  // [B, 10, 10]
+    const auto labels =
+        torch::one_hot(l.argmax(/*dim=*/2), kClasses).sum(/*dim=*/1).to(torch::kFloat64) / static_cast<double>(n);
+    const auto log_p = torch::log_softmax(l, /*dim=*/2);
+    const auto p = log_p.exp();
+    const auto log_marginal = p.mean(/*dim=*/1, /*keepdim=*/true).clamp_min(kProbabilityFloor).log();
+    const auto is = ((p * (log_p - log_marginal)).sum(/*dim=*/2)).mean(/*dim=*/1).exp();  // [B]
+    // One copy to the host: [B, 10 + 100 + 10 + 1].
+    const auto host = torch::cat({mean, cov.reshape({b, -1}), labels, is.unsqueeze(1)}, /*dim=*/1).to(torch::kCPU);
+    std::vector<std::map<std::string, double>> reports;
+    for (std::int64_t i = 0; i < b; ++i) {
+      const auto row = host[i];
+      const GaussianStats fitted{row.narrow(0, 0, kClasses), row.narrow(0, kClasses, kClasses * kClasses).view({kClasses, kClasses})};
+      const auto own_labels = row.narrow(0, kClasses + kClasses * kClasses, kClasses);
+      reports.push_back({{"fid", frechet_distance(fitted, real_.gaussian)},
+                         {"tvd", 0.5 * (own_labels - real_.labels).abs().sum().item<double>()},
+                         {"is", row[kClasses + kClasses * kClasses + kClasses].item<double>()},
+                         {"classes_covered", (own_labels >= kCoveredClassShare).sum().item<double>()}});
+    }
+    return reports;
+  }
+
   std::map<std::string, double> report_features(const torch::Tensor& l) override {
-    if (l.dim() != 2 || l.size(1) != kClasses || l.size(0) < 2)
-      throw std::invalid_argument("ImageScorer: expected features [N >= 2, 10]");
+    check_features(l);
     const auto labels = label_histogram(l).to(torch::kCPU);
     const auto tvd = 0.5 * (labels - real_.labels).abs().sum().item<double>();
     const auto covered = (labels >= kCoveredClassShare).sum().item<double>();
@@ -289,6 +322,10 @@ class ImageScorer final : public SampleScorer {
   }
 
  private:
+  static void check_features(const torch::Tensor& l) {
+    if (l.dim() != 2 || l.size(1) != kClasses || l.size(0) < 2)
+      throw std::invalid_argument("ImageScorer: expected features [N >= 2, 10]");
+  }
   torch::Tensor logits(const torch::Tensor& samples) {
     return classifier_logits(classifier_,
                              checked_samples(samples, kImageDim, "ImageScorer", device_of(classifier_), /*min_rows=*/1));
@@ -372,6 +409,13 @@ double frechet_distance(const GaussianStats& a, const GaussianStats& b) {
   const double distance = diff.dot(diff).item<double>() + cov_a.trace().item<double>() +
                           cov_b.trace().item<double>() - 2.0 * inner_values.sqrt().sum().item<double>();
   return std::max(distance, 0.0);
+}
+
+std::vector<std::map<std::string, double>> SampleScorer::report_features_together(
+    const std::vector<torch::Tensor>& features) {
+  std::vector<std::map<std::string, double>> reports;
+  for (const torch::Tensor& f : features) reports.push_back(report_features(f));
+  return reports;
 }
 
 std::string objective_name(const Config& config) { return is_toy(config.data.dataset) ? "mode_tvd" : "fid"; }

@@ -199,6 +199,30 @@ TEST_F(ImageScorerTest, FeaturesOfPartsScoreAsTheWhole) {
   EXPECT_THROW(scorer->report(images.narrow(0, 0, 1)), std::invalid_argument);
 }
 
+// Reports computed together are each one's own: to float64 rounding when
+// the row counts agree (batched), exactly when they do not (one by one).
+TEST_F(ImageScorerTest, ReportsTogetherAreEachOnesOwn) {
+  const auto scorer = make_scorer(config());
+  const auto images = test_images(/*only_class_zero=*/false);
+  const auto zeros = test_images(/*only_class_zero=*/true);
+  auto gen = at::detail::createCPUGenerator(/*seed_val=*/8);
+  const std::int64_t n = std::min<std::int64_t>(zeros.size(0), 120);
+  const std::vector<torch::Tensor> features = {scorer->features(images.narrow(0, 0, n)),
+                                               scorer->features(zeros.narrow(0, 0, n)),
+                                               scorer->features(torch::rand({n, 784}, gen) * 2 - 1)};
+  const auto together = scorer->report_features_together(features);
+  ASSERT_EQ(together.size(), features.size());
+  for (std::size_t i = 0; i < features.size(); ++i) {
+    const auto alone = scorer->report_features(features[i]);
+    ASSERT_EQ(together[i].size(), alone.size());
+    for (const auto& [name, value] : alone)
+      EXPECT_NEAR(together[i].at(name), value, 1e-9 * std::max(1.0, std::abs(value))) << i << " " << name;
+  }
+  EXPECT_NE(together[0].at("fid"), together[1].at("fid"));
+  const auto uneven = scorer->report_features_together({features[0], features[1].narrow(0, 0, n - 7)});
+  EXPECT_EQ(uneven[1], scorer->report_features(features[1].narrow(0, 0, n - 7)));
+}
+
 TEST_F(ImageScorerTest, RealStatisticsAreCachedBesideTheClassifier) {
   fs::remove(cache_path());
   const auto samples = test_images(/*only_class_zero=*/false);
