@@ -21,6 +21,7 @@
 #include "common/nn/stacked_loss_scaler.h"
 #include "common/nn/stacked_losses.h"
 #include "common/nn/stacked_networks.h"
+#include "common/nn/staged_dropout.h"
 #include "common/step_schedule.h"
 #include "worker/generation_steps.h"
 #include "worker/lockstep_parts.h"
@@ -96,13 +97,14 @@ struct HostRates {
 // The lockstep run: the stacks, the cells' streams and what is watched.
 // Each step is made in two parts: on the host, everything drawn from the
 // cells' streams (mutations, opponents, latent vectors, the rows of the
-// batch, WGAN-GP's shares) is drawn in train()'s order and written into
-// tensors that keep their storage from step to step; then the step itself
-// enqueues device work only, reading those tensors, so that it can be
-// captured as a CUDA graph and replayed (cuda_step_graph.h). A step is
-// replayed when it plays its own opponents' stack and draws no dropout
-// masks; the others run as they are. What is watched is read after the
-// last step.
+// batch, dropout masks, WGAN-GP's shares) is drawn in train()'s order and
+// written into tensors that keep their storage from step to step; then the
+// step itself enqueues device work only, reading those tensors, so that it
+// can be captured as a CUDA graph and replayed (cuda_step_graph.h). A step
+// is replayed when it plays its own opponents' stack; the others (copies of
+// picked opponents, population_size > 1) run as they are, their copies
+// drawing their own dropout masks. What is watched is read after the last
+// step.
 class Lockstep {
  public:
   Lockstep(const TrainingConfig& training, const TrainingData& data, std::int64_t latent_dim,
@@ -127,7 +129,6 @@ class Lockstep {
     }
     gens_->network()->set_member_generators(member_streams(g_members_));
     discs_->network()->set_member_generators(member_streams(d_members_));
-    in_step_draws_ = discs_->network()->draws_dropout();
     if (training.precision == Precision::kFp16) {
       g_scaler_.emplace(gens_->size(), data.device());
       d_scaler_.emplace(discs_->size(), data.device());
@@ -152,10 +153,10 @@ class Lockstep {
   const std::vector<double>& mutating() const { return mutating_; }
 
  private:
-  // The step captured and replayed when graphs are on and it draws nothing
-  // in itself; else run as it is.
+  // The step captured and replayed when graphs are on and it plays its own
+  // opponents' stack; else run as it is.
   void run_step(CudaStepGraph& graph, bool own_opponents, const std::function<void()>& step) {
-    if (cuda_graphs_ && own_opponents && !in_step_draws_)
+    if (cuda_graphs_ && own_opponents)
       graph.run(step);
     else
       step();
@@ -246,10 +247,15 @@ class Lockstep {
   bool prepare_generator_step() {
     const std::vector<std::int64_t> picked = draw_step(*gens_, g_rates_, g_members_, d_members_, g_latent_);
     ++g_watch_.steps;
-    return g_opponents_.plan(picked);
+    if (!g_opponents_.plan(picked)) return false;
+    StackedNetworkImpl& discs = *discs_->network();
+    clear_staged_dropout(discs);
+    stage_dropout_pass(discs, batch_rows_, data_.device());
+    return true;
   }
 
   void generator_step() {
+    restart_staged_dropout(*discs_->network());
     StackedMembers& discs = g_opponents_.stack();
     gens_->optimizer().zero_grad();
     // The discriminators' own gradients are not wanted here (their step
@@ -274,12 +280,22 @@ class Lockstep {
     for (const std::int64_t g : picked) kinds.push_back(discriminator_loss_for(gens_->loss[static_cast<std::size_t>(g)]));
     if (kinds != d_kinds_.kinds || d_kinds_.distinct.empty()) d_kinds_ = kind_rows(kinds, data_.device());
     prepare_real_rows(b);
-    if (wgan_gp() && !in_step_draws_) store(shares_, draw_shares());
+    // The discriminators' passes in the step's order: real, fake, and
+    // WGAN-GP's interpolates after its shares.
+    StackedNetworkImpl& discs = *discs_->network();
+    clear_staged_dropout(discs);
+    stage_dropout_pass(discs, batch_rows_, data_.device());
+    stage_dropout_pass(discs, batch_rows_, data_.device());
+    if (wgan_gp()) {
+      store(shares_, draw_shares());
+      stage_dropout_pass(discs, batch_rows_, data_.device());
+    }
     ++d_watch_.steps;
     return d_opponents_.plan(picked);
   }
 
   void discriminator_step() {
+    restart_staged_dropout(*discs_->network());
     const torch::Tensor real = real_rows();
     torch::Tensor fake;
     {
@@ -303,7 +319,7 @@ class Lockstep {
     });
     torch::Tensor penalty;  // [P]: discriminator_step.h's, per member
     if (r1) penalty = (training_.r1_penalty / 2.0) * input_gradient(d_real, real_in).square().sum(2).mean(1);
-    if (wgan_gp()) penalty = gradient_penalty(real, fake, in_step_draws_ ? draw_shares() : shares_);
+    if (wgan_gp()) penalty = gradient_penalty(real, fake, shares_);
     const torch::Tensor attached = penalty.defined() ? losses.attached + penalty : losses.attached;
     if (penalty.defined()) {
       losses.per_member = losses.per_member + penalty.detach();
@@ -389,7 +405,6 @@ class Lockstep {
   bool cuda_graphs_;
   std::vector<torch::Tensor> orders_;
   std::chrono::milliseconds delay_{0};
-  bool in_step_draws_ = false;  // the discriminators draw dropout masks in their forward passes
   // The steps' inputs, in the same storage every step: latent batches
   // [P, B, latent], the rows of the real batch [P_D, B], WGAN-GP's shares.
   torch::Tensor g_latent_, d_latent_, real_index_, shares_;
