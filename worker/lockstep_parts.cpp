@@ -13,21 +13,28 @@ void copy_rows(const std::vector<StackedTensor>& from, const std::vector<Stacked
   for (std::size_t i = 0; i < from.size(); ++i) to[i].stacked.copy_(from[i].stacked.index_select(0, index));
 }
 
+// `rows` on `device`; to a GPU through pinned memory, without waiting for it.
+torch::Tensor index_on(const std::vector<std::int64_t>& rows, const torch::Device& device) {
+  const torch::Tensor host = torch::tensor(rows, torch::kLong);
+  return device.is_cuda() ? host.pin_memory().to(torch::TensorOptions().device(device), /*non_blocking=*/true)
+                          : host.to(device);
+}
+
 }  // namespace
 
 bool Opponents::plan(const std::vector<std::int64_t>& rows) {
   own_ = members_ == stack_.size();
   for (std::size_t p = 0; own_ && p < rows.size(); ++p) own_ = rows[p] == static_cast<std::int64_t>(p);
   if (own_) return true;
-  picked_ = torch::tensor(rows, torch::kLong).to(stack_.device());
+  picked_ = index_on(rows, stack_.device());
   std::vector<std::int64_t> members, firsts;
   for (std::size_t p = 0; p < rows.size(); ++p) {
     if (std::find(firsts.begin(), firsts.end(), rows[p]) != firsts.end()) continue;
     members.push_back(static_cast<std::int64_t>(p));
     firsts.push_back(rows[p]);
   }
-  first_members_ = torch::tensor(members, torch::kLong).to(stack_.device());
-  first_rows_ = torch::tensor(firsts, torch::kLong).to(stack_.device());
+  first_members_ = index_on(members, stack_.device());
+  first_rows_ = index_on(firsts, stack_.device());
   return false;
 }
 

@@ -48,7 +48,11 @@ KindRows kind_rows(const std::vector<LossKind>& kinds, torch::Device device) {
     std::vector<std::int64_t> rows;
     for (std::size_t p = 0; p < kinds.size(); ++p)
       if (kinds[p] == kind) rows.push_back(static_cast<std::int64_t>(p));
-    out.rows.push_back(torch::tensor(rows, torch::kLong).to(device));
+    const torch::Tensor host = torch::tensor(rows, torch::kLong);
+    // To a GPU through pinned memory, without waiting for its queue.
+    out.rows.push_back(device.is_cuda()
+                           ? host.pin_memory().to(torch::TensorOptions().device(device), /*non_blocking=*/true)
+                           : host.to(device));
   }
   return out;
 }
