@@ -1,6 +1,7 @@
 // The parts of a lockstep run (lockstep_training.h) that hold stacks for
 // a step: the opponents a member plays, the parameters frozen while a
-// backward pass goes through them, and the losses watched on the device.
+// backward pass goes through them, the learning rates mutated on the host,
+// and the losses watched on the device.
 // Each splits what it does on the host before a step (plan()) from what
 // the step enqueues on the device, so that a step can be captured as a
 // CUDA graph (cuda_step_graph.h).
@@ -63,6 +64,16 @@ class FrozenParameters {
 
  private:
   std::vector<torch::Tensor> frozen_;
+};
+
+// A stack's learning rates on the host, mutated member by member before a
+// step and sent to the device at once.
+struct HostRates {
+  std::vector<double> own, adam;
+
+  explicit HostRates(const StackedMembers& stack) : adam(stack.adam_learning_rates()) {
+    for (std::int64_t p = 0; p < stack.size(); ++p) own.push_back(stack.learning_rate(p));
+  }
 };
 
 // What train()'s LossWatch keeps, for every member at once, on the device:

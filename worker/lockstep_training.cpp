@@ -84,16 +84,6 @@ const std::vector<LockstepCell>& checked(const TrainingConfig& training, const T
   return cells;
 }
 
-// A stack's learning rates on the host, mutated member by member before a
-// step and sent to the device at once.
-struct HostRates {
-  std::vector<double> own, adam;
-
-  explicit HostRates(const StackedMembers& stack) : adam(stack.adam_learning_rates()) {
-    for (std::int64_t p = 0; p < stack.size(); ++p) own.push_back(stack.learning_rate(p));
-  }
-};
-
 // The lockstep run: the stacks, the cells' streams and what is watched.
 // Each step is made in two parts: on the host, everything drawn from the
 // cells' streams (mutations, opponents, latent vectors, the rows of the
@@ -276,9 +266,13 @@ class Lockstep {
 
   bool prepare_discriminator_step(std::int64_t b) {
     const std::vector<std::int64_t> picked = draw_step(*discs_, d_rates_, d_members_, g_members_, d_latent_);
+    const bool own = d_opponents_.plan(picked);
     std::vector<LossKind> kinds;
     for (const std::int64_t g : picked) kinds.push_back(discriminator_loss_for(gens_->loss[static_cast<std::size_t>(g)]));
-    if (kinds != d_kinds_.kinds || d_kinds_.distinct.empty()) d_kinds_ = kind_rows(kinds, data_.device());
+    // The own opponents' grouping is made once: a captured step keeps reading it.
+    KindRows& rows = own ? d_own_kinds_ : d_kinds_;
+    if (kinds != rows.kinds || rows.distinct.empty()) rows = kind_rows(kinds, data_.device());
+    d_step_kinds_ = &rows;
     prepare_real_rows(b);
     // The discriminators' passes in the step's order: real, fake, and
     // WGAN-GP's interpolates after its shares.
@@ -291,7 +285,7 @@ class Lockstep {
       stage_dropout_pass(discs, batch_rows_, data_.device());
     }
     ++d_watch_.steps;
-    return d_opponents_.plan(picked);
+    return own;
   }
 
   void discriminator_step() {
@@ -313,7 +307,7 @@ class Lockstep {
       d_real = discs_->forward(real_in);
       d_fake = discs_->forward(fake);
     }
-    MemberLosses losses = losses_by_kind(d_kinds_, [&](LossKind kind, const torch::Tensor& rows) {
+    MemberLosses losses = losses_by_kind(*d_step_kinds_, [&](LossKind kind, const torch::Tensor& rows) {
       return discriminator_loss(kind, rows_of(d_real, rows), rows_of(d_fake, rows), training_.bce,
                                 LossMean::kPerMember);
     });
@@ -397,7 +391,10 @@ class Lockstep {
   std::vector<at::Generator> streams_;  // per cell (cell_streams())
   Opponents g_opponents_, d_opponents_;
   HostRates g_rates_, d_rates_;
-  KindRows g_kinds_, d_kinds_;  // the members' loss kinds, grouped (d_kinds_: of the last step's opponents)
+  // The members' loss kinds, grouped: G's; D's against its own opponents
+  // and against picked copies; the ones of the D step to come.
+  KindRows g_kinds_, d_own_kinds_, d_kinds_;
+  const KindRows* d_step_kinds_ = nullptr;
   std::vector<double> mutating_;
   bool summing_;
   bool shared_data_;  // every cell trains on `data_`
