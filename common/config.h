@@ -106,6 +106,8 @@ struct RuntimeConfig {
   std::string log_level = "info";
   // auto | cpu | cuda | cuda:0..cuda:15 (common/nn/device.h).
   std::string device = "auto";
+  // auto | on | off: lockstep steps captured as CUDA graphs (common/nn/cuda_step_graph.h).
+  std::string cuda_graphs = "auto";
 };
 
 // True for the forms runtime.device and --device take: auto, cpu, cuda or

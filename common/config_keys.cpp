@@ -59,6 +59,8 @@ const Names<BceForm> kBceForms = {{"clamped", BceForm::kClamped}, {"pytorch", Bc
 const Names<Precision> kPrecisions = {
     {"fp32", Precision::kFp32}, {"bf16", Precision::kBf16}, {"fp16", Precision::kFp16}};
 const Names<ReplacementRule> kRules = {{"always", ReplacementRule::kAlways}, {"if_better", ReplacementRule::kIfBetter}};
+// runtime.cuda_graphs; `off` after `auto`, as a changed key (config_keys_test) must pass the rules with device cpu.
+const Names<std::string> kCudaGraphs = {{"auto", "auto"}, {"off", "off"}, {"on", "on"}};
 const Names<std::string> kLogLevels = {{"debug", "debug"}, {"info", "info"}, {"warn", "warn"}, {"error", "error"}};
 // runtime.device: auto, cpu, cuda, and cuda:0 .. cuda:15 (a node's GPUs).
 const Names<std::string> kDevices = [] {
@@ -287,8 +289,14 @@ ConfigSection runtime() {
             "where every rank computes: `auto` (a GPU when one is visible, else the CPU), `cpu`, `cuda` (each "
             "worker the GPU of its node-local rank modulo the GPUs it sees) or `cuda:N`; logged by every rank and "
             "written to `result.json` (`docs/operations.md`, \"GPUs\")")
+      .choice("cuda_graphs", &R::cuda_graphs, kCudaGraphs,
+              "the stacked training steps captured as CUDA graphs and replayed: `auto` (on a GPU when LibTorch has "
+              "CUDA), `on` (refused on a CPU or without CUDA in LibTorch) or `off`; a capture that fails is said "
+              "once in the log and the steps run without graphs")
       .rules([](const Config& c, const KeyFailure& fail) {
         const RuntimeConfig& r = c.runtime;
+        if (r.cuda_graphs == "on" && r.device == "cpu")
+          fail("cuda_graphs", "on needs a GPU, and runtime.device is cpu: expected auto or off");
         if (r.late_after_ms <= r.heartbeat_interval_ms || r.late_after_ms > kMaxSilenceMs)
           fail("late_after_ms", fmt::format("{} is out of range: expected > heartbeat_interval_ms, which is {}, and "
                                             "<= {}",

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/bytes.h"
+#include "common/nn/cuda_step_graph.h"
 #include "common/nn/losses.h"
 #include "common/rng.h"
 #include "worker/generation_steps.h"
@@ -190,7 +191,8 @@ void CellTrainer::train_together(const std::vector<CellTrainer*>& trainers,
     std::vector<LockstepCell> cells;
     for (std::size_t i = 0; i < generations.size(); ++i)
       cells.push_back({generations[i]->state->cell, generations[i]->work.get(), &trainers[i]->data_});
-    mutating = train_in_lockstep(t, first.data_, first.batches_per_generation_, shape.latent_dim, cells);
+    mutating = train_in_lockstep(t, first.data_, first.batches_per_generation_, shape.latent_dim, cells,
+                                 cuda_graphs_wanted(first.config_, first.data_.device()));
   } else {
     for (std::size_t i = 0; i < generations.size(); ++i)
       mutating.push_back(cellgan::train(t, trainers[i]->data_, trainers[i]->batches_per_generation_, shape.latent_dim,

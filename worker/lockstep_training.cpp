@@ -14,14 +14,17 @@
 
 #include <fmt/format.h>
 
+#include "common/nn/cuda_step_graph.h"
 #include "common/nn/device.h"
 #include "common/nn/losses.h"
 #include "common/nn/precision.h"
 #include "common/nn/stacked_loss_scaler.h"
 #include "common/nn/stacked_losses.h"
 #include "common/nn/stacked_networks.h"
+#include "common/nn/staged_dropout.h"
 #include "common/step_schedule.h"
 #include "worker/generation_steps.h"
+#include "worker/lockstep_parts.h"
 
 namespace cellgan {
 namespace {
@@ -81,111 +84,21 @@ const std::vector<LockstepCell>& checked(const TrainingConfig& training, const T
   return cells;
 }
 
-// The other stack's rows that each member plays against, one per member:
-// the stack itself when every member picks its own row, else a stack of
-// opponents the picked rows are copied into before each use. A copy's
-// dropout draws from the streams of the members that play it (`streams`);
-// what its forward passes change in its buffers (batch norm's running
-// statistics) goes back to the picked rows, from the first member that
-// picked each.
-class Opponents {
- public:
-  Opponents(StackedMembers& stack, std::int64_t members, std::vector<at::Generator> streams)
-      : stack_(stack), members_(members), streams_(std::move(streams)) {}
-
-  StackedMembers& pick(const std::vector<std::int64_t>& rows) {
-    bool own = members_ == stack_.size();
-    for (std::size_t p = 0; own && p < rows.size(); ++p) own = rows[p] == static_cast<std::int64_t>(p);
-    picked_.clear();
-    if (own) return stack_;
-    if (!copy_) make_copy();
-    picked_ = rows;
-    torch::NoGradGuard no_grad;
-    const torch::Tensor index = torch::tensor(rows, torch::kLong).to(stack_.device());
-    copy_rows(stack_.network()->parameter_tensors(), copy_->network()->parameter_tensors(), index);
-    copy_rows(stack_.network()->buffer_tensors(), copy_->network()->buffer_tensors(), index);
-    return *copy_;
-  }
-
-  // After the forward passes of the last pick(): its copy's buffers back.
-  void return_buffers() {
-    const std::vector<StackedTensor> from = copy_ ? copy_->network()->buffer_tensors() : std::vector<StackedTensor>{};
-    if (picked_.empty() || from.empty()) return;
-    std::vector<std::int64_t> members, rows;
-    for (std::size_t p = 0; p < picked_.size(); ++p) {
-      if (std::find(rows.begin(), rows.end(), picked_[p]) != rows.end()) continue;
-      members.push_back(static_cast<std::int64_t>(p));
-      rows.push_back(picked_[p]);
-    }
-    torch::NoGradGuard no_grad;
-    const torch::Tensor member_index = torch::tensor(members, torch::kLong).to(stack_.device());
-    const torch::Tensor row_index = torch::tensor(rows, torch::kLong).to(stack_.device());
-    const std::vector<StackedTensor> to = stack_.network()->buffer_tensors();
-    for (std::size_t i = 0; i < to.size(); ++i)
-      to[i].stacked.index_copy_(0, row_index, from[i].stacked.index_select(0, member_index));
-  }
-
- private:
-  void make_copy() {
-    const AdamSettings& adam = stack_.adam_settings();
-    if (stack_.role() == Role::kGenerator)
-      copy_ = std::make_unique<StackedGenerator>(stack_.shape(), members_, 0.0, adam, LossKind::kBce, stack_.device());
-    else
-      copy_ = std::make_unique<StackedDiscriminator>(stack_.shape(), members_, 0.0, adam, LossKind::kBce,
-                                                     stack_.device());
-    for (const StackedTensor& t : copy_->network()->parameter_tensors()) t.stacked.requires_grad_(false);
-    copy_->network()->set_member_generators(streams_);
-  }
-
-  static void copy_rows(const std::vector<StackedTensor>& from, const std::vector<StackedTensor>& to,
-                        const torch::Tensor& index) {
-    for (std::size_t i = 0; i < from.size(); ++i) to[i].stacked.copy_(from[i].stacked.index_select(0, index));
-  }
-
-  StackedMembers& stack_;
-  std::int64_t members_;
-  std::vector<at::Generator> streams_;
-  std::unique_ptr<StackedMembers> copy_;
-  std::vector<std::int64_t> picked_;  // the rows of the last pick() that used the copy
-};
-
-// While it lives, `stack`'s parameters take no gradient (a backward pass
-// goes through them, not into them); then they take it again.
-class FrozenParameters {
- public:
-  explicit FrozenParameters(StackedMembers& stack) {
-    for (const StackedTensor& t : stack.network()->parameter_tensors())
-      if (t.stacked.requires_grad()) frozen_.push_back(t.stacked.requires_grad_(false));
-  }
-  ~FrozenParameters() {
-    for (torch::Tensor& t : frozen_) t.requires_grad_(true);
-  }
-  FrozenParameters(const FrozenParameters&) = delete;
-  FrozenParameters& operator=(const FrozenParameters&) = delete;
-
- private:
-  std::vector<torch::Tensor> frozen_;
-};
-
-// What train()'s LossWatch keeps, for every member at once, on the device.
-struct StackWatch {
-  torch::Tensor lost;  // [P] bool
-  torch::Tensor sum;   // [P], when summing
-  std::int64_t steps = 0;
-
-  void note(const torch::Tensor& per_member, bool summing) {
-    const torch::Tensor bad = torch::isfinite(per_member).logical_not();
-    lost = lost.defined() ? lost.logical_or(bad) : bad;
-    if (summing) sum = sum.defined() ? sum + per_member : per_member;
-    ++steps;
-  }
-};
-
 // The lockstep run: the stacks, the cells' streams and what is watched.
+// Each step is made in two parts: on the host, everything drawn from the
+// cells' streams (mutations, opponents, latent vectors, the rows of the
+// batch, dropout masks, WGAN-GP's shares) is drawn in train()'s order and
+// written into tensors that keep their storage from step to step; then the
+// step itself enqueues device work only, reading those tensors, so that it
+// can be captured as a CUDA graph and replayed (cuda_step_graph.h). A step
+// is replayed when it plays its own opponents' stack; the others (copies of
+// picked opponents, population_size > 1) run as they are, their copies
+// drawing their own dropout masks. What is watched is read after the last
+// step.
 class Lockstep {
  public:
   Lockstep(const TrainingConfig& training, const TrainingData& data, std::int64_t latent_dim,
-           const std::vector<LockstepCell>& cells)
+           const std::vector<LockstepCell>& cells, bool cuda_graphs)
       : training_(training), data_(data), latent_dim_(latent_dim), cells_(cells),
         g_members_(members_of(checked(training, data, cells), Role::kGenerator)),
         d_members_(members_of(cells, Role::kDiscriminator)),
@@ -194,9 +107,11 @@ class Lockstep {
         streams_(cell_streams(cells)),
         g_opponents_(*discs_, gens_->size(), member_streams(g_members_)),
         d_opponents_(*gens_, discs_->size(), member_streams(d_members_)),
+        g_rates_(*gens_), d_rates_(*discs_), g_kinds_(kind_rows(gens_->loss, data.device())),
         mutating_(cells.size(), 0.0), summing_(copies_score_decides_nothing(training)),
         shared_data_(std::all_of(cells.begin(), cells.end(),
-                                 [&data](const LockstepCell& c) { return c.data == nullptr || c.data == &data; })) {
+                                 [&data](const LockstepCell& c) { return c.data == nullptr || c.data == &data; })),
+        batch_rows_(std::min(training.batch_size, data.size())), cuda_graphs_(cuda_graphs) {
     for (const LockstepCell& c : cells) {
       const TrainingData& own = c.data ? *c.data : data;
       orders_.push_back(torch::randperm(own.size(), c.work->generator, torch::kLong).to(data.device()));
@@ -213,9 +128,14 @@ class Lockstep {
   void run(std::int64_t batches) {
     for (std::int64_t b = 0; b < batches; ++b) {
       if (delay_.count() > 0) std::this_thread::sleep_for(delay_);
-      const torch::Tensor real = real_batch(b);
-      if (generator_steps_on(training_, b)) step_generators(real.size(1));
-      if (discriminator_steps_on(training_, b)) step_discriminators(real);
+      if (generator_steps_on(training_, b)) {
+        const bool own = prepare_generator_step();
+        run_step(g_graph_, own, [this] { generator_step(); });
+      }
+      if (discriminator_steps_on(training_, b)) {
+        const bool own = prepare_discriminator_step(b);
+        run_step(d_graph_, own, [this] { discriminator_step(); });
+      }
     }
     finish();
   }
@@ -223,23 +143,39 @@ class Lockstep {
   const std::vector<double>& mutating() const { return mutating_; }
 
  private:
-  // Each discriminator member's rows of its cell's batch b: [P_D, B, ...],
-  // read in one gather when the cells share their data.
-  torch::Tensor real_batch(std::int64_t b) const {
+  // The step captured and replayed when graphs are on and it plays its own
+  // opponents' stack; else run as it is.
+  void run_step(CudaStepGraph& graph, bool own_opponents, const std::function<void()>& step) {
+    if (cuda_graphs_ && own_opponents)
+      graph.run(step);
+    else
+      step();
+  }
+
+  // Host: the rows of each discriminator member's batch b into
+  // real_index_ [P_D, B] (its cell's order of its own data).
+  void prepare_real_rows(std::int64_t b) {
     const std::int64_t bs = training_.batch_size;
-    std::vector<torch::Tensor> index, per_member;
+    std::vector<torch::Tensor> index;
     for (const Member& m : d_members_) {
-      const TrainingData& data = data_of(m.cell);
-      const std::int64_t n = data.size();
+      const std::int64_t n = data_of(m.cell).size();
       const std::int64_t start = (b * bs) % std::max<std::int64_t>(1, n - bs + 1);
       index.push_back(orders_[m.cell].narrow(0, start, std::min(bs, n)));
-      if (shared_data_) continue;
-      per_member.push_back(data.rows(index.back()));
-      index.clear();
     }
-    if (!shared_data_) return torch::stack(per_member);
-    const torch::Tensor real = data_.rows(torch::cat(index));
-    std::vector<std::int64_t> sizes{static_cast<std::int64_t>(d_members_.size()), index.front().size(0)};
+    store(real_index_, torch::stack(index));
+  }
+
+  // Step: the rows real_index_ names, [P_D, B, ...], read in one gather
+  // when the cells share their data.
+  torch::Tensor real_rows() const {
+    if (!shared_data_) {
+      std::vector<torch::Tensor> per_member;
+      for (std::size_t p = 0; p < d_members_.size(); ++p)
+        per_member.push_back(data_of(d_members_[p].cell).rows(real_index_[static_cast<std::int64_t>(p)]));
+      return torch::stack(per_member);
+    }
+    const torch::Tensor real = data_.rows(real_index_.flatten());
+    std::vector<std::int64_t> sizes{real_index_.size(0), real_index_.size(1)};
     for (std::int64_t d = 1; d < real.dim(); ++d) sizes.push_back(real.size(d));
     return real.view(sizes);
   }
@@ -248,44 +184,69 @@ class Lockstep {
     return cells_[cell].data ? *cells_[cell].data : data_;
   }
 
-  // For each member of `stack` (its members `members`): mutates its
+  // `to` becomes a copy of `from`, in the storage it had (made at the first
+  // call). From the host to a GPU the copy goes through pinned memory and
+  // does not wait for the GPU (LibTorch keeps the pinned block until the
+  // copy is done), so the host draws the next step while the GPU runs.
+  void store(torch::Tensor& to, const torch::Tensor& from) const {
+    if (!to.defined()) to = torch::empty(from.sizes(), from.options().device(data_.device()));
+    if (to.is_cuda() && from.is_cpu())
+      to.copy_(from.pin_memory(), /*non_blocking=*/true);
+    else
+      to.copy_(from);
+  }
+
+  // Host: for each member of `stack` (its members `members`), mutates its
   // learning rate, picks an opponent of its cell among `opponents`, and
-  // draws its latent batch, in train()'s order. Returns the picked rows
-  // and the latent batches [P, B, latent].
-  torch::Tensor draw_step(StackedMembers& stack, const std::vector<Member>& members,
-                          const std::vector<Member>& opponents, std::int64_t bs, std::vector<std::int64_t>& picked) {
+  // draws its latent batch, in train()'s order, the rates then sent at
+  // once and the latent batches [P, B, latent] stored in `z`. Returns the
+  // picked rows.
+  std::vector<std::int64_t> draw_step(StackedMembers& stack, HostRates& rates, const std::vector<Member>& members,
+                                      const std::vector<Member>& opponents, torch::Tensor& z) {
     std::vector<std::size_t> first(cells_.size(), opponents.size()), count(cells_.size(), 0);
     for (std::size_t q = 0; q < opponents.size(); ++q) {
       first[opponents[q].cell] = std::min(first[opponents[q].cell], q);
       ++count[opponents[q].cell];
     }
     std::vector<torch::Tensor> latent;
-    picked.clear();
+    std::vector<std::int64_t> picked;
     for (std::size_t p = 0; p < members.size(); ++p) {
       GenerationWorkingSet& work = *cells_[members[p].cell].work;
       const auto started = Clock::now();
-      mutate(stack, static_cast<std::int64_t>(p), work.rng);
+      mutate(rates, p, work.rng);
       mutating_[members[p].cell] += std::chrono::duration<double>(Clock::now() - started).count();
       picked.push_back(static_cast<std::int64_t>(first[members[p].cell] + work.rng.below(count[members[p].cell])));
-      latent.push_back(torch::randn({bs, latent_dim_}, work.generator, torch::kFloat32));
+      latent.push_back(torch::randn({batch_rows_, latent_dim_}, work.generator, torch::kFloat32));
     }
-    return torch::stack(latent).to(data_.device());
+    stack.set_learning_rates(rates.own, rates.adam);
+    store(z, torch::stack(latent));
+    return picked;
   }
 
-  // mutate_learning_rate() of generation_steps.h on member p.
-  void mutate(StackedMembers& stack, std::int64_t p, SplitMix64& rng) const {
+  // mutate_learning_rate() of generation_steps.h on member p's rates.
+  void mutate(HostRates& rates, std::size_t p, SplitMix64& rng) const {
     const double lr0 = training_.learning_rate;
     if (rng.uniform() < training_.mutation_probability) {
       const double delta = training_.mutation_scale * rng.normal(-lr0 / 10.0, lr0);
-      stack.set_learning_rate(p, std::max(0.0, stack.learning_rate(p) + delta));
+      rates.own[p] = std::max(0.0, rates.own[p] + delta);
+      rates.adam[p] = rates.own[p];
     }
-    if (!training_.mutated_lr_reaches_adam) stack.set_adam_learning_rate(p, lr0);
+    if (!training_.mutated_lr_reaches_adam) rates.adam[p] = lr0;
   }
 
-  void step_generators(std::int64_t bs) {
-    std::vector<std::int64_t> picked;
-    const torch::Tensor z = draw_step(*gens_, g_members_, d_members_, bs, picked);
-    StackedMembers& discs = g_opponents_.pick(picked);
+  bool prepare_generator_step() {
+    const std::vector<std::int64_t> picked = draw_step(*gens_, g_rates_, g_members_, d_members_, g_latent_);
+    ++g_watch_.steps;
+    if (!g_opponents_.plan(picked)) return false;
+    StackedNetworkImpl& discs = *discs_->network();
+    clear_staged_dropout(discs);
+    stage_dropout_pass(discs, batch_rows_, data_.device());
+    return true;
+  }
+
+  void generator_step() {
+    restart_staged_dropout(*discs_->network());
+    StackedMembers& discs = g_opponents_.stack();
     gens_->optimizer().zero_grad();
     // The discriminators' own gradients are not wanted here (their step
     // zeroes them): the backward pass goes through them to G only.
@@ -293,29 +254,50 @@ class Lockstep {
     torch::Tensor d_fake;
     {
       const AutocastScope autocast(training_.precision, data_.device());
-      d_fake = discs.forward(gens_->forward(z));
+      d_fake = discs.forward(gens_->forward(g_latent_));
     }
     g_opponents_.return_buffers();
-    const MemberLosses losses =
-        losses_by_kind(gens_->loss, data_.device(), [&](LossKind kind, const torch::Tensor& rows) {
-          return generator_loss(kind, rows_of(d_fake, rows), training_.bce, LossMean::kPerMember);
-        });
+    const MemberLosses losses = losses_by_kind(g_kinds_, [&](LossKind kind, const torch::Tensor& rows) {
+      return generator_loss(kind, rows_of(d_fake, rows), training_.bce, LossMean::kPerMember);
+    });
     backward_and_step(*gens_, losses.attached, losses.total, g_scaler_);
     g_watch_.note(losses.per_member, summing_);
   }
 
-  void step_discriminators(const torch::Tensor& real) {
-    std::vector<std::int64_t> picked;
-    const torch::Tensor z = draw_step(*discs_, d_members_, g_members_, real.size(1), picked);
+  bool prepare_discriminator_step(std::int64_t b) {
+    const std::vector<std::int64_t> picked = draw_step(*discs_, d_rates_, d_members_, g_members_, d_latent_);
+    const bool own = d_opponents_.plan(picked);
+    std::vector<LossKind> kinds;
+    for (const std::int64_t g : picked) kinds.push_back(discriminator_loss_for(gens_->loss[static_cast<std::size_t>(g)]));
+    // The own opponents' grouping is made once: a captured step keeps reading it.
+    KindRows& rows = own ? d_own_kinds_ : d_kinds_;
+    if (kinds != rows.kinds || rows.distinct.empty()) rows = kind_rows(kinds, data_.device());
+    d_step_kinds_ = &rows;
+    prepare_real_rows(b);
+    // The discriminators' passes in the step's order: real, fake, and
+    // WGAN-GP's interpolates after its shares.
+    StackedNetworkImpl& discs = *discs_->network();
+    clear_staged_dropout(discs);
+    stage_dropout_pass(discs, batch_rows_, data_.device());
+    stage_dropout_pass(discs, batch_rows_, data_.device());
+    if (wgan_gp()) {
+      store(shares_, draw_shares());
+      stage_dropout_pass(discs, batch_rows_, data_.device());
+    }
+    ++d_watch_.steps;
+    return own;
+  }
+
+  void discriminator_step() {
+    restart_staged_dropout(*discs_->network());
+    const torch::Tensor real = real_rows();
     torch::Tensor fake;
     {
       torch::NoGradGuard no_grad;
       const AutocastScope autocast(training_.precision, data_.device());
-      fake = d_opponents_.pick(picked).forward(z).to(torch::kFloat);  // itself in fp32
+      fake = d_opponents_.stack().forward(d_latent_).to(torch::kFloat);  // itself in fp32
       d_opponents_.return_buffers();
     }
-    std::vector<LossKind> kinds;
-    for (const std::int64_t g : picked) kinds.push_back(discriminator_loss_for(gens_->loss[static_cast<std::size_t>(g)]));
     discs_->optimizer().zero_grad();
     const bool r1 = training_.r1_penalty > 0.0;
     const torch::Tensor real_in = r1 ? real.detach().requires_grad_(true) : real;
@@ -325,13 +307,13 @@ class Lockstep {
       d_real = discs_->forward(real_in);
       d_fake = discs_->forward(fake);
     }
-    MemberLosses losses = losses_by_kind(kinds, data_.device(), [&](LossKind kind, const torch::Tensor& rows) {
+    MemberLosses losses = losses_by_kind(*d_step_kinds_, [&](LossKind kind, const torch::Tensor& rows) {
       return discriminator_loss(kind, rows_of(d_real, rows), rows_of(d_fake, rows), training_.bce,
                                 LossMean::kPerMember);
     });
     torch::Tensor penalty;  // [P]: discriminator_step.h's, per member
     if (r1) penalty = (training_.r1_penalty / 2.0) * input_gradient(d_real, real_in).square().sum(2).mean(1);
-    if (training_.loss == LossKind::kWganGp && training_.gp_lambda > 0.0) penalty = gradient_penalty(real, fake);
+    if (wgan_gp()) penalty = gradient_penalty(real, fake, shares_);
     const torch::Tensor attached = penalty.defined() ? losses.attached + penalty : losses.attached;
     if (penalty.defined()) {
       losses.per_member = losses.per_member + penalty.detach();
@@ -340,6 +322,8 @@ class Lockstep {
     backward_and_step(*discs_, attached, losses.total, d_scaler_);
     d_watch_.note(losses.per_member, summing_);
   }
+
+  bool wgan_gp() const { return training_.loss == LossKind::kWganGp && training_.gp_lambda > 0.0; }
 
   // The backward pass of `total` and the stack's Adam step; with fp16, of
   // each member's loss (`per_member`, in the graph) times its own scale,
@@ -365,14 +349,19 @@ class Lockstep {
                                  /*create_graph=*/true)[0];
   }
 
-  // WGAN-GP's term per member on its interpolates, one e ~ U[0, 1) per row
-  // drawn, member after member, from its cell's stream (train()
-  // draws them from Torch's global generator seeded alike).
-  torch::Tensor gradient_penalty(const torch::Tensor& real, const torch::Tensor& fake) {
+  // Host: WGAN-GP's e ~ U[0, 1) per row, [P_D, B, 1] on the CPU, drawn
+  // member after member from its cell's stream (train() draws them from
+  // Torch's global generator seeded alike).
+  torch::Tensor draw_shares() {
     std::vector<torch::Tensor> e;
-    for (const Member& m : d_members_) e.push_back(torch::rand({real.size(1), 1}, streams_[m.cell], torch::kFloat32));
-    const torch::Tensor share = torch::stack(e).to(data_.device());
-    const torch::Tensor x = (share * real.detach() + (1.0 - share) * fake.detach()).requires_grad_(true);
+    for (const Member& m : d_members_) e.push_back(torch::rand({batch_rows_, 1}, streams_[m.cell], torch::kFloat32));
+    return torch::stack(e);
+  }
+
+  // WGAN-GP's term per member on its interpolates with shares `share`.
+  torch::Tensor gradient_penalty(const torch::Tensor& real, const torch::Tensor& fake, const torch::Tensor& share) {
+    const torch::Tensor e = share.to(data_.device());
+    const torch::Tensor x = (e * real.detach() + (1.0 - e) * fake.detach()).requires_grad_(true);
     const torch::Tensor grad = input_gradient(discs_->forward(x), x);
     return training_.gp_lambda * (grad.norm(/*p=*/2, /*dim=*/2) - 1.0).square().mean(1);
   }
@@ -401,11 +390,22 @@ class Lockstep {
   std::unique_ptr<StackedMembers> gens_, discs_;
   std::vector<at::Generator> streams_;  // per cell (cell_streams())
   Opponents g_opponents_, d_opponents_;
-  std::vector<torch::Tensor> orders_;
-  std::chrono::milliseconds delay_{0};
+  HostRates g_rates_, d_rates_;
+  // The members' loss kinds, grouped: G's; D's against its own opponents
+  // and against picked copies; the ones of the D step to come.
+  KindRows g_kinds_, d_own_kinds_, d_kinds_;
+  const KindRows* d_step_kinds_ = nullptr;
   std::vector<double> mutating_;
   bool summing_;
   bool shared_data_;  // every cell trains on `data_`
+  std::int64_t batch_rows_;
+  bool cuda_graphs_;
+  std::vector<torch::Tensor> orders_;
+  std::chrono::milliseconds delay_{0};
+  // The steps' inputs, in the same storage every step: latent batches
+  // [P, B, latent], the rows of the real batch [P_D, B], WGAN-GP's shares.
+  torch::Tensor g_latent_, d_latent_, real_index_, shares_;
+  CudaStepGraph g_graph_, d_graph_;
   StackWatch g_watch_, d_watch_;
   std::optional<StackedLossScaler> g_scaler_, d_scaler_;  // training.precision fp16
 };
@@ -481,12 +481,13 @@ void Lockstep::finish() {
 bool trains_in_lockstep(const NetworkShape& shape) { return is_stacked(shape.kind); }
 
 std::vector<double> train_in_lockstep(const TrainingConfig& training, const TrainingData& data, std::int64_t batches,
-                                      std::int64_t latent_dim, const std::vector<LockstepCell>& cells) {
+                                      std::int64_t latent_dim, const std::vector<LockstepCell>& cells,
+                                      bool cuda_graphs) {
   if (cells.empty()) return {};
   const NetworkShape& shape = cells.front().work->selected_generators.front().shape();
   if (!trains_in_lockstep(shape))
     throw std::invalid_argument("train_in_lockstep: this configuration trains one member at a time (train())");
-  Lockstep lockstep(training, data, latent_dim, cells);
+  Lockstep lockstep(training, data, latent_dim, cells, cuda_graphs);
   lockstep.run(batches);
   return lockstep.mutating();
 }

@@ -68,12 +68,15 @@ bool trains_in_lockstep(const NetworkShape& shape);
 
 // train() for every cell of `cells` on `data`, or on its own data where a
 // cell has some (std::invalid_argument when that gives batches of another
-// size), `batches` batches each: leaves in each cell's working set what train() leaves
+// size), `batches` batches each, its steps captured and replayed as CUDA
+// graphs when `cuda_graphs` (cuda_step_graph.h; the result is the same as
+// without): leaves in each cell's working set what train() leaves
 // (trained copies marked as trained in the cell, diverged_* flags, training
 // losses when copies_score_decides_nothing()). Each batch first sleeps the
 // longest batch_delay of the cells. Returns the seconds spent mutating,
 // per cell.
 std::vector<double> train_in_lockstep(const TrainingConfig& training, const TrainingData& data, std::int64_t batches,
-                                      std::int64_t latent_dim, const std::vector<LockstepCell>& cells);
+                                      std::int64_t latent_dim, const std::vector<LockstepCell>& cells,
+                                      bool cuda_graphs = false);
 
 }  // namespace cellgan

@@ -49,6 +49,18 @@ void BatchedAdam::set_learning_rate(std::int64_t p, double lr) {
   learning_rates_[p].fill_(lr);
 }
 
+void BatchedAdam::set_learning_rates(const std::vector<double>& lrs) {
+  if (static_cast<std::int64_t>(lrs.size()) != members_)
+    throw std::invalid_argument(
+        fmt::format("BatchedAdam::set_learning_rates: {} rates for {} members", lrs.size(), members_));
+  const torch::Tensor host = torch::tensor(lrs, torch::kFloat64);
+  // To a GPU through pinned memory, without waiting for the GPU's queue.
+  if (learning_rates_.is_cuda())
+    learning_rates_.copy_(host.pin_memory(), /*non_blocking=*/true);
+  else
+    learning_rates_.copy_(host);
+}
+
 void BatchedAdam::set_step(std::int64_t p, std::int64_t step) {
   check_member(p, "set_step");
   if (step < 0) throw std::invalid_argument("BatchedAdam::set_step: a step count is >= 0");

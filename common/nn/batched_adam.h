@@ -64,6 +64,10 @@ class BatchedAdam {
   // [P] float64 on the device: each member's learning rate.
   const torch::Tensor& learning_rates() const { return learning_rates_; }
   void set_learning_rate(std::int64_t p, double lr);
+  // Every member's at once, in one copy to the device that does not wait
+  // for the device's queue (std::invalid_argument unless there is one per
+  // member).
+  void set_learning_rates(const std::vector<double>& lrs);
   // [P] int64 on the device: each member's step count.
   const torch::Tensor& steps() const { return steps_; }
   void set_step(std::int64_t p, std::int64_t step);

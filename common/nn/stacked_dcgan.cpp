@@ -142,6 +142,7 @@ torch::Tensor StackedDcganImpl::discriminator_output(const torch::Tensor& scores
 
 torch::Tensor StackedDcganImpl::member_dropout(std::int64_t p, const torch::Tensor& x) {
   if (!is_training() || shape_.kind == NetworkKind::kSngan) return x;
+  if (staging_) return x * next_staged_mask(x);
   if (generators_.empty())
     throw std::logic_error("StackedDcgan: a training forward pass with dropout needs set_member_generators() first");
   return cellgan::member_dropout(x, kDropout, true, generators_[static_cast<std::size_t>(p)]);
@@ -149,9 +150,52 @@ torch::Tensor StackedDcganImpl::member_dropout(std::int64_t p, const torch::Tens
 
 torch::Tensor StackedDcganImpl::dropout(const torch::Tensor& x) {
   if (!is_training()) return x;
+  if (staging_) return x * next_staged_mask(x);
   if (generators_.empty())
     throw std::logic_error("StackedDcgan: a training forward pass with dropout needs set_member_generators() first");
   return stacked_dropout(x, kDropout, true, generators_);
+}
+
+// A mask as stacked_dropout() and member_dropout() draw it (stacked_dropout.h).
+void StackedDcganImpl::stage_dropout_pass(std::int64_t batch, torch::Device device) {
+  if (role_ != Role::kDiscriminator || shape_.kind != NetworkKind::kDcgan) return;
+  if (generators_.empty())
+    throw std::logic_error("StackedDcgan: staging dropout masks needs set_member_generators() first");
+  const std::vector<std::vector<std::int64_t>> layers{{batch, kDiscChannels1, 2 * kSeedSide, 2 * kSeedSide},
+                                                      {batch, kDiscChannels2, kSeedSide, kSeedSide}};
+  const auto draw = [this](std::size_t p, const std::vector<std::int64_t>& sizes) {
+    torch::Tensor mask = torch::empty(sizes, torch::kFloat32);
+    mask.bernoulli_(1.0 - kDropout, generators_[p]);
+    return mask.div_(1.0 - kDropout);
+  };
+  if (device.is_cuda()) {  // layer by layer, as dropout() draws
+    for (const auto& sizes : layers) {
+      std::vector<torch::Tensor> masks;
+      for (std::size_t p = 0; p < generators_.size(); ++p) masks.push_back(draw(p, sizes));
+      stage_mask(torch::stack(masks), device);
+    }
+  } else {  // member by member, as member_dropout() draws
+    for (std::size_t p = 0; p < generators_.size(); ++p)
+      for (const auto& sizes : layers) stage_mask(draw(p, sizes), device);
+  }
+  staging_ = true;
+}
+
+// Into the next slot, in the storage it had; to a GPU through pinned
+// memory, without waiting for the GPU.
+void StackedDcganImpl::stage_mask(const torch::Tensor& mask, torch::Device device) {
+  if (staged_count_ == staged_.size()) staged_.push_back(torch::empty(mask.sizes(), mask.options().device(device)));
+  torch::Tensor& slot = staged_[staged_count_++];
+  if (slot.is_cuda())
+    slot.copy_(mask.pin_memory(), /*non_blocking=*/true);
+  else
+    slot.copy_(mask);
+}
+
+torch::Tensor StackedDcganImpl::next_staged_mask(const torch::Tensor& x) {
+  if (staged_next_ >= staged_count_)
+    throw std::logic_error("StackedDcgan: a training pass with no dropout masks staged for it");
+  return staged_[staged_next_++].to(x.device(), x.scalar_type());
 }
 
 torch::Tensor StackedDcganImpl::discriminate(const torch::Tensor& x) {

@@ -28,7 +28,8 @@
 // (set_member_generators(), stacked_dropout.h), on the CPU member by member
 // (a member's two masks, then the next member's), on CUDA layer by layer; a
 // training forward pass of a dcgan discriminator without them is a
-// std::logic_error.
+// std::logic_error. Or the masks are drawn ahead, the same masks in the
+// same order (stage_dropout_pass()).
 //
 // Thread-safety: a module instance belongs to one thread at a time.
 #pragma once
@@ -66,6 +67,18 @@ class StackedDcganImpl : public torch::nn::Module {
   // One generator per member (members may share one), for dropout.
   void set_member_generators(std::vector<at::Generator> generators);
 
+  // Dropout masks drawn ahead of the passes that take them
+  // (staged_dropout.h): stage_dropout_pass() draws the masks of one
+  // training forward pass of `batch` rows on `device`, in the order that
+  // pass would draw them, into the next slots (tensors kept from call to
+  // call); from then on every training pass takes the next staged masks
+  // instead of drawing (a std::logic_error when none is left).
+  // restart_staged_dropout() has the next pass take the first slots again;
+  // clear_staged_dropout() has the next stage_dropout_pass() fill them.
+  void stage_dropout_pass(std::int64_t batch, torch::Device device);
+  void restart_staged_dropout() { staged_next_ = 0; }
+  void clear_staged_dropout() { staged_count_ = staged_next_ = 0; }
+
  private:
   torch::Tensor generate(const torch::Tensor& z);
   torch::Tensor discriminate(const torch::Tensor& x);
@@ -86,6 +99,12 @@ class StackedDcganImpl : public torch::nn::Module {
   StackedLayerNorm layer_norm_{nullptr};                // a dcgan critic's
   StackedSpectralNorm sn1_{nullptr}, sn2_{nullptr}, sn_linear_{nullptr};  // sngan D's
   std::vector<at::Generator> generators_;
+  std::vector<torch::Tensor> staged_;  // slots of staged masks, in the order the passes take them
+  std::size_t staged_count_ = 0, staged_next_ = 0;
+  bool staging_ = false;  // passes take staged masks
+
+  void stage_mask(const torch::Tensor& mask, torch::Device device);
+  torch::Tensor next_staged_mask(const torch::Tensor& x);
 };
 TORCH_MODULE(StackedDcgan);
 

@@ -39,25 +39,42 @@ MemberLosses stacked_discriminator_loss(LossKind kind, const torch::Tensor& d_re
   return with_total(discriminator_loss(kind, d_real, d_fake, form, LossMean::kPerMember));
 }
 
-MemberLosses losses_by_kind(const std::vector<LossKind>& kinds, torch::Device device,
-                            const std::function<torch::Tensor(LossKind, const torch::Tensor& rows)>& loss_of) {
-  std::vector<LossKind> distinct;
+KindRows kind_rows(const std::vector<LossKind>& kinds, torch::Device device) {
+  KindRows out{kinds, {}, {}, device};
   for (const LossKind k : kinds)
-    if (std::find(distinct.begin(), distinct.end(), k) == distinct.end()) distinct.push_back(k);
-  if (distinct.size() == 1) {
-    const torch::Tensor per_member = loss_of(distinct.front(), torch::Tensor());
-    return {per_member.detach(), per_member.sum(), per_member};
-  }
-  torch::Tensor per_member =
-      torch::zeros({static_cast<std::int64_t>(kinds.size())}, torch::dtype(torch::kFloat32).device(device));
-  torch::Tensor total;
-  torch::Tensor attached = torch::zeros_like(per_member);
-  for (const LossKind kind : distinct) {
+    if (std::find(out.distinct.begin(), out.distinct.end(), k) == out.distinct.end()) out.distinct.push_back(k);
+  if (out.distinct.size() == 1) return out;
+  for (const LossKind kind : out.distinct) {
     std::vector<std::int64_t> rows;
     for (std::size_t p = 0; p < kinds.size(); ++p)
       if (kinds[p] == kind) rows.push_back(static_cast<std::int64_t>(p));
-    const torch::Tensor index = torch::tensor(rows, torch::kLong).to(device);
-    const torch::Tensor part = loss_of(kind, index);
+    const torch::Tensor host = torch::tensor(rows, torch::kLong);
+    // To a GPU through pinned memory, without waiting for its queue.
+    out.rows.push_back(device.is_cuda()
+                           ? host.pin_memory().to(torch::TensorOptions().device(device), /*non_blocking=*/true)
+                           : host.to(device));
+  }
+  return out;
+}
+
+MemberLosses losses_by_kind(const std::vector<LossKind>& kinds, torch::Device device,
+                            const std::function<torch::Tensor(LossKind, const torch::Tensor& rows)>& loss_of) {
+  return losses_by_kind(kind_rows(kinds, device), loss_of);
+}
+
+MemberLosses losses_by_kind(const KindRows& rows,
+                            const std::function<torch::Tensor(LossKind, const torch::Tensor& rows)>& loss_of) {
+  if (rows.distinct.size() == 1) {
+    const torch::Tensor per_member = loss_of(rows.distinct.front(), torch::Tensor());
+    return {per_member.detach(), per_member.sum(), per_member};
+  }
+  torch::Tensor per_member =
+      torch::zeros({static_cast<std::int64_t>(rows.kinds.size())}, torch::dtype(torch::kFloat32).device(rows.device));
+  torch::Tensor total;
+  torch::Tensor attached = torch::zeros_like(per_member);
+  for (std::size_t k = 0; k < rows.distinct.size(); ++k) {
+    const torch::Tensor& index = rows.rows[k];
+    const torch::Tensor part = loss_of(rows.distinct[k], index);
     per_member.index_copy_(0, index, part.detach());
     attached = attached.index_copy(0, index, part);
     total = total.defined() ? total + part.sum() : part.sum();

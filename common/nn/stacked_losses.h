@@ -45,6 +45,20 @@ MemberLosses stacked_discriminator_loss(LossKind kind, const torch::Tensor& d_re
 MemberLosses losses_by_kind(const std::vector<LossKind>& kinds, torch::Device device,
                             const std::function<torch::Tensor(LossKind, const torch::Tensor& rows)>& loss_of);
 
+// losses_by_kind's grouping, made ahead: each kind that occurs, in order of
+// first occurrence, with its members' index on the device (none when all
+// members have one kind). A step that takes it copies nothing from the host.
+struct KindRows {
+  std::vector<LossKind> kinds;     // as given, one per member
+  std::vector<LossKind> distinct;  // in order of first occurrence
+  std::vector<torch::Tensor> rows;  // per distinct kind; empty when one kind
+  torch::Device device = torch::kCPU;
+};
+KindRows kind_rows(const std::vector<LossKind>& kinds, torch::Device device);
+// losses_by_kind on a grouping made ahead.
+MemberLosses losses_by_kind(const KindRows& rows,
+                            const std::function<torch::Tensor(LossKind, const torch::Tensor& rows)>& loss_of);
+
 // t's rows `rows` (index_select along dimension 0), or t itself when
 // `rows` is undefined (losses_by_kind's "all members").
 torch::Tensor rows_of(const torch::Tensor& t, const torch::Tensor& rows);

@@ -83,6 +83,10 @@ std::vector<StackedTensor> StackedNetworkImpl::buffer_tensors() const {
   return convolutional_ ? convolutional_->buffer_tensors() : std::vector<StackedTensor>{};
 }
 
+bool StackedNetworkImpl::draws_dropout() const {
+  return convolutional_ && role_ == Role::kDiscriminator && shape_.kind == NetworkKind::kDcgan && is_training();
+}
+
 void StackedNetworkImpl::set_member_generators(std::vector<at::Generator> generators) {
   if (convolutional_) convolutional_->set_member_generators(std::move(generators));
 }

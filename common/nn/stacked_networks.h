@@ -75,6 +75,9 @@ class StackedNetworkImpl : public torch::nn::Module {
   // The generators member p's dropout masks are drawn from, one per
   // member (stacked_dropout.h); kinds without dropout ignore them.
   void set_member_generators(std::vector<at::Generator> generators);
+  // True when a training forward pass draws dropout masks (the dcgan
+  // discriminator): it reads those generators on the host.
+  bool draws_dropout() const;
 
   Role role() const { return role_; }
   const NetworkShape& shape() const { return shape_; }
@@ -108,6 +111,10 @@ class StackedMembers {
   double learning_rate(std::int64_t p) const;
   void set_learning_rate(std::int64_t p, double lr);
   void set_adam_learning_rate(std::int64_t p, double lr);
+  // Every member's own rates and Adam's at once: Adam's in one copy to the
+  // device. adam_learning_rates() reads Adam's back from the device.
+  void set_learning_rates(const std::vector<double>& own, const std::vector<double>& adam);
+  std::vector<double> adam_learning_rates() const;
 
   // Per member, as Individual's fields of the same names.
   std::vector<double> fitness;

@@ -90,6 +90,19 @@ void StackedMembers::set_adam_learning_rate(std::int64_t p, double lr) {
   optimizer_->set_learning_rate(p, lr);
 }
 
+void StackedMembers::set_learning_rates(const std::vector<double>& own, const std::vector<double>& adam) {
+  if (static_cast<std::int64_t>(own.size()) != members_)
+    throw std::invalid_argument(
+        fmt::format("StackedMembers::set_learning_rates: {} rates for {} members", own.size(), members_));
+  optimizer_->set_learning_rates(adam);
+  learning_rates_ = own;
+}
+
+std::vector<double> StackedMembers::adam_learning_rates() const {
+  const torch::Tensor host = optimizer_->learning_rates().cpu().contiguous();
+  return std::vector<double>(host.data_ptr<double>(), host.data_ptr<double>() + host.numel());
+}
+
 void StackedMembers::load_row(std::int64_t p, const Individual& individual) {
   if (individual.role() != role_) throw std::invalid_argument("StackedMembers::load_row: the individual's role differs");
   load_row(p, individual.encode());

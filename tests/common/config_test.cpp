@@ -180,6 +180,16 @@ TEST(ConfigErrors, EnumValueNotInTheList) {
   expect_mentions(parse_error("training:\n  loss: hinge\n"), {"configs/bad.yaml", "training.loss", "hinge"});
   expect_mentions(parse_error("grid:\n  neighbourhood: hex\n"), {"configs/bad.yaml", "grid.neighbourhood", "hex"});
   expect_mentions(parse_error("runtime:\n  log_level: loud\n"), {"configs/bad.yaml", "runtime.log_level", "loud"});
+  expect_mentions(parse_error("runtime:\n  cuda_graphs: maybe\n"),
+                  {"configs/bad.yaml", "runtime.cuda_graphs", "maybe"});
+}
+
+TEST(ConfigErrors, CudaGraphsOnNeedsAGpu) {
+  expect_mentions(parse_error("runtime:\n  device: cpu\n  cuda_graphs: on\n"),
+                  {"configs/bad.yaml", "runtime.cuda_graphs", "GPU"});
+  EXPECT_EQ(parse_config("runtime:\n  device: cpu\n  cuda_graphs: off\n", "ok.yaml").runtime.cuda_graphs, "off");
+  EXPECT_EQ(parse_config("runtime:\n  cuda_graphs: on\n", "ok.yaml").runtime.cuda_graphs, "on");
+  EXPECT_EQ(Config{}.runtime.cuda_graphs, "auto");
 }
 
 TEST(ConfigErrors, IdxDatasetNeedsAPath) {

@@ -88,7 +88,7 @@ BOOST_FLAG=()
 [ -n "$BOOST_PROGRAM_OPTIONS" ] && BOOST_FLAG=(-DCELLGAN_BOOST_PROGRAM_OPTIONS="$(realpath "$BOOST_PROGRAM_OPTIONS")")
 step configure 60 cmake -S . -B build-gpu "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" "${BOOST_FLAG[@]}" || { say "stopping: no build"; exit 1; }
-grep -E "trimmed libtorch|fmt headers hidden|LibTorch [0-9]|NCCL all-reduce" "$OUT/configure.log" | sed 's/^-- /  - /' | tee -a "$SUMMARY"
+grep -E "trimmed libtorch|fmt headers hidden|LibTorch [0-9]|NCCL all-reduce|CUDA graphs" "$OUT/configure.log" | sed 's/^-- /  - /' | tee -a "$SUMMARY"
 step build 260 cmake --build build-gpu -j "$(getconf _NPROCESSORS_ONLN)" --target cellgan gpu_tests nn_tests || { say "stopping: no build"; exit 1; }
 CELLGAN=$ROOT/build-gpu/app/cellgan
 step ctest-gpu 150 ctest --test-dir build-gpu -L gpu -j 4 --output-on-failure --timeout 140
@@ -183,7 +183,12 @@ def show(values):
 print(f"GPU {show(gpu.values())}; host (RSS) {show(rss.values())}")
 EOF
 }
-sampled g2-w1 90 1 configs/mnist-4x4.yaml "${MNIST[@]}" --set training.generations=10 --set runtime.device=cuda
+# G2 with the steps captured as CUDA graphs when the build has them (`on`
+# would refuse to start otherwise); g2-graphs-off below is the same run without.
+GRAPHS=auto
+grep -q "CUDA graphs: built" "$OUT/configure.log" 2> /dev/null && GRAPHS=on
+sampled g2-w1 90 1 configs/mnist-4x4.yaml "${MNIST[@]}" --set training.generations=10 --set runtime.device=cuda \
+  --set runtime.cuda_graphs=$GRAPHS
 train g2-w4 90 4 configs/mnist-4x4.yaml "${MNIST[@]}" --set training.generations=10 --set runtime.device=cuda
 sampled g5-w1 120 1 configs/mnist-4x4.yaml "${MNIST[@]}" --set grid.rows=8 --set grid.cols=8 \
   --set training.generations=5 --set runtime.device=cuda
@@ -193,6 +198,23 @@ say "| --- | --- | --- |"
 say "| G2 mnist-4x4, 1 worker (16 cells stacked) | $(per_gen g2-w1) | $(memory g2-w1) |"
 say "| mnist-4x4, 4 workers sharing the GPU | $(per_gen g2-w4) | |"
 say "| G5 mnist-8x8, 1 worker (64 cells stacked) | $(per_gen g5-w1) | $(memory g5-w1) |"
+
+say ""
+say "## G2 with CUDA graphs on against off (runtime.cuda_graphs)"
+train g2-graphs-off 60 1 configs/mnist-4x4.yaml "${MNIST[@]}" --set training.generations=10 --set runtime.device=cuda \
+  --set runtime.cuda_graphs=off
+captured() {
+  if [ "$GRAPHS" != on ]; then echo "not built: graphs $GRAPHS"
+  elif grep -q "capturing a training step failed" "$OUT/g2-w1.log" 2> /dev/null; then
+    echo "capture failed, ran without graphs: $(grep -m1 -o 'capturing a training step failed.*' "$OUT/g2-w1.log")"
+  else echo "captured and replayed"; fi
+}
+on=$(per_gen g2-w1); off=$(per_gen g2-graphs-off)
+say ""
+say "| G2 mnist-4x4, 1 worker | graphs on (s per generation) | graphs off | off / on |"
+say "| --- | --- | --- | --- |"
+say "| 10 generations, 100 batches each | $on | $off | $(ratio "$off" "$on") |"
+say "- graphs in g2-w1: $(captured)"
 
 say ""
 say "## G6: fashion-2x2 grown to 4x4 with the DCGAN pair, 30 batches a generation"
@@ -205,7 +227,7 @@ say "| G6 on one GPU | seconds per generation |"
 say "| --- | --- |"
 say "| 1 worker | $(per_gen g6-w1) |"
 say "| 4 ranks sharing the GPU | $(per_gen g6-w4) |"
-say "- CUDA graphs: not built yet, so not measured on against off."
+say "- CUDA graphs: auto (on where the build has them; G2 measures on against off)."
 
 say ""
 say "## G3: data-parallel DCGAN (dp-fashion-dcgan), images per second"

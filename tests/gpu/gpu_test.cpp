@@ -7,6 +7,9 @@
 // - a short toy run's losses on the GPU are those of the CPU within the
 //   sampling noise of the fitness estimate (see the tolerance below);
 // - the host-staged all-reduce sums GPU tensors as it sums CPU ones;
+// - a step captured as a CUDA graph replays what it does eagerly, and
+//   lockstep training with its steps replayed gives the bits it gives
+//   without graphs;
 // - whole jobs (coevolution, data_parallel) on CUDA finish, record their
 //   devices in result.json, and repeat to the bit.
 // - where the build has NCCL: NCCL joins and sums on one GPU (W = 1), and
@@ -17,14 +20,17 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "common/comm/in_process_communicator.h"
 #include "common/nn/allreduce_check.h"
+#include "common/nn/cuda_step_graph.h"
 #include "common/nn/device.h"
 #include "common/nn/individual.h"
+#include "common/nn/torch_generator_lock.h"
 #include "common/nn/training_data.h"
 #include "tests/app/job_files.h"
 #include "tests/app/one_process_job.h"
@@ -34,8 +40,10 @@
 #include "worker/cell_checkpoint.h"
 #include "worker/cell_trainer.h"
 #include "worker/gradient_allreduce.h"
+#include "worker/generation_steps.h"
 #include "worker/gradient_fusion.h"
 #include "worker/nccl_allreduce.h"
+#include "worker/lockstep_training.h"
 
 namespace cellgan {
 namespace {
@@ -192,6 +200,58 @@ class Doubling final : public GradientAllreduce {
   }
   WorkerExchange& exchange() override { throw std::logic_error("Doubling has no exchange"); }
 };
+
+#define SKIP_WITHOUT_GRAPHS()                                                                     \
+  do {                                                                                            \
+    if (visible_gpus() == 0) GTEST_SKIP() << "no GPU is visible";                                \
+    if (!CudaStepGraph::built()) GTEST_SKIP() << "this build has no CUDA graphs (LibTorch without CUDA)"; \
+  } while (0)
+
+TEST(Gpu, ACudaStepGraphReplaysWhatTheStepDoes) {
+  SKIP_WITHOUT_GRAPHS();
+  const torch::Tensor x = torch::zeros({1000}, gpu());
+  CudaStepGraph graph;
+  const int steps = CudaStepGraph::kWarmups + 5;
+  for (int i = 0; i < steps; ++i) graph.run([&x] { x.mul_(2.0).add_(1.0); });
+  EXPECT_TRUE(graph.replaying());
+  EXPECT_FALSE(graph.gave_up());
+  EXPECT_TRUE(torch::equal(x.cpu(), torch::full({1000}, std::pow(2.0, steps) - 1.0)));
+}
+
+// Three toy cells (population 1: each plays its own opponent) trained in
+// lockstep for 8 batches, the steps replayed from the fourth on.
+std::vector<Bytes> lockstep_on_gpu(bool cuda_graphs) {
+  Config c = toy_config();
+  c.training.mutation_probability = 1.0;
+  DeviceCell cell(c, gpu());
+  std::vector<std::unique_ptr<GenerationWorkingSet>> works;
+  std::vector<LockstepCell> cells;
+  for (int k : {1, 4, 7}) {
+    CellState s = cell.trainer.initial_state(k, 4);
+    works.push_back(std::make_unique<GenerationWorkingSet>());
+    seed_generation(c, s, *works.back());
+    draw_generation_losses(c.training, s, works.back()->rng);
+    works.back()->selected_generators.push_back(s.generators[0].clone());
+    works.back()->selected_discriminators.push_back(s.discriminators[0].clone());
+    cells.push_back({k, works.back().get()});
+  }
+  const auto lock = lock_torch_generator();
+  train_in_lockstep(c.training, cell.data, 8, c.network.latent_dim, cells, cuda_graphs);
+  std::vector<Bytes> out;
+  for (const auto& w : works) {
+    out.push_back(w->selected_generators.at(0).encode());
+    out.push_back(w->selected_discriminators.at(0).encode());
+  }
+  return out;
+}
+
+TEST(Gpu, LockstepStepsReplayedAsCudaGraphsGiveTheBitsOfTheOrdinarySteps) {
+  SKIP_WITHOUT_GRAPHS();
+  const std::vector<Bytes> plain = lockstep_on_gpu(false);
+  const std::vector<Bytes> graphs = lockstep_on_gpu(true);
+  ASSERT_EQ(plain.size(), graphs.size());
+  for (std::size_t i = 0; i < plain.size(); ++i) EXPECT_EQ(plain[i], graphs[i]) << "copy " << i;
+}
 
 TEST(Gpu, TheHostStagedAllreduceSumsGpuTensorsAsCpuOnes) {
   SKIP_WITHOUT_GPU();

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/nn/cuda_step_graph.h"
 #include "common/nn/torch_generator_lock.h"
 #include "tests/nn/stacked_members.h"
 #include "tests/worker/toy_cell_fixture.h"
@@ -64,7 +65,8 @@ Trained trained(const GenerationWorkingSet& work) {
 }
 
 // The cells trained in lockstep, together.
-std::vector<Trained> in_lockstep(Fixture& f, const std::vector<int>& cells, std::int64_t batches) {
+std::vector<Trained> in_lockstep(Fixture& f, const std::vector<int>& cells, std::int64_t batches,
+                                 bool cuda_graphs = false) {
   std::vector<std::unique_ptr<GenerationWorkingSet>> works;
   std::vector<LockstepCell> lockstep;
   for (int cell : cells) {
@@ -73,7 +75,7 @@ std::vector<Trained> in_lockstep(Fixture& f, const std::vector<int>& cells, std:
   }
   const auto lock = lock_torch_generator();
   const std::vector<double> mutating =
-      train_in_lockstep(f.config.training, f.data, batches, f.config.network.latent_dim, lockstep);
+      train_in_lockstep(f.config.training, f.data, batches, f.config.network.latent_dim, lockstep, cuda_graphs);
   EXPECT_EQ(mutating.size(), cells.size());
   std::vector<Trained> out;
   for (const auto& w : works) out.push_back(trained(*w));
@@ -222,6 +224,22 @@ TEST(LockstepTraining, CellsWithDataOfTheirOwnTrainAsTheyDoAlone) {
     EXPECT_EQ(test::bytes_difference(together[1].bytes[i], grid_alone[0].bytes[i]), "") << "grid cell, copy " << i;
     EXPECT_NE(together[1].bytes[i], grid_as_ring[0].bytes[i]) << "the grid cell's data made no difference, copy " << i;
   }
+}
+
+// Graphs asked for where none are captured (the CPU): every step runs, in
+// its two parts, as without (population 1, so that each step plays its
+// own opponents and would be captured on a GPU; tests/gpu/gpu_test.cpp
+// compares the replayed steps there).
+TEST(LockstepTraining, WithGraphsAskedForOnTheCpuEqualsWithoutToTheBit) {
+  Config c = lockstep_config();
+  c.training.population_size = 1;
+  c.training.loss = LossKind::kBce;
+  Fixture f(c);
+  const std::vector<Trained> plain = in_lockstep(f, {2, 4}, CudaStepGraph::kWarmups + 3);
+  const std::vector<Trained> graphs = in_lockstep(f, {2, 4}, CudaStepGraph::kWarmups + 3, true);
+  for (std::size_t k = 0; k < plain.size(); ++k)
+    for (std::size_t i = 0; i < plain[k].bytes.size(); ++i)
+      EXPECT_EQ(test::bytes_difference(plain[k].bytes[i], graphs[k].bytes[i]), "") << "cell " << k << ", copy " << i;
 }
 
 TEST(LockstepTraining, RefusesWhatItDoesNotStack) {
