@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "common/nn/device.h"
@@ -106,17 +107,22 @@ TEST(StackedConditional, IsStackedAndItsRowBytesAreTheIndividualsEncodedBytes) {
   }
 }
 
-// G and D, in evaluation mode and in training mode (batch statistics, D's
-// dropout from generators seeded as Torch's global one is before each
-// member's own pass): each member's rows, and the running statistics, are
-// its own network's (to the bit where the kernels round alike, else within
-// 1e-5 of the largest output as for the dcgan kind).
+// G, D and the critic D, in evaluation mode and in training mode (batch
+// statistics, D's dropout from generators seeded as Torch's global one is
+// before each member's own pass): each member's rows, and the running
+// statistics, are its own network's (to the bit where the kernels round
+// alike, else within 1e-5 of the largest output as for the dcgan kind).
 TEST(StackedConditional, ForwardEqualsEachMembersNetworkWithItsOwnLabels) {
-  const NetworkShape shape = conditional_shape();
-  const test::StepInputs in = conditional_inputs(shape, kMembers, 5);
+  const test::StepInputs in = conditional_inputs(conditional_shape(), kMembers, 5);
+  const std::vector<std::pair<Role, DiscriminatorOutput>> networks{
+      {Role::kGenerator, DiscriminatorOutput::kProbability},
+      {Role::kDiscriminator, DiscriminatorOutput::kProbability},
+      {Role::kDiscriminator, DiscriminatorOutput::kScore}};
   for (const bool training : {false, true}) {
-    for (const Role role : {Role::kGenerator, Role::kDiscriminator}) {
-      SCOPED_TRACE(std::string(training ? "training " : "evaluation ") + (role == Role::kGenerator ? "G" : "D"));
+    for (const auto& [role, output] : networks) {
+      SCOPED_TRACE(std::string(training ? "training " : "evaluation ") + (role == Role::kGenerator ? "G" : "D") +
+                   (output == DiscriminatorOutput::kScore ? " (critic)" : ""));
+      const NetworkShape shape = conditional_shape(output);
       Stacks s(shape);
       load_aged(s, shape);
       std::vector<Individual> members;
