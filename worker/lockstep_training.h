@@ -22,8 +22,10 @@
 // elementwise kernels are laid out per member, member_aligned() of
 // stacked_tensor.h, where train() takes ATen's scalar tail); and to the bit
 // as they come out of any other stack (tests/worker/lockstep_training_test.cpp).
-// The dcgan and sngan kinds come out as train() leaves them to rounding
-// (stacked_dcgan.h; tests/nn/stacked_dcgan_training_test.cpp), apart from
+// The dcgan, sngan and dcgan_conditional kinds (whose labels ride in each
+// cell's latent vectors and real rows, as in train()) come out as train()
+// leaves them to rounding (stacked_dcgan.h;
+// tests/nn/stacked_dcgan_training_test.cpp), apart from
 // the draws and running statistics noted at trains_in_lockstep(), and to
 // the bit as they come out of any other stack.
 //
@@ -53,8 +55,8 @@ struct LockstepCell {
 };
 
 // True when the network trains in lockstep: the kinds that are stacked
-// (is_stacked() of stacked_networks.h); the others train one member at a
-// time (train()). Penalties (R1, WGAN-GP) are taken per member as
+// (is_stacked() of stacked_networks.h), which are all of them; train()
+// steps one member at a time. Penalties (R1, WGAN-GP) are taken per member as
 // discriminator_step.h takes them. WGAN-GP's interpolation shares and the
 // dropout masks are drawn from a stream per cell seeded from
 // work.global_seed, as train() draws them from Torch's global generator

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
-#include "common/nn/stacked_networks.h"
 
 namespace cellgan {
 
@@ -47,10 +46,6 @@ void check_precision(const Config& config, const torch::Device& device) {
     throw InputError(fmt::format("{}: training.precision: fp16 needs a GPU (the device is {}): expected fp32 or bf16 "
                                  "on a CPU",
                                  config.source, device.str()));
-  if (config.layout != LayoutKind::kDataParallel && !is_stacked(config.network.kind))
-    throw InputError(fmt::format("{}: training.precision: fp16 needs a loss scale per member, which network {} "
-                                 "(trained one member at a time) does not keep yet: expected fp32 or bf16",
-                                 config.source, to_string(config.network.kind)));
 }
 
 }  // namespace cellgan

@@ -39,9 +39,9 @@ class AutocastScope {
 };
 
 // InputError "SOURCE: training.precision: ..." when config's precision
-// cannot run on `device` (fp16 on a CPU) or with its network (fp16 needs
-// a loss scale per member: the data-parallel replicas and the stacked
-// kinds keep one, dcgan_conditional's one-at-a-time training not yet).
+// cannot run on `device` (fp16 on a CPU). Every network takes fp16 on a
+// GPU: the data-parallel replicas and the stacked members (every kind
+// trains in lockstep) each keep a loss scale of their own.
 void check_precision(const Config& config, const torch::Device& device);
 
 }  // namespace cellgan

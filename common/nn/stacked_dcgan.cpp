@@ -1,4 +1,5 @@
-// The dcgan and sngan networks for P members at once (stacked_dcgan.h).
+// The dcgan, sngan and dcgan_conditional networks for P members at once
+// (stacked_dcgan.h).
 #include "common/nn/stacked_dcgan.h"
 
 #include <torch/torch.h>
@@ -7,6 +8,7 @@
 
 #include <stdexcept>
 
+#include "common/nn/conditional_networks.h"
 #include "common/nn/stacked_dropout.h"
 
 namespace cellgan {
@@ -37,8 +39,9 @@ torch::Tensor upsample_twice(const torch::Tensor& x) {
 
 StackedDcganImpl::StackedDcganImpl(Role role, const NetworkShape& shape, std::int64_t members)
     : role_(role), shape_(shape), members_(members) {
-  if (shape.kind != NetworkKind::kDcgan && shape.kind != NetworkKind::kSngan)
-    throw std::invalid_argument(fmt::format("StackedDcgan: network kind {} is not dcgan or sngan", to_string(shape.kind)));
+  if (shape.kind != NetworkKind::kDcgan && shape.kind != NetworkKind::kSngan && !is_conditional(shape))
+    throw std::invalid_argument(
+        fmt::format("StackedDcgan: network kind {} is not dcgan, sngan or dcgan_conditional", to_string(shape.kind)));
   if (members < 1) throw std::invalid_argument("StackedDcgan: a stack has at least one member");
   if (role == Role::kGenerator)
     build_generator();
@@ -56,12 +59,13 @@ void StackedDcganImpl::build_generator() {
 }
 
 void StackedDcganImpl::build_discriminator() {
-  conv1_ = register_module("conv1", StackedConv2d(members_, StackedConvGeometry{1, kDiscChannels1, 4, 2, 1}));
+  const std::int64_t planes = is_conditional(shape_) ? 1 + kClassCount : 1;
+  conv1_ = register_module("conv1", StackedConv2d(members_, StackedConvGeometry{planes, kDiscChannels1, 4, 2, 1}));
   conv2_ = register_module("conv2", StackedConv2d(members_, StackedConvGeometry{kDiscChannels1, kDiscChannels2, 4, 2, 1}));
   if (shape_.kind == NetworkKind::kSngan) {
     sn1_ = register_module("sn1", StackedSpectralNorm(members_, kDiscChannels1));
     sn2_ = register_module("sn2", StackedSpectralNorm(members_, kDiscChannels2));
-  } else if (shape_.d_output == DiscriminatorOutput::kScore) {
+  } else if (shape_.d_output == DiscriminatorOutput::kScore && !is_conditional(shape_)) {
     layer_norm_ = register_module(
         "layer_norm", StackedLayerNorm(members_, std::vector<std::int64_t>{kDiscChannels2, kSeedSide, kSeedSide}));
   } else {
@@ -82,6 +86,18 @@ torch::Tensor StackedDcganImpl::forward(const torch::Tensor& x) {
 }
 
 torch::Tensor StackedDcganImpl::generate(const torch::Tensor& z) {
+  if (is_conditional(shape_)) {
+    // conditional_generator_forward() per member: [z, s] -> the images of
+    // [z, onehot(argmax s)], then [image, onehot(argmax s)].
+    const std::int64_t free = shape_.latent_dim - kClassCount;
+    const torch::Tensor label =
+        torch::one_hot(z.narrow(2, free, kClassCount).argmax(2), kClassCount).to(torch::kFloat32);
+    return torch::cat({generate_images(torch::cat({z.narrow(2, 0, free), label}, 2)), label}, 2);
+  }
+  return generate_images(z);
+}
+
+torch::Tensor StackedDcganImpl::generate_images(const torch::Tensor& z) {
   if (!z.is_cuda()) return generate_member_by_member(z);
   const std::int64_t batch = z.size(1);
   torch::Tensor h = linear_->forward(z).view({members_, batch, kGenChannels, kSeedSide, kSeedSide});
@@ -114,7 +130,7 @@ torch::Tensor StackedDcganImpl::generate_member_by_member(const torch::Tensor& z
 torch::Tensor StackedDcganImpl::discriminate_member_by_member(const torch::Tensor& x) {
   const std::int64_t batch = x.size(1);
   const bool sn = shape_.kind == NetworkKind::kSngan;
-  const std::vector<torch::Tensor> images = x.reshape({members_, batch, 1, kImageSide, kImageSide}).unbind(0);
+  const std::vector<torch::Tensor> images = image_planes(x).unbind(0);
   const std::vector<torch::Tensor> w1 = (sn ? sn1_->forward(conv1_->weight) : conv1_->weight).unbind(0);
   const std::vector<torch::Tensor> w2 = (sn ? sn2_->forward(conv2_->weight) : conv2_->weight).unbind(0);
   const std::vector<torch::Tensor> b1 = conv1_->bias.unbind(0), b2 = conv2_->bias.unbind(0);
@@ -133,6 +149,17 @@ torch::Tensor StackedDcganImpl::discriminate_member_by_member(const torch::Tenso
   }
   const torch::Tensor h = torch::stack(features);
   return discriminator_output(sn ? linear_->forward_with(h, sn_linear_->forward(linear_->weight)) : linear_->forward(h));
+}
+
+torch::Tensor StackedDcganImpl::image_planes(const torch::Tensor& x) const {
+  const std::int64_t batch = x.size(1);
+  const torch::Tensor image = x.narrow(2, 0, kImageDim).reshape({members_, batch, 1, kImageSide, kImageSide});
+  if (!is_conditional(shape_)) return image;
+  // conditional_discriminator_forward(): the label as constant planes.
+  const torch::Tensor planes = x.narrow(2, kImageDim, kClassCount)
+                                   .reshape({members_, batch, kClassCount, 1, 1})
+                                   .expand({members_, batch, kClassCount, kImageSide, kImageSide});
+  return torch::cat({image, planes}, 2);
 }
 
 torch::Tensor StackedDcganImpl::discriminator_output(const torch::Tensor& scores) const {
@@ -201,7 +228,7 @@ torch::Tensor StackedDcganImpl::next_staged_mask(const torch::Tensor& x) {
 torch::Tensor StackedDcganImpl::discriminate(const torch::Tensor& x) {
   if (!x.is_cuda()) return discriminate_member_by_member(x);
   const std::int64_t batch = x.size(1);
-  torch::Tensor h = x.reshape({members_, batch, 1, kImageSide, kImageSide});
+  torch::Tensor h = image_planes(x);
   const bool sn = shape_.kind == NetworkKind::kSngan;
   h = torch::leaky_relu(sn ? conv1_->forward_with(h, sn1_->forward(conv1_->weight)) : conv1_->forward(h), kLeakySlope);
   if (!sn) h = dropout(h);

@@ -1,5 +1,6 @@
-// The dcgan and sngan networks (networks.h) for P members at once
-// (docs/architecture.md, "Stacked networks"), layer for layer:
+// The dcgan, sngan and dcgan_conditional networks (networks.h,
+// conditional_networks.h) for P members at once (docs/architecture.md,
+// "Stacked networks"), layer for layer:
 // - G  StackedLinear z -> 128*7*7, StackedBatchNorm2d, ReLU, nearest
 //      Upsample x2, StackedConv2d 128->64 k3 p1, StackedBatchNorm2d, ReLU,
 //      Upsample x2, StackedConv2d 64->1 k3 p1, Tanh;
@@ -9,7 +10,13 @@
 //      StackedLinear 64*7*7 -> 1, Sigmoid unless a critic;
 // - D  (sngan) the same convolutions and Linear, each weight through a
 //      StackedSpectralNorm, LeakyReLU .2 after each convolution, no
-//      normalisation, no dropout, Sigmoid unless a critic.
+//      normalisation, no dropout, Sigmoid unless a critic;
+// - dcgan_conditional: G is the dcgan G fed [z, onehot(y)], y the argmax
+//      of each latent row's label slots, and returns [image, onehot(y)];
+//      D is the dcgan D (always with StackedBatchNorm2d) whose first
+//      convolution takes 1 + 10 channels, the image and the label as
+//      constant planes. A member's labels ride in its own rows of the
+//      inputs, as they do for one conditional network.
 // Inputs are [P, B, in] and outputs [P, B, out] as for every stacked
 // network; the Linear layers run stacked (StackedLinear). Between them, on
 // CUDA the members travel together as [P, B, C, H, W] through the stacked
@@ -55,7 +62,8 @@ namespace cellgan {
 
 class StackedDcganImpl : public torch::nn::Module {
  public:
-  // shape.kind dcgan or sngan (std::invalid_argument otherwise).
+  // shape.kind dcgan, sngan or dcgan_conditional (std::invalid_argument
+  // otherwise).
   StackedDcganImpl(Role role, const NetworkShape& shape, std::int64_t members);
 
   // [P, B, in] -> [P, B, out].
@@ -81,6 +89,8 @@ class StackedDcganImpl : public torch::nn::Module {
 
  private:
   torch::Tensor generate(const torch::Tensor& z);
+  torch::Tensor generate_images(const torch::Tensor& z);  // the dcgan G's [P, B, 784]
+  torch::Tensor image_planes(const torch::Tensor& x) const;  // [P, B, 784 (+ 10)] -> [P, B, 1 (+ 10), 28, 28]
   torch::Tensor discriminate(const torch::Tensor& x);
   torch::Tensor dropout(const torch::Tensor& x);
   torch::Tensor generate_member_by_member(const torch::Tensor& z);

@@ -1,6 +1,6 @@
 // The layers of stacked networks (stacked_networks.h): the mlp and toy
-// bodies of networks.cpp as StackedLinear layers, the dcgan and sngan ones
-// as stacked_dcgan.h's.
+// bodies of networks.cpp as StackedLinear layers, the dcgan, sngan and
+// dcgan_conditional ones as stacked_dcgan.h's.
 #include "common/nn/stacked_networks.h"
 
 #include <torch/torch.h>
@@ -21,9 +21,8 @@ bool is_stacked(NetworkKind kind) {
     case NetworkKind::kToy:
     case NetworkKind::kDcgan:
     case NetworkKind::kSngan:
-      return true;
     case NetworkKind::kDcganConditional:
-      return false;
+      return true;
   }
   return false;
 }
@@ -33,7 +32,8 @@ StackedNetworkImpl::StackedNetworkImpl(Role role, const NetworkShape& shape, std
   if (!is_stacked(shape.kind))
     throw std::invalid_argument(fmt::format("StackedNetwork: network kind {} is not stacked yet", to_string(shape.kind)));
   if (members < 1) throw std::invalid_argument("StackedNetwork: a stack has at least one member");
-  if (shape.kind == NetworkKind::kDcgan || shape.kind == NetworkKind::kSngan) {
+  if (shape.kind == NetworkKind::kDcgan || shape.kind == NetworkKind::kSngan ||
+      shape.kind == NetworkKind::kDcganConditional) {
     convolutional_ = register_module("convolutional", std::make_shared<StackedDcganImpl>(role, shape, members));
     return;
   }

@@ -23,12 +23,12 @@
 //   sets it with the member's own (as Individual::set_learning_rate),
 //   set_adam_learning_rate only Adam's (not part of the bytes).
 //
-// The dcgan and sngan kinds are the layers of stacked_dcgan.h
-// (convolutions, batch, layer and spectral norm per member: one batched
-// kernel per layer on CUDA, each member's own on the CPU; dropout with each
-// member's own mask, drawn from the generators set by
-// set_member_generators()). dcgan_conditional is not stacked yet: its
-// cells train one member at a time.
+// The dcgan, sngan and dcgan_conditional kinds are the layers of
+// stacked_dcgan.h (convolutions, batch, layer and spectral norm per member:
+// one batched kernel per layer on CUDA, each member's own on the CPU;
+// dropout with each member's own mask, drawn from the generators set by
+// set_member_generators()); the conditional pair's labels ride in each
+// member's rows of the inputs (conditional_networks.h).
 //
 // Thread-safety: a stack belongs to one thread at a time.
 #pragma once
@@ -53,8 +53,8 @@ namespace cellgan {
 
 class StackedDcganImpl;
 
-// True for the network kinds that stacks hold: mlp, toy, dcgan and sngan.
-// The others train and play one member at a time.
+// True for the network kinds that stacks hold: every kind (mlp, toy,
+// dcgan, sngan and dcgan_conditional).
 bool is_stacked(NetworkKind kind);
 
 class StackedNetworkImpl : public torch::nn::Module {
@@ -89,7 +89,7 @@ class StackedNetworkImpl : public torch::nn::Module {
   NetworkShape shape_;
   std::int64_t members_;
   std::vector<StackedLinear> layers_;             // mlp, toy
-  std::shared_ptr<StackedDcganImpl> convolutional_;  // dcgan, sngan
+  std::shared_ptr<StackedDcganImpl> convolutional_;  // dcgan, sngan, dcgan_conditional
   Output output_ = Output::kLinear;
 };
 TORCH_MODULE(StackedNetwork);

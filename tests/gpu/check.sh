@@ -2,8 +2,9 @@
 # Usage: tests/gpu/check.sh [OUT_DIR]
 #
 # The GPU check: on a machine with a GPU and a CUDA LibTorch 2.x, builds
-# cellgan against that LibTorch in build-gpu/, runs `ctest -L gpu` and the
-# device tests, then the G benchmarks and the Q run of docs/results.md, and
+# cellgan against that LibTorch in build-gpu/, runs `ctest -L gpu`, the
+# device tests and the stacked dcgan_conditional tests (its fp16 step on
+# the GPU among them), then the G benchmarks and the Q run of docs/results.md, and
 # writes one summary, OUT_DIR/summary.md (default build-gpu/check), with the
 # logs beside it. Every step has a time limit and the whole a budget
 # (CHECK_BUDGET_S, default 470 s: 8 minutes on one GPU and 16 cores), so the
@@ -93,7 +94,7 @@ step build 260 cmake --build build-gpu -j "$(getconf _NPROCESSORS_ONLN)" --targe
 CELLGAN=$ROOT/build-gpu/app/cellgan
 step ctest-gpu 150 ctest --test-dir build-gpu -L gpu -j 4 --output-on-failure --timeout 140
 grep -E "tests passed|Passed|Failed|Skipped" "$OUT/ctest-gpu.log" | sed 's/^/  /' | tail -n 12 | tee -a "$SUMMARY"
-step ctest-device 60 ctest --test-dir build-gpu -R '^nn\.Device\.' --output-on-failure
+step ctest-device 60 ctest --test-dir build-gpu -R '^nn\.(Device|StackedConditional)\.' --output-on-failure
 grep -E "tests passed" "$OUT/ctest-device.log" | sed 's/^/  /' | tee -a "$SUMMARY"
 
 DATA=$OUT/data

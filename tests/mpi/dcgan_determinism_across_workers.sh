@@ -2,8 +2,10 @@
 # The convolutional kinds train as stacked networks (worker/lockstep_training.h):
 # a 2x2 dcgan run (population 2, so members play copies of the opponents
 # they pick; dropout, batch norm, the R1 penalty) and a 2x2 sngan critic
-# run (spectral norm, WGAN-GP), each with W = 1, 2 and 4 workers, end
-# identical to the bit: metrics.jsonl losses and the final ensemble.
+# run (spectral norm, WGAN-GP) and a 2x2 dcgan_conditional run (population
+# 2: labels in each cell's latent vectors and real rows, dropout, batch
+# norm), each with W = 1, 2 and 4 workers, end identical to the bit:
+# metrics.jsonl losses and the final ensemble.
 # Another seed changes the result.
 # Skipped (77) without data/mnist and its classifier (deploy/prepare-data.sh).
 source "$(dirname "$0")/mpi_test_lib.sh"
@@ -18,8 +20,9 @@ small=('s/generations: 100/generations: 2/' 's/batches_per_generation: 0 .*/batc
        "s|^  dataset: mnist|  dataset: mnist\n  path: $mnist|"
        "s|^evaluation:|evaluation:\n  classifier: $mnist/classifier.pt|")
 declare -A KIND_EDITS=([dcgan]='s/population_size: 1/population_size: 2\n  r1_penalty: 1.0/'
-                       [sngan]='s/loss: bce/loss: wgan_gp/')
-for kind in dcgan sngan; do
+                       [sngan]='s/loss: bce/loss: wgan_gp/'
+                       [dcgan_conditional]='s/population_size: 1/population_size: 2/')
+for kind in dcgan sngan dcgan_conditional; do
   for w in 1 2 4; do
     cfg=$(make_config "$root/configs/mnist-2x2.yaml" "$WORK/$kind-w$w" "${small[@]}" "s/kind: mlp/kind: $kind/" \
       "${KIND_EDITS[$kind]}")
@@ -37,4 +40,4 @@ cfg=$(make_config "$root/configs/mnist-2x2.yaml" "$WORK/seed2" "${small[@]}" 's/
   "${KIND_EDITS[dcgan]}" 's/^seed: 1/seed: 2/')
 run_cellgan 2 "$cfg" || fail "seed 2 run failed"
 cmp -s "$WORK/dcgan-w1/ensemble.bin" "$WORK/seed2/ensemble.bin" && fail "seed 2 gave the same ensemble as seed 1"
-echo "PASS: dcgan and sngan, W=1,2,4 identical; another seed differs"
+echo "PASS: dcgan, sngan and dcgan_conditional, W=1,2,4 identical; another seed differs"

@@ -133,14 +133,23 @@ TEST(StackedNetworks, ForeignBytesAreRefusedAndTheRowIsKept) {
   EXPECT_THROW(stack.load_row(2, before), std::out_of_range);
 }
 
-TEST(StackedNetworks, KindsNotYetStackedAreRefused) {
+// Every kind is stacked, dcgan_conditional included: its G takes the label
+// slots in and gives [image, onehot], its D takes [image, onehot].
+TEST(StackedNetworks, EveryKindIsStacked) {
+  for (const NetworkKind kind : {NetworkKind::kMlp, NetworkKind::kToy, NetworkKind::kDcgan, NetworkKind::kSngan,
+                                 NetworkKind::kDcganConditional})
+    EXPECT_TRUE(is_stacked(kind)) << to_string(kind);
   NetworkShape shape;
   shape.kind = NetworkKind::kDcganConditional;
   shape.latent_dim = 74;
   shape.data_dim = 794;
-  EXPECT_FALSE(is_stacked(shape.kind));
-  EXPECT_TRUE(is_stacked(NetworkKind::kDcgan) && is_stacked(NetworkKind::kSngan) && is_stacked(NetworkKind::kToy));
-  EXPECT_THROW(StackedGenerator(shape, 2, 2e-4, {}, LossKind::kBce), std::invalid_argument);
+  StackedGenerator g(shape, 2, 2e-4, {}, LossKind::kBce);
+  StackedDiscriminator d(shape, 2, 2e-4, {}, LossKind::kBce);
+  d.network()->eval();
+  EXPECT_EQ(g.forward(torch::randn({2, 3, 74})).sizes(), torch::IntArrayRef({2, 3, 794}));
+  EXPECT_EQ(d.forward(torch::rand({2, 3, 794})).sizes(), torch::IntArrayRef({2, 3, 1}));
+  EXPECT_THROW(g.forward(torch::randn({2, 3, 64})), std::invalid_argument);
+  EXPECT_THROW(StackedGenerator(shape, 0, 2e-4, {}, LossKind::kBce), std::invalid_argument);
 }
 
 TEST(StackedLinear, EachMemberIsItsOwnAffineMap) {
