@@ -175,29 +175,23 @@ void CellTrainer::train_together(const std::vector<CellTrainer*>& trainers,
   const TrainingConfig& t = first.config_.training;
   const NetworkShape shape = network_shape(first.config_);
   const auto rows = [&t](const CellTrainer* trainer) { return std::min(t.batch_size, trainer->data_.size()); };
-  bool together = trains_in_lockstep(shape);
+  // Every network kind is stacked (trains_in_lockstep); cells whose batch
+  // counts or sizes differ (per_class's classes) are stacks of their own.
+  bool together = true;
   for (const CellTrainer* trainer : trainers)
     together = together && trainer->batches_per_generation_ == first.batches_per_generation_ &&
                rows(trainer) == rows(&first);
-  const bool one_trainer =
-      std::all_of(trainers.begin(), trainers.end(), [&](const CellTrainer* x) { return x == trainers.front(); });
-  if (!together && !one_trainer) {
+  if (!together) {
     for (std::size_t i = 0; i < generations.size(); ++i) trainers[i]->train({generations[i]});
     return;
   }
   PhaseClock clock;
-  std::vector<double> mutating;
-  if (together) {
-    std::vector<LockstepCell> cells;
-    for (std::size_t i = 0; i < generations.size(); ++i)
-      cells.push_back({generations[i]->state->cell, generations[i]->work.get(), &trainers[i]->data_});
-    mutating = train_in_lockstep(t, first.data_, first.batches_per_generation_, shape.latent_dim, cells,
-                                 cuda_graphs_wanted(first.config_, first.data_.device()));
-  } else {
-    for (std::size_t i = 0; i < generations.size(); ++i)
-      mutating.push_back(cellgan::train(t, trainers[i]->data_, trainers[i]->batches_per_generation_, shape.latent_dim,
-                                        generations[i]->state->cell, *generations[i]->work));
-  }
+  std::vector<LockstepCell> cells;
+  for (std::size_t i = 0; i < generations.size(); ++i)
+    cells.push_back({generations[i]->state->cell, generations[i]->work.get(), &trainers[i]->data_});
+  const std::vector<double> mutating =
+      train_in_lockstep(t, first.data_, first.batches_per_generation_, shape.latent_dim, cells,
+                        cuda_graphs_wanted(first.config_, first.data_.device()));
   share_seconds(generations, mutating, clock.lap());
 }
 

@@ -133,9 +133,8 @@ class CellTrainer {
   //   neighbours are not read after it returns. `state` must outlive the
   //   generation and not be changed until finish_generation.
   // - train: steps 4 and 5 of every generation given (all begun by this
-  //   trainer), in lockstep as stacked networks when trains_in_lockstep()
-  //   allows it (lockstep_training.h), else one member at a time; each
-  //   cell draws from its own streams, so the result of a cell does not
+  //   trainer), in lockstep as stacked networks (lockstep_training.h);
+  //   each cell draws from its own streams, so the result of a cell does not
   //   depend on the others. The train seconds are shared out evenly.
   // - finish_generation: steps 6-8; returns the record.
   CellGeneration begin_generation(CellState& state, const std::vector<NeighbourCentre>& neighbours,
@@ -144,7 +143,7 @@ class CellTrainer {
   // train() of generations begun by several trainers, generations[i] by
   // trainers[i] (per_class: each class cell's trainer has its own data): in
   // one lockstep when their batch counts and batch sizes agree, else each
-  // by its own trainer.
+  // as a stack of its own.
   static void train_together(const std::vector<CellTrainer*>& trainers,
                              const std::vector<CellGeneration*>& generations);
   GenerationRecord finish_generation(CellGeneration& generation);
