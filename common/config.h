@@ -107,7 +107,7 @@ struct RuntimeConfig {
   // auto | cpu | cuda | cuda:0..cuda:15 (common/nn/device.h).
   std::string device = "auto";
   // auto | on | off: lockstep steps captured as CUDA graphs (common/nn/cuda_step_graph.h).
-  std::string cuda_graphs = "auto";
+  std::string cuda_graphs = "off";  // until graphs have been checked on a GPU
 };
 
 // True for the forms runtime.device and --device take: auto, cpu, cuda or

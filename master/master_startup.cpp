@@ -114,11 +114,15 @@ void Master::start(Clock::time_point now) {
   membership_.admit(readiness.ready);
   // The run folder before go: a resumed run deletes the checkpoints taken
   // after its resume point, which a worker told to go could already be
-  // writing again.
-  lock_ = lock_run_directory(config_);  // InputError: another job writes here
-  run_ = std::make_unique<RunDirectory>(config_, layout_->records_per_generation(),
-                                        plan_.resuming ? plan_.generation : -1);
-  handshake.go(membership_.members());
+  // writing again. Its files are synced: on a slow disk that takes a
+  // while, during which the workers hear the master beat.
+  handshake.prepare_and_go(
+      [this] {
+        lock_ = lock_run_directory(config_);  // InputError: another job writes here
+        run_ = std::make_unique<RunDirectory>(config_, layout_->records_per_generation(),
+                                              plan_.resuming ? plan_.generation : -1);
+      },
+      std::chrono::milliseconds(config_.runtime.heartbeat_interval_ms), membership_.members());
   open_run(now, entered);
 }
 

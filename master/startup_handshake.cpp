@@ -73,7 +73,13 @@ StartupHandshake::Readiness StartupHandshake::wait_until_ready(
   return out;
 }
 
-void StartupHandshake::go(const std::vector<int>& members) {
+void StartupHandshake::prepare_and_go(const std::function<void()>& prepare, std::chrono::milliseconds beat_interval,
+                                      const std::vector<int>& members) {
+  run_while_beating(prepare, beat_interval,
+                    [&] {
+                      for (int w : members) world_.send(w, kTagMasterHeartbeat, Bytes{});
+                    },
+                    [this] { world_.pending_sends(); }, "prepare", rank_);
   const Bytes go = encode(MembersMessage{std::vector<std::int32_t>(members.begin(), members.end()), 0, "",
                                          kLocalGroupTag});
   for (int w : members) world_.send(w, kTagGo, go);

@@ -56,8 +56,13 @@ class StartupHandshake {
   Readiness wait_until_ready(std::chrono::milliseconds dead_after, std::chrono::milliseconds beat_interval,
                              const std::function<void(int, const IdentityMessage&)>& identity);
 
-  // Sends go to `members` (epoch 0).
-  void go(const std::vector<int>& members);
+  // Runs `prepare` (on a thread of its own: the run folder, whose files
+  // are synced to a disk that may be slow) while beating to `members`
+  // every `beat_interval` (they wait for go with a deadline), then sends
+  // them go (epoch 0). If `prepare` throws, no go is sent and the
+  // exception is rethrown.
+  void prepare_and_go(const std::function<void()>& prepare, std::chrono::milliseconds beat_interval,
+                      const std::vector<int>& members);
 
  private:
   Communicator& world_;

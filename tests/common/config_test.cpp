@@ -189,7 +189,7 @@ TEST(ConfigErrors, CudaGraphsOnNeedsAGpu) {
                   {"configs/bad.yaml", "runtime.cuda_graphs", "GPU"});
   EXPECT_EQ(parse_config("runtime:\n  device: cpu\n  cuda_graphs: off\n", "ok.yaml").runtime.cuda_graphs, "off");
   EXPECT_EQ(parse_config("runtime:\n  cuda_graphs: on\n", "ok.yaml").runtime.cuda_graphs, "on");
-  EXPECT_EQ(Config{}.runtime.cuda_graphs, "auto");
+  EXPECT_EQ(Config{}.runtime.cuda_graphs, "off");
 }
 
 TEST(ConfigErrors, IdxDatasetNeedsAPath) {

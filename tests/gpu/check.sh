@@ -228,7 +228,7 @@ say "| G6 on one GPU | seconds per generation |"
 say "| --- | --- |"
 say "| 1 worker | $(per_gen g6-w1) |"
 say "| 4 ranks sharing the GPU | $(per_gen g6-w4) |"
-say "- CUDA graphs: auto (on where the build has them; G2 measures on against off)."
+say "- CUDA graphs: off (the default until G2 has compared them on against off)."
 
 say ""
 say "## G3: data-parallel DCGAN (dp-fashion-dcgan), images per second"

@@ -124,15 +124,24 @@ TEST(StartupHandshake, AnyOtherMessageBeforeReadyIsABug) {
                std::logic_error);
 }
 
-TEST(StartupHandshake, GoReachesTheMembersOnly) {
+// A slow preparation (the run folder on a slow disk) is beaten through to
+// the members, then go reaches them only; one that throws sends no go.
+TEST(StartupHandshake, PreparationIsBeatenThroughAndGoReachesTheMembersOnly) {
   Job t(2);
-  t.handshake->go({2});
+  t.handshake->prepare_and_go([] { std::this_thread::sleep_for(milliseconds(300)); }, milliseconds(50), {2});
   const MembersMessage go =
       decode_members(receive_blocking(t.worker(2), 0, kTagGo, milliseconds(5000)).value().payload, "go");
   EXPECT_EQ(go.members, (std::vector<std::int32_t>{2}));
   EXPECT_EQ(go.generation, 0);
   EXPECT_EQ(go.local_tag, kLocalGroupTag);
+  EXPECT_GE(t.received(2, kTagMasterHeartbeat), 2) << "the member waiting for go heard no beat";
+  EXPECT_EQ(t.received(1, kTagMasterHeartbeat), 0) << "a worker left out was beaten to";
   EXPECT_FALSE(t.worker(1).try_receive(0, kTagGo));
+
+  Job failing(1);
+  EXPECT_THROW(failing.handshake->prepare_and_go([] { throw InputError("runs/x: locked"); }, milliseconds(50), {1}),
+               InputError);
+  EXPECT_FALSE(failing.worker(1).try_receive(0, kTagGo));
 }
 
 }  // namespace
