@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
 #include <utility>
 
 #include <fmt/format.h>
@@ -221,33 +222,23 @@ void CellTrainer::score_and_replace(CellGeneration& generation) {
 
 std::vector<GenerationRecord> CellTrainer::finish_together(const std::vector<CellTrainer*>& trainers,
                                                           const std::vector<CellGeneration*>& generations) {
+  if (generations.empty()) return {};
   for (std::size_t i = 0; i < generations.size(); ++i) trainers[i]->score_and_replace(*generations[i]);
 
-  // Step 7 of the cells that share a scorer and its settings in one call.
-  std::vector<MixtureOutcome> mixtures(generations.size());
-  std::vector<bool> done(generations.size(), false);
+  // Step 7 of every cell in one call: the block's trainers share a scorer and its settings.
+  const CellTrainer& first = *trainers.front();
+  std::vector<MixtureCell> cells;
   for (std::size_t i = 0; i < generations.size(); ++i) {
-    if (done[i]) continue;
-    const CellTrainer& first = *trainers[i];
-    std::vector<std::size_t> group;
-    std::vector<MixtureCell> cells;
-    for (std::size_t k = i; k < generations.size(); ++k)
-      if (!done[k] && &trainers[k]->scorer_ == &first.scorer_ && trainers[k]->isolated_ == first.isolated_ &&
-          generations[k]->record.generation == generations[i]->record.generation) {
-        group.push_back(k);
-        cells.push_back({generations[k]->state, &generations[k]->work->rng});
-        done[k] = true;
-      }
-    PhaseClock clock;
-    std::vector<MixtureOutcome> outcomes =
-        evolve_mixtures(first.config_, first.scorer_, first.objective_, generations[i]->record.generation, cells,
-                        /*score_always=*/!first.isolated_, /*one_call=*/first.device().is_cuda());
-    const double each = clock.lap() / static_cast<double>(group.size());
-    for (std::size_t g = 0; g < group.size(); ++g) {
-      mixtures[group[g]] = std::move(outcomes[g]);
-      generations[group[g]]->record.seconds["evaluate"] += each;
-    }
+    if (&trainers[i]->scorer_ != &first.scorer_ || trainers[i]->isolated_ != first.isolated_ ||
+        generations[i]->record.generation != generations.front()->record.generation)
+      throw std::logic_error("finish_together: the generations differ in their scorer, isolation or number");
+    cells.push_back({generations[i]->state, &generations[i]->work->rng});
   }
+  PhaseClock clock;
+  std::vector<MixtureOutcome> mixtures =
+      evolve_mixtures(first.config_, first.scorer_, first.objective_, generations.front()->record.generation, cells,
+                      /*score_always=*/!first.isolated_, /*one_call=*/first.device().is_cuda());
+  const double each = clock.lap() / static_cast<double>(generations.size());
 
   std::vector<GenerationRecord> records;
   for (std::size_t i = 0; i < generations.size(); ++i) {
@@ -258,6 +249,7 @@ std::vector<GenerationRecord> CellTrainer::finish_together(const std::vector<Cel
         record.events.push_back(fmt::format("cell {}, generation {}: {}", generation.state->cell, record.generation,
                                             line));
     record_outcome(*generation.state, std::move(mixtures[i]), record);
+    record.seconds["evaluate"] += each;
     record.seconds["idle"] = 0.0;  // the worker loop's to fill
     generation.work.reset();
     records.push_back(std::move(record));

@@ -147,10 +147,11 @@ class CellTrainer {
   static void train_together(const std::vector<CellTrainer*>& trainers,
                              const std::vector<CellGeneration*>& generations);
   GenerationRecord finish_generation(CellGeneration& generation);
-  // finish_generation() of generations begun by several trainers,
-  // generations[i] by trainers[i]: steps 6 and 8 cell by cell, step 7 of
-  // the cells that share a scorer in one evolve_mixtures() call; the
-  // records in order, each the one finish_generation() gives alone.
+  // finish_generation() of one generation's cells, begun by trainers of
+  // one block (generations[i] by trainers[i]) that share a scorer and its
+  // settings (std::logic_error otherwise): steps 6 and 8 cell by cell,
+  // step 7 of every cell in one evolve_mixtures() call; the records in
+  // order, each the one finish_generation() gives alone.
   static std::vector<GenerationRecord> finish_together(const std::vector<CellTrainer*>& trainers,
                                                        const std::vector<CellGeneration*>& generations);
 

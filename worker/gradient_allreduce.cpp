@@ -17,10 +17,7 @@ class MpiAllreduce final : public GradientAllreduce {
   explicit MpiAllreduce(WorkerExchange& exchange) : exchange_(exchange) {}
   std::optional<Interruption> sum(std::vector<float>& values) override {
     if (exchange_.local_size() == 1) return std::nullopt;
-    ++tally_.messages;
-    // What a ring would send per worker; MPI's own choice is not visible here.
-    tally_.bytes_sent += 2 * (values.size() * sizeof(float)) * static_cast<std::uint64_t>(exchange_.local_size() - 1) /
-                         static_cast<std::uint64_t>(exchange_.local_size());
+    tally_opaque_sum(values.size());
     return exchange_.allreduce_local(values);
   }
   WorkerExchange& exchange() override { return exchange_; }
@@ -30,6 +27,12 @@ class MpiAllreduce final : public GradientAllreduce {
 };
 
 }  // namespace
+
+void GradientAllreduce::tally_opaque_sum(std::size_t count) {
+  const auto w = static_cast<std::uint64_t>(exchange().local_size());
+  ++tally_.messages;
+  tally_.bytes_sent += 2 * (count * sizeof(float)) * (w - 1) / w;
+}
 
 std::optional<Interruption> GradientAllreduce::sum_on_device(float* /*values*/, std::size_t /*count*/) {
   throw std::logic_error("this all-reduce sums host buffers only");

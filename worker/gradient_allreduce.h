@@ -68,6 +68,11 @@ class GradientAllreduce {
   AllreduceTally& tally() { return tally_; }
 
  protected:
+  // One sum of `count` float32 values by a library whose messages are not
+  // visible here (mpi, nccl), in the tally: one message, and the bytes a
+  // ring would send per worker, 2(W−1)/W of the buffer.
+  void tally_opaque_sum(std::size_t count);
+
   AllreduceTally tally_;
 };
 

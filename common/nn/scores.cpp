@@ -296,12 +296,10 @@ class ImageScorer final : public SampleScorer {
     std::vector<std::map<std::string, double>> reports;
     for (std::int64_t i = 0; i < b; ++i) {
       const auto row = host[i];
-      const GaussianStats fitted{row.narrow(0, 0, kClasses), row.narrow(0, kClasses, kClasses * kClasses).view({kClasses, kClasses})};
-      const auto own_labels = row.narrow(0, kClasses + kClasses * kClasses, kClasses);
-      reports.push_back({{"fid", frechet_distance(fitted, real_.gaussian)},
-                         {"tvd", 0.5 * (own_labels - real_.labels).abs().sum().item<double>()},
-                         {"is", row[kClasses + kClasses * kClasses + kClasses].item<double>()},
-                         {"classes_covered", (own_labels >= kCoveredClassShare).sum().item<double>()}});
+      const GaussianStats fitted{row.narrow(0, 0, kClasses),
+                                 row.narrow(0, kClasses, kClasses * kClasses).view({kClasses, kClasses})};
+      reports.push_back(report_of(fitted, row.narrow(0, kClasses + kClasses * kClasses, kClasses),
+                                  row[kClasses + kClasses * kClasses + kClasses].item<double>()));
     }
     return reports;
   }
@@ -309,19 +307,22 @@ class ImageScorer final : public SampleScorer {
   std::map<std::string, double> report_features(const torch::Tensor& l) override {
     check_features(l);
     const auto labels = label_histogram(l).to(torch::kCPU);
-    const auto tvd = 0.5 * (labels - real_.labels).abs().sum().item<double>();
-    const auto covered = (labels >= kCoveredClassShare).sum().item<double>();
     const auto log_p = torch::log_softmax(l, /*dim=*/1);
     const auto p = log_p.exp();
     const auto log_marginal = p.mean(/*dim=*/0).clamp_min(kProbabilityFloor).log();
     const auto kl = (p * (log_p - log_marginal)).sum(/*dim=*/1);
-    return {{"fid", frechet_distance(fit_gaussian(l), real_.gaussian)},
-            {"tvd", tvd},
-            {"is", std::exp(kl.mean().item<double>())},
-            {"classes_covered", covered}};
+    return report_of(fit_gaussian(l), labels, std::exp(kl.mean().item<double>()));
   }
 
  private:
+  // The report of generated features from their Gaussian, their label
+  // histogram ([10] float64, on the CPU) and their IS.
+  std::map<std::string, double> report_of(const GaussianStats& fitted, const torch::Tensor& labels, double is) const {
+    return {{"fid", frechet_distance(fitted, real_.gaussian)},
+            {"tvd", 0.5 * (labels - real_.labels).abs().sum().item<double>()},
+            {"is", is},
+            {"classes_covered", (labels >= kCoveredClassShare).sum().item<double>()}};
+  }
   static void check_features(const torch::Tensor& l) {
     if (l.dim() != 2 || l.size(1) != kClasses || l.size(0) < 2)
       throw std::invalid_argument("ImageScorer: expected features [N >= 2, 10]");

@@ -109,7 +109,9 @@ TEST(CellTrainer, AnIsolatedCellScoresItsOneGeneratorOnPreviewGenerations) {
     const GenerationRecord r = isolated.run_generation(alone, {});
     EXPECT_FALSE(full.scores.empty());
     EXPECT_EQ(r.scores.empty(), gen == 1) << "generation " << gen;  // scored on 2 (preview_every) and 3 (the last)
-    if (!r.scores.empty()) EXPECT_EQ(r.scores, full.scores);
+    if (!r.scores.empty()) {
+      EXPECT_EQ(r.scores, full.scores);
+    }
     ASSERT_TRUE(std::isfinite(r.generator_loss) && std::isfinite(r.discriminator_loss));
     EXPECT_EQ(r.generator_loss, full.generator_loss);
     EXPECT_EQ(r.discriminator_loss, full.discriminator_loss);

@@ -65,7 +65,9 @@ Trained train(const Config& config, int workers, std::int64_t from, std::int64_t
     }
     last[static_cast<std::size_t>(r)] = weights_of(*trainer);
     run.adam_bytes[static_cast<std::size_t>(r)] = trainer->optimizer_state_bytes();
-    if (trainer->sharded()) EXPECT_FALSE(trainer->gather_optimizer(exchange).has_value()) << "worker " << r;
+    if (trainer->sharded()) {
+      EXPECT_FALSE(trainer->gather_optimizer(exchange).has_value()) << "worker " << r;
+    }
     if (r == 0) run.state = trainer->encode();
   });
   for (const Bytes& b : last) run.replicas_agree = run.replicas_agree && b == last[0];
