@@ -168,7 +168,7 @@ torch::Tensor StackedDcganImpl::discriminator_output(const torch::Tensor& scores
 }
 
 torch::Tensor StackedDcganImpl::member_dropout(std::int64_t p, const torch::Tensor& x) {
-  if (!is_training() || shape_.kind == NetworkKind::kSngan) return x;
+  if (!is_training() || !drops_out()) return x;
   if (staging_) return x * next_staged_mask(x);
   if (generators_.empty())
     throw std::logic_error("StackedDcgan: a training forward pass with dropout needs set_member_generators() first");
@@ -185,7 +185,7 @@ torch::Tensor StackedDcganImpl::dropout(const torch::Tensor& x) {
 
 // A mask as stacked_dropout() and member_dropout() draw it (stacked_dropout.h).
 void StackedDcganImpl::stage_dropout_pass(std::int64_t batch, torch::Device device) {
-  if (role_ != Role::kDiscriminator || shape_.kind != NetworkKind::kDcgan) return;
+  if (!drops_out()) return;
   if (generators_.empty())
     throw std::logic_error("StackedDcgan: staging dropout masks needs set_member_generators() first");
   const std::vector<std::vector<std::int64_t>> layers{{batch, kDiscChannels1, 2 * kSeedSide, 2 * kSeedSide},

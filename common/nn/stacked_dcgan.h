@@ -74,6 +74,9 @@ class StackedDcganImpl : public torch::nn::Module {
 
   // One generator per member (members may share one), for dropout.
   void set_member_generators(std::vector<at::Generator> generators);
+  // Whether its training passes draw dropout masks: the discriminators of
+  // dcgan and dcgan_conditional (sngan's critic has none).
+  bool drops_out() const { return role_ == Role::kDiscriminator && shape_.kind != NetworkKind::kSngan; }
 
   // Dropout masks drawn ahead of the passes that take them
   // (staged_dropout.h): stage_dropout_pass() draws the masks of one

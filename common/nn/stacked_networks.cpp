@@ -84,7 +84,7 @@ std::vector<StackedTensor> StackedNetworkImpl::buffer_tensors() const {
 }
 
 bool StackedNetworkImpl::draws_dropout() const {
-  return convolutional_ && role_ == Role::kDiscriminator && shape_.kind == NetworkKind::kDcgan && is_training();
+  return convolutional_ && convolutional_->drops_out() && is_training();
 }
 
 void StackedNetworkImpl::set_member_generators(std::vector<at::Generator> generators) {

@@ -75,8 +75,8 @@ class StackedNetworkImpl : public torch::nn::Module {
   // The generators member p's dropout masks are drawn from, one per
   // member (stacked_dropout.h); kinds without dropout ignore them.
   void set_member_generators(std::vector<at::Generator> generators);
-  // True when a training forward pass draws dropout masks (the dcgan
-  // discriminator): it reads those generators on the host.
+  // True when a training forward pass draws dropout masks (the dcgan and
+  // dcgan_conditional discriminators): it reads those generators on the host.
   bool draws_dropout() const;
 
   Role role() const { return role_; }

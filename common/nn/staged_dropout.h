@@ -1,6 +1,6 @@
 // Dropout masks drawn before a lockstep step instead of in it, so that the
 // step draws nothing on the host and can be captured as a CUDA graph
-// (cuda_step_graph.h): for a stacked dcgan discriminator
+// (cuda_step_graph.h): for a stacked dcgan or dcgan_conditional discriminator
 // (StackedDcganImpl::stage_dropout_pass()), the same masks, from the same
 // member generators in the same order, as its passes would draw. Networks
 // that draw no dropout masks (draws_dropout() false) ignore these calls.

@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/nn/conditional_networks.h"
 #include "common/nn/stacked_networks.h"
 #include "common/nn/staged_dropout.h"
 #include "tests/nn/stacked_members.h"
@@ -139,34 +140,40 @@ TEST(StackedDcgan, TrainingForwardWithDropoutNeedsGenerators) {
 // Masks drawn ahead (staged_dropout.h) are the masks the passes draw, in
 // their order, also where members share a generator; a pass with none
 // staged for it is refused, and a restart takes the first again.
+// For every discriminator that drops out: dcgan's and dcgan_conditional's.
 TEST(StackedDcgan, StagedDropoutMasksAreTheOnesThePassesDraw) {
-  const NetworkShape shape = shape_of(NetworkKind::kDcgan);
-  const auto streams = [] {
-    const at::Generator a = at::detail::createCPUGenerator(5), b = at::detail::createCPUGenerator(6);
-    return std::vector<at::Generator>{a, a, b};
-  };
-  StackedDiscriminator drawing(shape, 3, 2e-4, {}, LossKind::kBce), staged(shape, 3, 2e-4, {}, LossKind::kBce);
-  {
-    torch::NoGradGuard no_grad;
-    const std::vector<StackedTensor> from = drawing.network()->parameter_tensors();
-    const std::vector<StackedTensor> to = staged.network()->parameter_tensors();
-    for (std::size_t i = 0; i < from.size(); ++i) to[i].stacked.copy_(from[i].stacked);
+  for (const NetworkKind kind : {NetworkKind::kDcgan, NetworkKind::kDcganConditional}) {
+    SCOPED_TRACE(to_string(kind));
+    NetworkShape shape = shape_of(kind);
+    if (is_conditional(shape)) shape.data_dim = kImageDim + kClassCount;  // the label slots
+    const auto streams = [] {
+      const at::Generator a = at::detail::createCPUGenerator(5), b = at::detail::createCPUGenerator(6);
+      return std::vector<at::Generator>{a, a, b};
+    };
+    StackedDiscriminator drawing(shape, 3, 2e-4, {}, LossKind::kBce), staged(shape, 3, 2e-4, {}, LossKind::kBce);
+    ASSERT_TRUE(drawing.network()->draws_dropout());
+    {
+      torch::NoGradGuard no_grad;
+      const std::vector<StackedTensor> from = drawing.network()->parameter_tensors();
+      const std::vector<StackedTensor> to = staged.network()->parameter_tensors();
+      for (std::size_t i = 0; i < from.size(); ++i) to[i].stacked.copy_(from[i].stacked);
+    }
+    drawing.network()->set_member_generators(streams());
+    staged.network()->set_member_generators(streams());
+    const torch::Tensor x = torch::rand({3, 4, shape.data_dim});
+    const torch::Tensor first = drawing.forward(x);
+    const torch::Tensor second = drawing.forward(x);
+    EXPECT_FALSE(torch::equal(first, second));
+    clear_staged_dropout(*staged.network());
+    stage_dropout_pass(*staged.network(), 4, torch::kCPU);
+    stage_dropout_pass(*staged.network(), 4, torch::kCPU);
+    restart_staged_dropout(*staged.network());
+    EXPECT_TRUE(torch::equal(staged.forward(x), first));
+    EXPECT_TRUE(torch::equal(staged.forward(x), second));
+    EXPECT_THROW(staged.forward(x), std::logic_error);
+    restart_staged_dropout(*staged.network());
+    EXPECT_TRUE(torch::equal(staged.forward(x), first));
   }
-  drawing.network()->set_member_generators(streams());
-  staged.network()->set_member_generators(streams());
-  const torch::Tensor x = torch::rand({3, 4, shape.data_dim});
-  const torch::Tensor first = drawing.forward(x);
-  const torch::Tensor second = drawing.forward(x);
-  EXPECT_FALSE(torch::equal(first, second));
-  clear_staged_dropout(*staged.network());
-  stage_dropout_pass(*staged.network(), 4, torch::kCPU);
-  stage_dropout_pass(*staged.network(), 4, torch::kCPU);
-  restart_staged_dropout(*staged.network());
-  EXPECT_TRUE(torch::equal(staged.forward(x), first));
-  EXPECT_TRUE(torch::equal(staged.forward(x), second));
-  EXPECT_THROW(staged.forward(x), std::logic_error);
-  restart_staged_dropout(*staged.network());
-  EXPECT_TRUE(torch::equal(staged.forward(x), first));
 }
 
 }  // namespace
