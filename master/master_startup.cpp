@@ -14,10 +14,8 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "common/math_kernels.h"
-#include "common/nn/allreduce_check.h"
 #include "common/nn/device.h"
-#include "common/nn/cuda_step_graph.h"
-#include "common/nn/precision.h"
+#include "common/nn/run_checks.h"
 #include "common/nn/scores.h"
 #include "common/nn/torch_generator_lock.h"
 #include "master/checkpoint_collector.h"
@@ -67,9 +65,7 @@ StartMessage Master::check_input() {
   status_ = start_status_server(config_, *board_);  // InputError if its port is taken
   const auto lock = lock_torch_generator();
   const torch::Device device = resolve_device(config_.runtime.device);  // InputError: no such GPU
-  check_precision(config_, device);    // InputError: fp16 on a CPU
-  check_allreduce(config_, device);    // InputError: nccl without NCCL or a GPU
-  check_cuda_graphs(config_, device);  // InputError: cuda_graphs on without a GPU or graphs
+  check_runs_on(config_, device);  // InputError: fp16, nccl or cuda_graphs where they cannot run
   master_device_ = describe_device(device);
   scorer_ = make_scorer(config_, device);  // checks the data and the classifier
   return StartMessage{true, 0, "", to_yaml(config_), config_.source, plan_.generation, plan_.folder};

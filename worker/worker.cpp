@@ -20,10 +20,8 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "common/math_kernels.h"
-#include "common/nn/allreduce_check.h"
 #include "common/nn/device.h"
-#include "common/nn/cuda_step_graph.h"
-#include "common/nn/precision.h"
+#include "common/nn/run_checks.h"
 #include "common/process_stats.h"
 #include "worker/checkpoint_writer.h"
 #include "worker/fault_injector.h"
@@ -89,9 +87,7 @@ void prepare(const StartMessage& start, int rank, int workers, bool throw_at_sta
   torch::set_num_threads(static_cast<int>(s.config.runtime.threads));
   s.device = resolve_device(s.config.runtime.device);
   log::info("worker rank {}: device {}", rank, describe_device(s.device));
-  check_precision(s.config, s.device);    // InputError: fp16 on a CPU
-  check_allreduce(s.config, s.device);    // InputError: nccl without NCCL or a GPU
-  check_cuda_graphs(s.config, s.device);  // InputError: cuda_graphs on without a GPU or graphs
+  check_runs_on(s.config, s.device);  // InputError: fp16, nccl or cuda_graphs where they cannot run
   s.layout = make_worker_layout(s.config, workers, s.device);
   if (throw_at_start) throw std::runtime_error("test fault at start-up");
 }
