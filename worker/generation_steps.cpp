@@ -17,6 +17,7 @@
 #include "common/nn/device.h"
 #include "common/nn/discriminator_step.h"
 #include "common/nn/losses.h"
+#include "common/nn/member_draws.h"
 #include "common/nn/precision.h"
 #include "common/step_schedule.h"
 #include "worker/pair_game.h"
@@ -181,6 +182,11 @@ void seed_generation(const Config& config, const CellState& state, GenerationWor
   work.generator = at::detail::createCPUGenerator(derive_seed(config.seed, Stream::kCellTraining, stream));
   work.rng = SplitMix64(derive_seed(config.seed, Stream::kCellTraining, stream ^ (1ULL << 63)));
   work.global_seed = derive_seed(config.seed, Stream::kCellTraining, stream ^ (1ULL << 62));
+  work.latent_seed = derive_seed(config.seed, Stream::kCellTraining, stream ^ (1ULL << 61));
+}
+
+at::Generator latent_generator(const GenerationWorkingSet& work, torch::Device device) {
+  return device.is_cpu() ? work.generator : generator_on(device, work.latent_seed);
 }
 
 void draw_generation_losses(const TrainingConfig& training, CellState& state, SplitMix64& rng) {
@@ -329,10 +335,11 @@ double train(const TrainingConfig& training, const TrainingData& data, std::int6
   const DiscriminatorPenalties penalties = discriminator_penalties(training);
   const std::int64_t n = data.size();
   torch::manual_seed(work.global_seed);
-  const auto latent = [&](std::int64_t rows) {
-    return torch::randn({rows, latent_dim}, work.generator, torch::kFloat32).to(data.device());
-  };
   const torch::Tensor order = torch::randperm(n, work.generator, torch::kLong).to(data.device());
+  const at::Generator latents = latent_generator(work, data.device());
+  const auto latent = [&](std::int64_t rows) {
+    return torch::randn({rows, latent_dim}, latents, torch::TensorOptions().dtype(torch::kFloat32).device(data.device()));
+  };
   std::vector<LossWatch> g_watch(gens.size()), d_watch(discs.size());
   const bool summing = copies_score_decides_nothing(training);
   for (std::int64_t b = 0; b < batches; ++b) {

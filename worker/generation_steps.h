@@ -78,11 +78,14 @@ struct GenerationWorkingSet {
   std::vector<const NeighbourCentre*> discriminator_origin;
   // seed_generation: the generation's own streams: `rng` for the
   // algorithm's choices, `generator` (a CPU generator of the cell's own)
-  // for Torch's draws (samples, latent vectors, the data's order), and
-  // `global_seed` for what draws from Torch's global generator (the
-  // interpolates of wgan_gp's penalty), seeded just before training.
+  // for Torch's draws (samples, the data's order, and on the CPU the latent
+  // vectors of training), `latent_seed` for the latent vectors of training
+  // on a GPU (latent_generator()), and `global_seed` for what draws from
+  // Torch's global generator (dropout, the interpolates of wgan_gp's
+  // penalty), seeded just before training.
   SplitMix64 rng{0};
   at::Generator generator;
+  std::uint64_t latent_seed = 0;
   std::uint64_t global_seed = 0;
   // evaluate_fitness: the samples fitness was measured on; the trained
   // copies are scored on the same ones.
@@ -139,10 +142,18 @@ void replace_non_finite(CellState& state, const std::vector<NeighbourCentre>& ne
 void gather_neighbourhood(CellState& state, const std::vector<NeighbourCentre>& neighbours, const NetworkShape& shape,
                           const AdamSettings& adam, GenerationWorkingSet& work);
 
-// Seeds work.rng, work.generator and work.global_seed from (config.seed,
-// cell, generations completed), so the rest depends only on the inputs and
-// not on what other cells draw in the same process.
+// Seeds work.rng, work.generator, work.latent_seed and work.global_seed
+// from (config.seed, cell, generations completed), so the rest depends
+// only on the inputs and not on what other cells draw in the same process.
 void seed_generation(const Config& config, const CellState& state, GenerationWorkingSet& work);
+
+// What training (train(), train_in_lockstep()) draws the cell's latent
+// vectors from on `device`, taken once at its start: on the CPU
+// work.generator itself (its draws go on from the data's order); on a GPU
+// a Philox generator of the cell's own there, seeded with work.latent_seed
+// (generator_on() of member_draws.h), so the vectors are drawn on the
+// device.
+at::Generator latent_generator(const GenerationWorkingSet& work, torch::Device device);
 
 // Mustangs only (else nothing): each local pair draws its loss for this
 // generation from `rng`.
@@ -212,8 +223,9 @@ std::vector<Individual> tournament_winners(const std::vector<Individual*>& pool,
 // checked on the device and read once, after the last batch), and so is
 // each copy's mean loss when copies_score_decides_nothing(). Each batch first
 // sleeps work.batch_delay. Then marks the copies as trained in `cell` and
-// frees their gradients. Draws from work.generator and work.rng; seeds
-// Torch's global generator from work.global_seed first (wgan_gp's penalty).
+// frees their gradients. Draws from work.generator (the latent vectors
+// from latent_generator()) and work.rng; seeds Torch's global generator
+// from work.global_seed first (dropout, wgan_gp's penalty).
 // One member at a time: the path for what lockstep_training.h does not
 // stack yet.
 // Returns the seconds spent mutating.

@@ -17,6 +17,7 @@
 #include "common/nn/cuda_step_graph.h"
 #include "common/nn/device.h"
 #include "common/nn/losses.h"
+#include "common/nn/member_draws.h"
 #include "common/nn/precision.h"
 #include "common/nn/stacked_loss_scaler.h"
 #include "common/nn/stacked_losses.h"
@@ -85,12 +86,15 @@ const std::vector<LockstepCell>& checked(const TrainingConfig& training, const T
 }
 
 // The lockstep run: the stacks, the cells' streams and what is watched.
-// Each step is made in two parts: on the host, everything drawn from the
-// cells' streams (mutations, opponents, latent vectors, the rows of the
-// batch, dropout masks, WGAN-GP's shares) is drawn in train()'s order and
-// written into tensors that keep their storage from step to step; then the
-// step itself enqueues device work only, reading those tensors, so that it
-// can be captured as a CUDA graph and replayed (cuda_step_graph.h). A step
+// Each step is made in two parts: first everything drawn from the cells'
+// streams is drawn in train()'s order, into tensors that keep their storage
+// from step to step: the integers on the host (mutations, opponents, the
+// rows of the batch, then sent), the latent vectors, dropout masks and
+// WGAN-GP's shares from each cell's generators straight into its members'
+// rows, on a GPU by kernels there (member_draws.h); then the step itself
+// enqueues device work only, reading those tensors, so that it can be
+// captured as a CUDA graph and replayed (cuda_step_graph.h): the draws are
+// enqueued before it on the same stream, outside any capture. A step
 // is replayed when it plays its own opponents' stack; the others (copies of
 // picked opponents, population_size > 1) run as they are, their copies
 // drawing their own dropout masks. What is watched is read after the last
@@ -104,7 +108,7 @@ class Lockstep {
         d_members_(members_of(cells, Role::kDiscriminator)),
         gens_(stack_copies(cells, g_members_, Role::kGenerator, data.device())),
         discs_(stack_copies(cells, d_members_, Role::kDiscriminator, data.device())),
-        streams_(cell_streams(cells)),
+        streams_(cell_streams(cells, data.device())), latent_streams_(latent_streams(cells, data.device())),
         g_opponents_(*discs_, gens_->size(), member_streams(g_members_)),
         d_opponents_(*gens_, discs_->size(), member_streams(d_members_)),
         g_rates_(*gens_), d_rates_(*discs_), g_kinds_(kind_rows(gens_->loss, data.device())),
@@ -196,11 +200,11 @@ class Lockstep {
       to.copy_(from);
   }
 
-  // Host: for each member of `stack` (its members `members`), mutates its
-  // learning rate, picks an opponent of its cell among `opponents`, and
-  // draws its latent batch, in train()'s order, the rates then sent at
-  // once and the latent batches [P, B, latent] stored in `z`. Returns the
-  // picked rows.
+  // For each member of `stack` (its members `members`), on the host,
+  // mutates its learning rate and picks an opponent of its cell among
+  // `opponents`, in train()'s order, the rates then sent at once; and draws
+  // its latent batch from its cell's latent stream straight into its row of
+  // `z` [P, B, latent] (on a GPU, there). Returns the picked rows.
   std::vector<std::int64_t> draw_step(StackedMembers& stack, HostRates& rates, const std::vector<Member>& members,
                                       const std::vector<Member>& opponents, torch::Tensor& z) {
     std::vector<std::size_t> first(cells_.size(), opponents.size()), count(cells_.size(), 0);
@@ -208,7 +212,6 @@ class Lockstep {
       first[opponents[q].cell] = std::min(first[opponents[q].cell], q);
       ++count[opponents[q].cell];
     }
-    std::vector<torch::Tensor> latent;
     std::vector<std::int64_t> picked;
     for (std::size_t p = 0; p < members.size(); ++p) {
       GenerationWorkingSet& work = *cells_[members[p].cell].work;
@@ -216,10 +219,12 @@ class Lockstep {
       mutate(rates, p, work.rng);
       mutating_[members[p].cell] += std::chrono::duration<double>(Clock::now() - started).count();
       picked.push_back(static_cast<std::int64_t>(first[members[p].cell] + work.rng.below(count[members[p].cell])));
-      latent.push_back(torch::randn({batch_rows_, latent_dim_}, work.generator, torch::kFloat32));
     }
     stack.set_learning_rates(rates.own, rates.adam);
-    store(z, torch::stack(latent));
+    if (!z.defined())
+      z = torch::empty({static_cast<std::int64_t>(members.size()), batch_rows_, latent_dim_},
+                       torch::TensorOptions().dtype(torch::kFloat32).device(data_.device()));
+    draw_normal_rows(z, of_members(latent_streams_, members));
     return picked;
   }
 
@@ -281,7 +286,7 @@ class Lockstep {
     stage_dropout_pass(discs, batch_rows_, data_.device());
     stage_dropout_pass(discs, batch_rows_, data_.device());
     if (wgan_gp()) {
-      store(shares_, draw_shares());
+      draw_shares();
       stage_dropout_pass(discs, batch_rows_, data_.device());
     }
     ++d_watch_.steps;
@@ -349,18 +354,18 @@ class Lockstep {
                                  /*create_graph=*/true)[0];
   }
 
-  // Host: WGAN-GP's e ~ U[0, 1) per row, [P_D, B, 1] on the CPU, drawn
-  // member after member from its cell's stream (train() draws them from
-  // Torch's global generator seeded alike).
-  torch::Tensor draw_shares() {
-    std::vector<torch::Tensor> e;
-    for (const Member& m : d_members_) e.push_back(torch::rand({batch_rows_, 1}, streams_[m.cell], torch::kFloat32));
-    return torch::stack(e);
+  // WGAN-GP's e ~ U[0, 1) per row into shares_ [P_D, B, 1], drawn member
+  // after member from its cell's stream (train() draws them from Torch's
+  // global generator seeded alike).
+  void draw_shares() {
+    if (!shares_.defined())
+      shares_ = torch::empty({static_cast<std::int64_t>(d_members_.size()), batch_rows_, 1},
+                             torch::TensorOptions().dtype(torch::kFloat32).device(data_.device()));
+    draw_uniform_rows(shares_, of_members(streams_, d_members_));
   }
 
-  // WGAN-GP's term per member on its interpolates with shares `share`.
-  torch::Tensor gradient_penalty(const torch::Tensor& real, const torch::Tensor& fake, const torch::Tensor& share) {
-    const torch::Tensor e = share.to(data_.device());
+  // WGAN-GP's term per member on its interpolates with shares `e`.
+  torch::Tensor gradient_penalty(const torch::Tensor& real, const torch::Tensor& fake, const torch::Tensor& e) {
     const torch::Tensor x = (e * real.detach() + (1.0 - e) * fake.detach()).requires_grad_(true);
     const torch::Tensor grad = input_gradient(discs_->forward(x), x);
     return training_.gp_lambda * (grad.norm(/*p=*/2, /*dim=*/2) - 1.0).square().mean(1);
@@ -368,18 +373,33 @@ class Lockstep {
 
   void finish();
 
-  // Per cell, seeded from work.global_seed as train() seeds Torch's global
-  // generator: what dropout and WGAN-GP's interpolation shares draw from.
-  static std::vector<at::Generator> cell_streams(const std::vector<LockstepCell>& cells) {
+  // Per cell, on `device`, seeded from work.global_seed as train() seeds
+  // Torch's global generators: what dropout and WGAN-GP's interpolation
+  // shares draw from (on a GPU, Philox generators there: member_draws.h).
+  static std::vector<at::Generator> cell_streams(const std::vector<LockstepCell>& cells, torch::Device device) {
     std::vector<at::Generator> streams;
-    for (const LockstepCell& c : cells) streams.push_back(at::detail::createCPUGenerator(c.work->global_seed));
+    for (const LockstepCell& c : cells) streams.push_back(generator_on(device, c.work->global_seed));
     return streams;
   }
 
-  std::vector<at::Generator> member_streams(const std::vector<Member>& members) const {
+  // Per cell, what its latent vectors are drawn from on `device`
+  // (latent_generator() of generation_steps.h, as train() draws them).
+  static std::vector<at::Generator> latent_streams(const std::vector<LockstepCell>& cells, torch::Device device) {
     std::vector<at::Generator> streams;
-    for (const Member& m : members) streams.push_back(streams_[m.cell]);
+    for (const LockstepCell& c : cells) streams.push_back(latent_generator(*c.work, device));
     return streams;
+  }
+
+  // The cells' `streams`, one for each of `members`.
+  static std::vector<at::Generator> of_members(const std::vector<at::Generator>& streams,
+                                               const std::vector<Member>& members) {
+    std::vector<at::Generator> out;
+    for (const Member& m : members) out.push_back(streams[m.cell]);
+    return out;
+  }
+
+  std::vector<at::Generator> member_streams(const std::vector<Member>& members) const {
+    return of_members(streams_, members);
   }
 
   const TrainingConfig& training_;
@@ -388,7 +408,8 @@ class Lockstep {
   const std::vector<LockstepCell>& cells_;
   std::vector<Member> g_members_, d_members_;
   std::unique_ptr<StackedMembers> gens_, discs_;
-  std::vector<at::Generator> streams_;  // per cell (cell_streams())
+  std::vector<at::Generator> streams_;         // per cell (cell_streams())
+  std::vector<at::Generator> latent_streams_;  // per cell (latent_streams())
   Opponents g_opponents_, d_opponents_;
   HostRates g_rates_, d_rates_;
   // The members' loss kinds, grouped: G's; D's against its own opponents

@@ -6,8 +6,12 @@
 //
 // Per cell it draws what train() draws, in the same order, from the cell's
 // own streams (work.rng for the choices and mutations, work.generator for
-// the data's order and the latent vectors): so a cell's result does not
-// depend on which cells share its stacks, nor on the worker that holds it.
+// the data's order, latent_generator() for the latent vectors: on a GPU a
+// Philox generator of the cell's own, drawing there): so a cell's result
+// does not depend on which cells share its stacks, nor on the worker that
+// holds it, apart from how the device's kernels round for stacks of other
+// sizes (on the CPU they do not; on a GPU, tests/gpu/check.sh compares
+// W = 1 against W = 2).
 // Each member keeps its own loss kind (mustangs), learning rate, mutation
 // and Adam step count (batched_adam.h). A generator steps against the
 // discriminator its cell's stream picks, and the reverse; when every member
@@ -59,8 +63,8 @@ struct LockstepCell {
 // steps one member at a time. Penalties (R1, WGAN-GP) are taken per member as
 // discriminator_step.h takes them. WGAN-GP's interpolation shares and the
 // dropout masks are drawn from a stream per cell seeded from
-// work.global_seed, as train() draws them from Torch's global generator
-// seeded alike (so the streams are train()'s, but not in train()'s order:
+// work.global_seed (generator_on() the device, member_draws.h), as train()
+// draws them from Torch's global generator seeded alike (so the streams are train()'s, but not in train()'s order:
 // the bits differ from train()'s where dropout or WGAN-GP draw). Batch
 // norm's running statistics: a member's are updated by the passes it takes
 // part in; when members play copies of the opponents they picked

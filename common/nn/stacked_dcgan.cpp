@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "common/nn/conditional_networks.h"
+#include "common/nn/member_draws.h"
 #include "common/nn/stacked_dropout.h"
 
 namespace cellgan {
@@ -183,40 +184,37 @@ torch::Tensor StackedDcganImpl::dropout(const torch::Tensor& x) {
   return stacked_dropout(x, kDropout, true, generators_);
 }
 
-// A mask as stacked_dropout() and member_dropout() draw it (stacked_dropout.h).
+// The masks as stacked_dropout() and member_dropout() draw them
+// (stacked_dropout.h), straight into the slots (member_draws.h).
 void StackedDcganImpl::stage_dropout_pass(std::int64_t batch, torch::Device device) {
   if (!drops_out()) return;
   if (generators_.empty())
     throw std::logic_error("StackedDcgan: staging dropout masks needs set_member_generators() first");
   const std::vector<std::vector<std::int64_t>> layers{{batch, kDiscChannels1, 2 * kSeedSide, 2 * kSeedSide},
                                                       {batch, kDiscChannels2, kSeedSide, kSeedSide}};
-  const auto draw = [this](std::size_t p, const std::vector<std::int64_t>& sizes) {
-    torch::Tensor mask = torch::empty(sizes, torch::kFloat32);
-    mask.bernoulli_(1.0 - kDropout, generators_[p]);
-    return mask.div_(1.0 - kDropout);
-  };
-  if (device.is_cuda()) {  // layer by layer, as dropout() draws
+  if (device.is_cuda()) {  // layer by layer, as dropout() draws: a slot [P, ...] per layer
     for (const auto& sizes : layers) {
-      std::vector<torch::Tensor> masks;
-      for (std::size_t p = 0; p < generators_.size(); ++p) masks.push_back(draw(p, sizes));
-      stage_mask(torch::stack(masks), device);
+      std::vector<std::int64_t> stacked{members_};
+      stacked.insert(stacked.end(), sizes.begin(), sizes.end());
+      draw_dropout_rows(next_slot(stacked, device), kDropout, generators_);
     }
-  } else {  // member by member, as member_dropout() draws
+  } else {  // member by member, as member_dropout() draws: a slot per member and layer
     for (std::size_t p = 0; p < generators_.size(); ++p)
-      for (const auto& sizes : layers) stage_mask(draw(p, sizes), device);
+      for (const auto& sizes : layers)
+        draw_dropout_rows(next_slot(sizes, device).unsqueeze(0), kDropout, {generators_[p]});
   }
   staging_ = true;
 }
 
-// Into the next slot, in the storage it had; to a GPU through pinned
-// memory, without waiting for the GPU.
-void StackedDcganImpl::stage_mask(const torch::Tensor& mask, torch::Device device) {
-  if (staged_count_ == staged_.size()) staged_.push_back(torch::empty(mask.sizes(), mask.options().device(device)));
-  torch::Tensor& slot = staged_[staged_count_++];
-  if (slot.is_cuda())
-    slot.copy_(mask.pin_memory(), /*non_blocking=*/true);
-  else
-    slot.copy_(mask);
+// The next slot, made at the first pass that fills it and kept after (made
+// anew only for another batch size).
+torch::Tensor StackedDcganImpl::next_slot(const std::vector<std::int64_t>& sizes, torch::Device device) {
+  const auto made = [&] { return torch::empty(sizes, torch::TensorOptions().dtype(torch::kFloat32).device(device)); };
+  if (staged_count_ == staged_.size())
+    staged_.push_back(made());
+  else if (staged_[staged_count_].sizes() != torch::IntArrayRef(sizes) || staged_[staged_count_].device() != device)
+    staged_[staged_count_] = made();
+  return staged_[staged_count_++];
 }
 
 torch::Tensor StackedDcganImpl::next_staged_mask(const torch::Tensor& x) {

@@ -32,8 +32,10 @@
 // byte form (individual_bytes.h) of a row is the member's.
 //
 // Dropout draws each member's mask from the generator set for it
-// (set_member_generators(), stacked_dropout.h), on the CPU member by member
-// (a member's two masks, then the next member's), on CUDA layer by layer; a
+// (set_member_generators(), stacked_dropout.h) where that generator is (a
+// GPU's own generators draw there, member_draws.h), on the CPU member by
+// member (a member's two masks, then the next member's), on CUDA layer by
+// layer; a
 // training forward pass of a dcgan discriminator without them is a
 // std::logic_error. Or the masks are drawn ahead, the same masks in the
 // same order (stage_dropout_pass()).
@@ -116,7 +118,7 @@ class StackedDcganImpl : public torch::nn::Module {
   std::size_t staged_count_ = 0, staged_next_ = 0;
   bool staging_ = false;  // passes take staged masks
 
-  void stage_mask(const torch::Tensor& mask, torch::Device device);
+  torch::Tensor next_slot(const std::vector<std::int64_t>& sizes, torch::Device device);
   torch::Tensor next_staged_mask(const torch::Tensor& x);
 };
 TORCH_MODULE(StackedDcgan);

@@ -8,6 +8,8 @@
 
 #include <stdexcept>
 
+#include "common/nn/member_draws.h"
+
 namespace cellgan {
 
 torch::Tensor stacked_dropout(const torch::Tensor& x, double rate, bool training,
@@ -18,22 +20,15 @@ torch::Tensor stacked_dropout(const torch::Tensor& x, double rate, bool training
   if (x.dim() < 2 || x.size(0) != members)
     throw std::invalid_argument(fmt::format("stacked_dropout: expected [{}, ...], got [{}]", members,
                                             fmt::join(x.sizes(), ", ")));
-  const torch::IntArrayRef member_sizes = x.sizes().slice(1);
-  std::vector<torch::Tensor> masks;
-  for (const at::Generator& generator : generators) {
-    torch::Tensor mask = torch::empty(member_sizes, torch::kFloat32);
-    mask.bernoulli_(1.0 - rate, generator);
-    masks.push_back(mask.div_(1.0 - rate));
-  }
-  return x * torch::stack(masks).to(x.device(), x.scalar_type());
+  const torch::Tensor masks = torch::empty(x.sizes(), x.options().dtype(torch::kFloat32));
+  draw_dropout_rows(masks, rate, generators);
+  return x * masks.to(x.scalar_type());
 }
 
 torch::Tensor member_dropout(const torch::Tensor& x, double rate, bool training, const at::Generator& generator) {
   if (rate < 0.0 || rate >= 1.0) throw std::invalid_argument(fmt::format("member_dropout: rate {} outside [0, 1)", rate));
   if (!training) return x;
-  torch::Tensor mask = torch::empty(x.sizes(), torch::kFloat32);
-  mask.bernoulli_(1.0 - rate, generator);
-  return x * mask.div_(1.0 - rate).to(x.device(), x.scalar_type());
+  return x * dropout_mask(x.sizes(), rate, generator).to(x.device(), x.scalar_type());
 }
 
 }  // namespace cellgan

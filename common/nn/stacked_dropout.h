@@ -2,9 +2,10 @@
 // on [P, ...], each member with its own mask drawn from its own generator.
 //
 // Member p's mask is drawn as torch::nn::Dropout draws its own from Torch's
-// global generator: a Bernoulli(1 - rate) draw on the CPU from
-// generators[p] over x[p]'s sizes, divided by 1 - rate; the output is x times the
-// masks (moved to x's device). So a member whose generator is in the state
+// global generator: a Bernoulli(1 - rate) draw from generators[p] over
+// x[p]'s sizes, where that generator is (the CPU, or the GPU for a
+// generator_on() a GPU, member_draws.h), divided by 1 - rate; the output is
+// x times the masks (moved to x's device). So a member whose generator is in the state
 // Torch's global generator would be in gets Dropout's mask, and a member's
 // mask never depends on the other members. Members may share a generator
 // (the members of one cell): they then draw one after another, in row
