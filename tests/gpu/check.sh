@@ -4,7 +4,8 @@
 # The GPU check: on a machine with a GPU and a CUDA LibTorch 2.x, builds
 # cellgan against that LibTorch in build-gpu/, runs `ctest -L gpu`, the
 # device tests and the stacked dcgan_conditional tests (its fp16 step on
-# the GPU among them), then the G benchmarks and the Q run of docs/results.md, and
+# the GPU among them), then the G benchmarks, the ensembles of W = 1, 2 and 4
+# workers on one GPU compared, and the Q run of docs/results.md, and
 # writes one summary, OUT_DIR/summary.md (default build-gpu/check), with the
 # logs beside it. Every step has a time limit and the whole a budget
 # (CHECK_BUDGET_S, default 470 s: 8 minutes on one GPU and 16 cores), so the
@@ -216,6 +217,25 @@ say "| G2 mnist-4x4, 1 worker | graphs on (s per generation) | graphs off | off 
 say "| --- | --- | --- | --- |"
 say "| 10 generations, 100 batches each | $on | $off | $(ratio "$off" "$on") |"
 say "- graphs in g2-w1: $(captured)"
+
+say ""
+say "## Determinism on one GPU: W = 1 against W = 2 (and 4), graphs on against off"
+# The same mnist-4x4 run (graphs off, the default) with its 16 cells on 1
+# (g2-graphs-off), 2 and 4 (g2-w4) workers sharing the GPU, and with graphs
+# (g2-w1): each cell draws from generators of its own on the GPU, so what
+# differs is only how the kernels round for stacks of 16, 8 or 4 members.
+train g2-w2 60 2 configs/mnist-4x4.yaml "${MNIST[@]}" --set training.generations=10 --set runtime.device=cuda \
+  --set runtime.cuda_graphs=off
+ensemble() { sha256sum "$OUT/runs/$1/ensemble.bin" 2>/dev/null | cut -c1-16 || true; }
+same_as() { [ -n "$1" ] && [ "$1" = "$2" ] && echo "equal" || echo "**differs**"; }
+w1=$(ensemble g2-graphs-off); w2=$(ensemble g2-w2); w4=$(ensemble g2-w4); graphs=$(ensemble g2-w1)
+say ""
+say "| mnist-4x4, 10 generations on one GPU | ensemble.bin sha256 | against W = 1 |"
+say "| --- | --- | --- |"
+say "| W = 1, graphs off (g2-graphs-off) | ${w1:-n/a} | |"
+say "| W = 2, graphs off (g2-w2, $(per_gen g2-w2) s per generation) | ${w2:-n/a} | $(same_as "$w2" "$w1") |"
+say "| W = 4, graphs off (g2-w4) | ${w4:-n/a} | $(same_as "$w4" "$w1") |"
+say "| W = 1, graphs $GRAPHS (g2-w1) | ${graphs:-n/a} | $(same_as "$graphs" "$w1") |"
 
 say ""
 say "## G6: fashion-2x2 grown to 4x4 with the DCGAN pair, 30 batches a generation"

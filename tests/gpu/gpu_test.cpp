@@ -9,13 +9,19 @@
 // - the host-staged all-reduce sums GPU tensors as it sums CPU ones;
 // - a step captured as a CUDA graph replays what it does eagerly, and
 //   lockstep training with its steps replayed gives the bits it gives
-//   without graphs;
+//   without graphs (its latent vectors and dropout masks drawn on the GPU
+//   before each replay);
+// - a cell's generators on the GPU are Philox generators of its own,
+//   seeded as the device's default one, whose draws into a stack's rows do
+//   not depend on the other members of the stack; lockstep training on the
+//   GPU (toy and DCGAN networks, dropout, WGAN-GP) repeats to the bit;
 // - whole jobs (coevolution, data_parallel) on CUDA finish, record their
 //   devices in result.json, and repeat to the bit.
 // - where the build has NCCL: NCCL joins and sums on one GPU (W = 1), and
 //   a data-parallel job with allreduce nccl gives the ring's ensemble.
 //   W = 2 needs two GPUs: tests/gpu/nccl_two_gpus.sh.
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
@@ -26,15 +32,21 @@
 #include <vector>
 
 #include "common/comm/in_process_communicator.h"
+#include "common/idx.h"
+#include "common/rng.h"
 #include "common/nn/allreduce_check.h"
 #include "common/nn/cuda_step_graph.h"
 #include "common/nn/device.h"
 #include "common/nn/individual.h"
+#include "common/nn/losses.h"
+#include "common/nn/member_draws.h"
+#include "common/nn/stacked_dropout.h"
 #include "common/nn/torch_generator_lock.h"
 #include "common/nn/training_data.h"
 #include "tests/app/job_files.h"
 #include "tests/app/one_process_job.h"
 #include "tests/common/test_files.h"
+#include "tests/nn/synthetic_images.h"
 #include "tests/worker/communicator_exchange.h"
 #include "tests/worker/toy_cell_fixture.h"
 #include "worker/cell_checkpoint.h"
@@ -218,39 +230,157 @@ TEST(Gpu, ACudaStepGraphReplaysWhatTheStepDoes) {
   EXPECT_TRUE(torch::equal(x.cpu(), torch::full({1000}, std::pow(2.0, steps) - 1.0)));
 }
 
-// Three toy cells (population 1: each plays its own opponent) trained in
-// lockstep for 8 batches, the steps replayed from the fourth on.
-std::vector<Bytes> lockstep_on_gpu(bool cuda_graphs) {
-  Config c = toy_config();
-  c.training.mutation_probability = 1.0;
-  DeviceCell cell(c, gpu());
+// Cells 1, 4 and 7 of `c` (population_size pairs each, built from the
+// seed and the cell as CellTrainer::initial_state() builds them) trained in
+// lockstep on the GPU for 8 batches, the steps replayed from the fourth on
+// with `cuda_graphs` where each plays its own opponents (population 1).
+// Their trained copies' bytes, cell by cell.
+std::vector<Bytes> lockstep_on_gpu(const Config& c, bool cuda_graphs) {
+  const TrainingData data(c, gpu());
+  const NetworkShape shape = network_shape(c);
+  const auto lock = lock_torch_generator();
   std::vector<std::unique_ptr<GenerationWorkingSet>> works;
   std::vector<LockstepCell> cells;
   for (int k : {1, 4, 7}) {
-    CellState s = cell.trainer.initial_state(k, 4);
+    torch::manual_seed(derive_seed(c.seed, Stream::kCellInit, static_cast<std::uint64_t>(k)));
+    CellState s;
+    s.cell = k;
     works.push_back(std::make_unique<GenerationWorkingSet>());
-    seed_generation(c, s, *works.back());
-    draw_generation_losses(c.training, s, works.back()->rng);
-    works.back()->selected_generators.push_back(s.generators[0].clone());
-    works.back()->selected_discriminators.push_back(s.discriminators[0].clone());
-    cells.push_back({k, works.back().get()});
+    GenerationWorkingSet& w = *works.back();
+    w.device = gpu();
+    seed_generation(c, s, w);
+    for (std::int64_t i = 0; i < c.training.population_size; ++i) {
+      const AdamSettings adam{c.training.adam_beta1, c.training.adam_beta2};
+      w.selected_generators.emplace_back(Role::kGenerator, shape, c.training.learning_rate, adam, c.training.loss,
+                                         gpu());
+      w.selected_discriminators.emplace_back(Role::kDiscriminator, shape, c.training.learning_rate, adam,
+                                             discriminator_loss_for(c.training.loss), gpu());
+    }
+    cells.push_back({k, &w});
   }
-  const auto lock = lock_torch_generator();
-  train_in_lockstep(c.training, cell.data, 8, c.network.latent_dim, cells, cuda_graphs);
+  train_in_lockstep(c.training, data, 8, c.network.latent_dim, cells, cuda_graphs);
   std::vector<Bytes> out;
   for (const auto& w : works) {
-    out.push_back(w->selected_generators.at(0).encode());
-    out.push_back(w->selected_discriminators.at(0).encode());
+    for (const Individual& g : w->selected_generators) out.push_back(g.encode());
+    for (const Individual& d : w->selected_discriminators) out.push_back(d.encode());
   }
   return out;
 }
 
+// The toy cells with every step mutated.
+Config toy_lockstep_config() {
+  Config c = toy_config();
+  c.training.mutation_probability = 1.0;
+  return c;
+}
+
+// The DCGAN pair (its discriminator drops out) on 120 synthetic 28x28
+// images written to `folder`, batches of 6.
+Config dcgan_lockstep_config(const std::string& folder, const std::string& loss, int population) {
+  std::vector<std::uint8_t> labels;
+  write_idx_images(folder + "/train-images-idx3-ubyte", test::synthetic_idx_images(120, 3, labels));
+  write_idx_labels(folder + "/train-labels-idx1-ubyte", labels);
+  return parse_config(fmt::format("seed: 9\ndata: {{dataset: idx, path: {}}}\n"
+                                  "network: {{kind: dcgan, latent_dim: 8}}\ngrid: {{rows: 3, cols: 3}}\n"
+                                  "training: {{batch_size: 6, loss: {}, population_size: {}, mutation_probability: 1}}\n",
+                                  folder, loss, population),
+                      "dcgan.yaml");
+}
+
+void expect_same_copies(const std::vector<Bytes>& a, const std::vector<Bytes>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i], b[i]) << "copy " << i << " (cell by cell, G then D)";
+}
+
+// Each step draws its latent vectors (and a DCGAN discriminator's staged
+// dropout masks) on the GPU before it runs or is replayed: the replayed
+// steps read them as the ordinary steps do.
 TEST(Gpu, LockstepStepsReplayedAsCudaGraphsGiveTheBitsOfTheOrdinarySteps) {
   SKIP_WITHOUT_GRAPHS();
-  const std::vector<Bytes> plain = lockstep_on_gpu(false);
-  const std::vector<Bytes> graphs = lockstep_on_gpu(true);
-  ASSERT_EQ(plain.size(), graphs.size());
-  for (std::size_t i = 0; i < plain.size(); ++i) EXPECT_EQ(plain[i], graphs[i]) << "copy " << i;
+  expect_same_copies(lockstep_on_gpu(toy_lockstep_config(), false), lockstep_on_gpu(toy_lockstep_config(), true));
+  TempDir tmp;
+  const Config dcgan = dcgan_lockstep_config(tmp.path().string(), "bce", 1);
+  expect_same_copies(lockstep_on_gpu(dcgan, false), lockstep_on_gpu(dcgan, true));
+}
+
+// A cell's generator on the GPU: on the device, seeded as
+// torch::manual_seed() seeds the device's default generator (so its draws
+// are the default generator's), and of its own (drawing from it leaves the
+// default one where it was).
+TEST(Gpu, ACellsGeneratorOnTheGpuIsAGeneratorOfItsOwnSeededAsTheDefaultOne) {
+  SKIP_WITHOUT_GPU();
+  const auto lock = lock_torch_generator();
+  const torch::TensorOptions on_gpu = torch::TensorOptions().dtype(torch::kFloat32).device(gpu());
+  const at::Generator own = generator_on(gpu(), 77);
+  EXPECT_TRUE(own.device().is_cuda());
+  EXPECT_EQ(own.current_seed(), 77u);
+  torch::manual_seed(77);
+  const torch::Tensor by_default = torch::randn({4096}, on_gpu).cpu();
+  const torch::Tensor after = torch::rand({64}, on_gpu).cpu();
+  torch::manual_seed(77);
+  const torch::Tensor drawn = torch::randn({4096}, own, on_gpu);
+  EXPECT_TRUE(drawn.is_cuda());
+  EXPECT_TRUE(torch::equal(drawn.cpu(), by_default));
+  EXPECT_TRUE(torch::equal(torch::rand({64}, on_gpu).cpu(), after)) << "its draws moved the default generator";
+}
+
+// Cells 2, 5 (two members) and 7 in one stack, and cell 5 alone: cell 5's
+// rows are the same bits, drawn on the GPU; and again from new generators.
+TEST(Gpu, ACellsDrawsOnTheGpuDoNotDependOnItsStackAndRepeat) {
+  SKIP_WITHOUT_GPU();
+  const auto cells = [](std::vector<std::uint64_t> seeds) {
+    std::vector<at::Generator> out;
+    for (const std::uint64_t s : seeds) out.push_back(generator_on(gpu(), s));
+    return out;
+  };
+  const auto three = [&] {
+    const std::vector<at::Generator> g = cells({2, 5, 7});
+    return std::vector<at::Generator>{g[0], g[1], g[1], g[2]};
+  };
+  const auto alone = [&] {
+    const at::Generator g = generator_on(gpu(), 5);
+    return std::vector<at::Generator>{g, g};
+  };
+  const torch::TensorOptions on_gpu = torch::TensorOptions().dtype(torch::kFloat32).device(gpu());
+  for (int kind = 0; kind < 4; ++kind) {
+    SCOPED_TRACE(kind == 0 ? "normal" : kind == 1 ? "uniform" : kind == 2 ? "dropout rows" : "stacked_dropout");
+    const auto draw = [&](std::int64_t members, const std::vector<at::Generator>& g) {
+      torch::Tensor into = torch::empty({members, 6, 32, 14, 14}, on_gpu);
+      if (kind == 0) draw_normal_rows(into, g);
+      if (kind == 1) draw_uniform_rows(into, g);
+      if (kind == 2) draw_dropout_rows(into, 0.3, g);
+      if (kind == 3) into = stacked_dropout(torch::ones_like(into), 0.3, true, g);
+      EXPECT_TRUE(into.is_cuda());
+      return into.cpu();
+    };
+    const torch::Tensor stacked = draw(4, three());
+    const torch::Tensor own = draw(2, alone());
+    EXPECT_TRUE(torch::equal(stacked[1], own[0]));
+    EXPECT_TRUE(torch::equal(stacked[2], own[1]));
+    EXPECT_FALSE(torch::equal(stacked[1], stacked[2]));
+    EXPECT_FALSE(torch::equal(stacked[0], stacked[1]));
+    EXPECT_TRUE(torch::equal(draw(4, three()), stacked));
+  }
+}
+
+// The same lockstep run on the GPU twice: the same bits. Toy cells with
+// WGAN-GP (shares drawn on the GPU) and population 2 (each member plays a
+// copy of the opponent its cell's stream picks); the DCGAN pair with
+// dropout, at population 1 (masks staged) and with WGAN-GP at population 2
+// (the copies draw their masks in the step).
+TEST(Gpu, LockstepOnTheGpuGivesTheSameBitsRunAfterRun) {
+  SKIP_WITHOUT_GPU();
+  Config toy = toy_lockstep_config();
+  toy.training.loss = LossKind::kWganGp;
+  toy.training.population_size = 2;
+  TempDir tmp;
+  for (const Config& c : {toy, dcgan_lockstep_config(tmp.path().string(), "bce", 1),
+                          dcgan_lockstep_config(tmp.path().string(), "wgan_gp", 2)}) {
+    SCOPED_TRACE(std::string(to_string(c.network.kind)) + ", " + to_string(c.training.loss) + ", population " +
+                 std::to_string(c.training.population_size));
+    const std::vector<Bytes> first = lockstep_on_gpu(c, false);
+    expect_same_copies(first, lockstep_on_gpu(c, false));
+  }
 }
 
 TEST(Gpu, TheHostStagedAllreduceSumsGpuTensorsAsCpuOnes) {

@@ -136,6 +136,26 @@ TEST(SeedGeneration, DependsOnTheCellAndTheGenerationOnly) {
   EXPECT_NE(draws(other).second, first.second);
 }
 
+// The latent vectors of training come from a stream of the cell's own
+// seeded from (seed, cell, generation): on the CPU work.generator itself,
+// elsewhere a generator on the device seeded with work.latent_seed.
+TEST(SeedGeneration, TheLatentStreamIsTheCellsOwnSeededFromSeedCellAndGeneration) {
+  Fixture f(toy_config());
+  CellState s = f.trainer.initial_state(6, 4);
+  s.generation = 3;
+  GenerationWorkingSet work;
+  seed_generation(f.config, s, work);
+  const std::uint64_t stream = (std::uint64_t{6} << 32) ^ std::uint64_t{3};
+  EXPECT_EQ(work.latent_seed, derive_seed(f.config.seed, Stream::kCellTraining, stream ^ (1ULL << 61)));
+  EXPECT_EQ(work.global_seed, derive_seed(f.config.seed, Stream::kCellTraining, stream ^ (1ULL << 62)));
+  EXPECT_NE(work.latent_seed, work.global_seed);
+  EXPECT_TRUE(latent_generator(work, torch::kCPU) == work.generator);  // the same generator, not a copy
+  GenerationWorkingSet next;
+  s.generation = 4;
+  seed_generation(f.config, s, next);
+  EXPECT_NE(next.latent_seed, work.latent_seed);
+}
+
 // Two clones of the cell's first pair as the selected copies, and the
 // generation seeded.
 void select_two_pairs(Fixture& f, CellState& s, GenerationWorkingSet& work) {
