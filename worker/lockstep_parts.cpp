@@ -5,6 +5,9 @@
 
 #include <algorithm>
 
+#include "common/nn/member_draws.h"
+#include "worker/generation_steps.h"
+
 namespace cellgan {
 namespace {
 
@@ -21,6 +24,13 @@ torch::Tensor index_on(const std::vector<std::int64_t>& rows, const torch::Devic
 }
 
 }  // namespace
+
+CellStreams::CellStreams(const std::vector<const GenerationWorkingSet*>& works, torch::Device device) {
+  for (const GenerationWorkingSet* work : works) {
+    latent.push_back(latent_generator(*work, device));
+    noise.push_back(generator_on(device, work->global_seed));
+  }
+}
 
 bool Opponents::plan(const std::vector<std::int64_t>& rows) {
   own_ = members_ == stack_.size();

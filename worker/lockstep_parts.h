@@ -1,7 +1,7 @@
 // The parts of a lockstep run (lockstep_training.h) that hold stacks for
 // a step: the opponents a member plays, the parameters frozen while a
 // backward pass goes through them, the learning rates mutated on the host,
-// and the losses watched on the device.
+// and the losses watched on the device; and the cells' streams.
 // Each splits what it does on the host before a step (plan()) from what
 // the step enqueues on the device, so that a step can be captured as a
 // CUDA graph (cuda_step_graph.h).
@@ -19,6 +19,20 @@
 #include "common/nn/stacked_networks.h"
 
 namespace cellgan {
+
+struct GenerationWorkingSet;
+
+// What the cells of a lockstep run draw from, one generator of each kind
+// per cell (works[k] cell k's working set) on the run's `device`: `latent`,
+// its latent vectors (latent_generator() of generation_steps.h, as train()
+// draws them); `noise`, its dropout masks and WGAN-GP's shares, seeded from
+// work.global_seed as train() seeds Torch's global generators (on a GPU,
+// Philox generators there: member_draws.h).
+struct CellStreams {
+  CellStreams(const std::vector<const GenerationWorkingSet*>& works, torch::Device device);
+
+  std::vector<at::Generator> latent, noise;
+};
 
 // The other stack's rows that each member plays against, one per member:
 // the stack itself when every member picks its own row, else a stack of

@@ -108,9 +108,9 @@ class Lockstep {
         d_members_(members_of(cells, Role::kDiscriminator)),
         gens_(stack_copies(cells, g_members_, Role::kGenerator, data.device())),
         discs_(stack_copies(cells, d_members_, Role::kDiscriminator, data.device())),
-        streams_(cell_streams(cells, data.device())), latent_streams_(latent_streams(cells, data.device())),
-        g_opponents_(*discs_, gens_->size(), member_streams(g_members_)),
-        d_opponents_(*gens_, discs_->size(), member_streams(d_members_)),
+        streams_(works_of(cells), data.device()),
+        g_opponents_(*discs_, gens_->size(), of_members(streams_.noise, g_members_)),
+        d_opponents_(*gens_, discs_->size(), of_members(streams_.noise, d_members_)),
         g_rates_(*gens_), d_rates_(*discs_), g_kinds_(kind_rows(gens_->loss, data.device())),
         mutating_(cells.size(), 0.0), summing_(copies_score_decides_nothing(training)),
         shared_data_(std::all_of(cells.begin(), cells.end(),
@@ -121,8 +121,8 @@ class Lockstep {
       orders_.push_back(torch::randperm(own.size(), c.work->generator, torch::kLong).to(data.device()));
       delay_ = std::max(delay_, c.work->batch_delay);
     }
-    gens_->network()->set_member_generators(member_streams(g_members_));
-    discs_->network()->set_member_generators(member_streams(d_members_));
+    gens_->network()->set_member_generators(of_members(streams_.noise, g_members_));
+    discs_->network()->set_member_generators(of_members(streams_.noise, d_members_));
     if (training.precision == Precision::kFp16) {
       g_scaler_.emplace(gens_->size(), data.device());
       d_scaler_.emplace(discs_->size(), data.device());
@@ -224,7 +224,7 @@ class Lockstep {
     if (!z.defined())
       z = torch::empty({static_cast<std::int64_t>(members.size()), batch_rows_, latent_dim_},
                        torch::TensorOptions().dtype(torch::kFloat32).device(data_.device()));
-    draw_normal_rows(z, of_members(latent_streams_, members));
+    draw_normal_rows(z, of_members(streams_.latent, members));
     return picked;
   }
 
@@ -361,7 +361,7 @@ class Lockstep {
     if (!shares_.defined())
       shares_ = torch::empty({static_cast<std::int64_t>(d_members_.size()), batch_rows_, 1},
                              torch::TensorOptions().dtype(torch::kFloat32).device(data_.device()));
-    draw_uniform_rows(shares_, of_members(streams_, d_members_));
+    draw_uniform_rows(shares_, of_members(streams_.noise, d_members_));
   }
 
   // WGAN-GP's term per member on its interpolates with shares `e`.
@@ -373,21 +373,10 @@ class Lockstep {
 
   void finish();
 
-  // Per cell, on `device`, seeded from work.global_seed as train() seeds
-  // Torch's global generators: what dropout and WGAN-GP's interpolation
-  // shares draw from (on a GPU, Philox generators there: member_draws.h).
-  static std::vector<at::Generator> cell_streams(const std::vector<LockstepCell>& cells, torch::Device device) {
-    std::vector<at::Generator> streams;
-    for (const LockstepCell& c : cells) streams.push_back(generator_on(device, c.work->global_seed));
-    return streams;
-  }
-
-  // Per cell, what its latent vectors are drawn from on `device`
-  // (latent_generator() of generation_steps.h, as train() draws them).
-  static std::vector<at::Generator> latent_streams(const std::vector<LockstepCell>& cells, torch::Device device) {
-    std::vector<at::Generator> streams;
-    for (const LockstepCell& c : cells) streams.push_back(latent_generator(*c.work, device));
-    return streams;
+  static std::vector<const GenerationWorkingSet*> works_of(const std::vector<LockstepCell>& cells) {
+    std::vector<const GenerationWorkingSet*> works;
+    for (const LockstepCell& c : cells) works.push_back(c.work);
+    return works;
   }
 
   // The cells' `streams`, one for each of `members`.
@@ -398,18 +387,13 @@ class Lockstep {
     return out;
   }
 
-  std::vector<at::Generator> member_streams(const std::vector<Member>& members) const {
-    return of_members(streams_, members);
-  }
-
   const TrainingConfig& training_;
   const TrainingData& data_;
   std::int64_t latent_dim_;
   const std::vector<LockstepCell>& cells_;
   std::vector<Member> g_members_, d_members_;
   std::unique_ptr<StackedMembers> gens_, discs_;
-  std::vector<at::Generator> streams_;         // per cell (cell_streams())
-  std::vector<at::Generator> latent_streams_;  // per cell (latent_streams())
+  CellStreams streams_;
   Opponents g_opponents_, d_opponents_;
   HostRates g_rates_, d_rates_;
   // The members' loss kinds, grouped: G's; D's against its own opponents

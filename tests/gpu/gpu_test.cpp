@@ -316,12 +316,14 @@ TEST(Gpu, ACellsGeneratorOnTheGpuIsAGeneratorOfItsOwnSeededAsTheDefaultOne) {
   EXPECT_EQ(own.current_seed(), 77u);
   torch::manual_seed(77);
   const torch::Tensor by_default = torch::randn({4096}, on_gpu).cpu();
-  const torch::Tensor after = torch::rand({64}, on_gpu).cpu();
+  torch::manual_seed(77);
+  const torch::Tensor first_by_default = torch::rand({64}, on_gpu).cpu();
   torch::manual_seed(77);
   const torch::Tensor drawn = torch::randn({4096}, own, on_gpu);
   EXPECT_TRUE(drawn.is_cuda());
   EXPECT_TRUE(torch::equal(drawn.cpu(), by_default));
-  EXPECT_TRUE(torch::equal(torch::rand({64}, on_gpu).cpu(), after)) << "its draws moved the default generator";
+  EXPECT_TRUE(torch::equal(torch::rand({64}, on_gpu).cpu(), first_by_default))
+      << "its draws moved the default generator";
 }
 
 // Cells 2, 5 (two members) and 7 in one stack, and cell 5 alone: cell 5's
