@@ -19,6 +19,7 @@
 #include "common/nn/losses.h"
 #include "common/nn/precision.h"
 #include "common/nn/stacked_loss_scaler.h"
+#include "common/nn/stacked_penalties.h"
 #include "common/nn/stacked_losses.h"
 #include "common/nn/stacked_networks.h"
 #include "common/nn/staged_dropout.h"
@@ -312,8 +313,8 @@ class Lockstep {
                                 LossMean::kPerMember);
     });
     torch::Tensor penalty;  // [P]: discriminator_step.h's, per member
-    if (r1) penalty = (training_.r1_penalty / 2.0) * input_gradient(d_real, real_in).square().sum(2).mean(1);
-    if (wgan_gp()) penalty = gradient_penalty(real, fake, shares_);
+    if (r1) penalty = stacked_r1_penalty(d_real, real_in, training_.r1_penalty);
+    if (wgan_gp()) penalty = stacked_gradient_penalty(*discs_, real, fake, shares_, training_.gp_lambda);
     const torch::Tensor attached = penalty.defined() ? losses.attached + penalty : losses.attached;
     if (penalty.defined()) {
       losses.per_member = losses.per_member + penalty.detach();
@@ -343,12 +344,6 @@ class Lockstep {
     stack.optimizer().step(finite);
   }
 
-  // d D / d x at `x` (a leaf), kept in the graph for a second backward.
-  static torch::Tensor input_gradient(const torch::Tensor& d_x, const torch::Tensor& x) {
-    return torch::autograd::grad({d_x.sum()}, {x}, /*grad_outputs=*/{}, /*retain_graph=*/true,
-                                 /*create_graph=*/true)[0];
-  }
-
   // Host: WGAN-GP's e ~ U[0, 1) per row, [P_D, B, 1] on the CPU, drawn
   // member after member from its cell's stream (train() draws them from
   // Torch's global generator seeded alike).
@@ -356,14 +351,6 @@ class Lockstep {
     std::vector<torch::Tensor> e;
     for (const Member& m : d_members_) e.push_back(torch::rand({batch_rows_, 1}, streams_[m.cell], torch::kFloat32));
     return torch::stack(e);
-  }
-
-  // WGAN-GP's term per member on its interpolates with shares `share`.
-  torch::Tensor gradient_penalty(const torch::Tensor& real, const torch::Tensor& fake, const torch::Tensor& share) {
-    const torch::Tensor e = share.to(data_.device());
-    const torch::Tensor x = (e * real.detach() + (1.0 - e) * fake.detach()).requires_grad_(true);
-    const torch::Tensor grad = input_gradient(discs_->forward(x), x);
-    return training_.gp_lambda * (grad.norm(/*p=*/2, /*dim=*/2) - 1.0).square().mean(1);
   }
 
   void finish();
