@@ -114,8 +114,8 @@ Waited<std::vector<GenerationRecord>> DataParallelLayout::run_generation(std::in
       tally.generator_steps > 0 ? tally.generator_loss / static_cast<double>(tally.generator_steps) : 0.0;
   record.discriminator_loss =
       tally.discriminator_steps > 0 ? tally.discriminator_loss / static_cast<double>(tally.discriminator_steps) : 0.0;
-  record.generator_lrs = {trainer_->generator().learning_rate()};
-  record.discriminator_lrs = {trainer_->discriminator().learning_rate()};
+  record.generator_lrs = {trainer_->generator().learning_rate(0)};
+  record.discriminator_lrs = {trainer_->discriminator().learning_rate(0)};
   record.mixture_weights = {1.0};
   record.seconds["compute"] = tally.compute_seconds;
   record.seconds["communicate"] = tally.communicate_seconds;
@@ -142,17 +142,9 @@ GenerationRecord DataParallelLayout::scored_record(std::int64_t generation) {
   record.seconds["evaluate"] = 0.0;
   if (!scored) return record;
   const auto began = Clock::now();
-  torch::Tensor samples;
-  {
-    torch::NoGradGuard no_grad;
-    Generator& g = trainer_->generator().generator();
-    torch::Generator gen =
-        at::detail::createCPUGenerator(derive_seed(config_.seed, Stream::kEvaluation, static_cast<std::uint64_t>(generation)));
-    g->eval();
-    samples = g->forward(
-        torch::randn({config_.training.score_samples, g->shape().latent_dim}, gen).to(trainer_->generator().device()));
-    g->train();
-  }
+  const torch::Tensor samples = trainer_->sample(
+      config_.training.score_samples,
+      at::detail::createCPUGenerator(derive_seed(config_.seed, Stream::kEvaluation, static_cast<std::uint64_t>(generation))));
   record.scores = scorer_->report(samples);
   const std::int64_t shown = is_toy(config_.data.dataset) ? samples.size(0)
                                                           : std::min(samples.size(0), config_.evaluation.grid_images);
@@ -167,7 +159,10 @@ Bytes DataParallelLayout::results() {
   Ensemble ensemble;
   ensemble.shape = trainer_->generator().shape();
   ensemble.cell = kPairCell;
-  ensemble.generators.push_back(trainer_->generator().clone_weights());
+  {
+    const auto lock = lock_torch_generator();  // an individual is built from Torch's generator, then overwritten
+    ensemble.generators.push_back(trainer_->generator_weights());
+  }
   ensemble.weights = {1.0};
   return encode(ResultMessage{{kPairCell}, {ensemble.encode()}});
 }

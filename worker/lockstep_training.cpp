@@ -20,6 +20,7 @@
 #include "common/nn/member_draws.h"
 #include "common/nn/precision.h"
 #include "common/nn/stacked_loss_scaler.h"
+#include "common/nn/stacked_penalties.h"
 #include "common/nn/stacked_losses.h"
 #include "common/nn/stacked_networks.h"
 #include "common/nn/staged_dropout.h"
@@ -317,8 +318,8 @@ class Lockstep {
                                 LossMean::kPerMember);
     });
     torch::Tensor penalty;  // [P]: discriminator_step.h's, per member
-    if (r1) penalty = (training_.r1_penalty / 2.0) * input_gradient(d_real, real_in).square().sum(2).mean(1);
-    if (wgan_gp()) penalty = gradient_penalty(real, fake, shares_);
+    if (r1) penalty = stacked_r1_penalty(d_real, real_in, training_.r1_penalty);
+    if (wgan_gp()) penalty = stacked_gradient_penalty(*discs_, real, fake, shares_, training_.gp_lambda);
     const torch::Tensor attached = penalty.defined() ? losses.attached + penalty : losses.attached;
     if (penalty.defined()) {
       losses.per_member = losses.per_member + penalty.detach();
@@ -348,12 +349,6 @@ class Lockstep {
     stack.optimizer().step(finite);
   }
 
-  // d D / d x at `x` (a leaf), kept in the graph for a second backward.
-  static torch::Tensor input_gradient(const torch::Tensor& d_x, const torch::Tensor& x) {
-    return torch::autograd::grad({d_x.sum()}, {x}, /*grad_outputs=*/{}, /*retain_graph=*/true,
-                                 /*create_graph=*/true)[0];
-  }
-
   // WGAN-GP's e ~ U[0, 1) per row into shares_ [P_D, B, 1], drawn member
   // after member from its cell's stream (train() draws them from Torch's
   // global generator seeded alike).
@@ -362,13 +357,6 @@ class Lockstep {
       shares_ = torch::empty({static_cast<std::int64_t>(d_members_.size()), batch_rows_, 1},
                              torch::TensorOptions().dtype(torch::kFloat32).device(data_.device()));
     draw_uniform_rows(shares_, of_members(streams_.noise, d_members_));
-  }
-
-  // WGAN-GP's term per member on its interpolates with shares `e`.
-  torch::Tensor gradient_penalty(const torch::Tensor& real, const torch::Tensor& fake, const torch::Tensor& e) {
-    const torch::Tensor x = (e * real.detach() + (1.0 - e) * fake.detach()).requires_grad_(true);
-    const torch::Tensor grad = input_gradient(discs_->forward(x), x);
-    return training_.gp_lambda * (grad.norm(/*p=*/2, /*dim=*/2) - 1.0).square().mean(1);
   }
 
   void finish();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <mutex>
 #include <stdexcept>
 
 #include <fmt/core.h>
@@ -12,13 +13,14 @@
 #include "common/bytes.h"
 #include "common/error.h"
 #include "common/nn/device.h"
-#include "common/nn/discriminator_step.h"
 #include "common/nn/losses.h"
+#include "common/nn/member_draws.h"
+#include "common/nn/stacked_penalties.h"
 #include "common/nn/precision.h"
 #include "common/step_schedule.h"
-#include "common/nn/torch_generator_lock.h"
 #include "common/rng.h"
 #include "worker/gradient_fusion.h"
+#include "worker/lockstep_parts.h"
 
 namespace cellgan {
 namespace {
@@ -32,13 +34,16 @@ constexpr int kDiscriminatorRole = 1;
 
 AdamSettings adam_of(const Config& c) { return {c.training.adam_beta1, c.training.adam_beta2}; }
 
-// Seeds Torch's generator from the run's seed before the generator, the
-// first network built, so both networks come from it.
-Individual build(const Config& c, Role role, torch::Device device) {
-  if (role == Role::kGenerator) torch::manual_seed(derive_seed(c.seed, Stream::kReplicaInit));
-  const LossKind g_loss = c.training.loss;
-  return Individual(role, network_shape(c), c.training.learning_rate, adam_of(c),
-                    role == Role::kGenerator ? g_loss : discriminator_loss_for(g_loss), device);
+// The generator is built first, from Torch's global generator seeded from
+// the run's seed, so both networks come from it.
+StackedGenerator build_generator(const Config& c, torch::Device device) {
+  torch::manual_seed(derive_seed(c.seed, Stream::kReplicaInit));
+  return StackedGenerator(network_shape(c), 1, c.training.learning_rate, adam_of(c), c.training.loss, device);
+}
+
+StackedDiscriminator build_discriminator(const Config& c, torch::Device device) {
+  return StackedDiscriminator(network_shape(c), 1, c.training.learning_rate, adam_of(c),
+                              discriminator_loss_for(c.training.loss), device);
 }
 
 // The sum, in order, of one step's micro-batch losses (as the doubles
@@ -49,9 +54,9 @@ double sum_in_order(const std::vector<torch::Tensor>& losses) {
   return sum;
 }
 
-std::vector<torch::Tensor> gradients_of(Individual& net) {
+std::vector<torch::Tensor> gradients_of(StackedMembers& net) {
   std::vector<torch::Tensor> grads;
-  for (torch::Tensor& p : net.module().parameters()) {
+  for (const torch::Tensor& p : net.optimizer().params()) {
     if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
     grads.push_back(p.mutable_grad());
   }
@@ -65,8 +70,9 @@ ReplicaTrainer::ReplicaTrainer(const Config& config, const TrainingData& data, i
       data_(data),
       rank_(rank),
       workers_(workers),
-      generator_(build(config, Role::kGenerator, data.device())),
-      discriminator_(build(config, Role::kDiscriminator, data.device())) {
+      generator_(build_generator(config, data.device())),
+      discriminator_(build_discriminator(config, data.device())),
+      stream_(generator_on(data.device(), derive_seed(config.seed, Stream::kReplicaStep))) {
   if (config.training.loss == LossKind::kMustangs)
     throw InputError(fmt::format("{}: training.loss: mustangs draws a loss per generator of a population: expected "
                                  "bce, mse or heuristic for layout data_parallel",
@@ -88,6 +94,8 @@ ReplicaTrainer::ReplicaTrainer(const Config& config, const TrainingData& data, i
   shard_begin_ = global_rows_ * rank / workers;
   shard_end_ = global_rows_ * (rank + 1) / workers;
   weight_ = static_cast<double>(shard_end_ - shard_begin_) / static_cast<double>(global_rows_);
+  generator_.network()->set_member_generators({stream_});
+  discriminator_.network()->set_member_generators({stream_});
 }
 
 torch::Tensor ReplicaTrainer::shard_index(std::int64_t micro) {
@@ -103,13 +111,18 @@ torch::Tensor ReplicaTrainer::shard_index(std::int64_t micro) {
   return order_.narrow(0, first + shard_begin_, shard_end_ - shard_begin_);
 }
 
-void ReplicaTrainer::seed_micro_batch(std::int64_t micro, int role) const {
+void ReplicaTrainer::seed_micro_batch(std::int64_t micro, int role) {
   const auto index = (static_cast<std::uint64_t>(micro) << 17) | (static_cast<std::uint64_t>(rank_) << 1) |
                      static_cast<std::uint64_t>(role);
-  torch::manual_seed(derive_seed(config_.seed, Stream::kReplicaStep, index));
+  const std::lock_guard<std::mutex> lock(stream_.mutex());
+  stream_.set_current_seed(derive_seed(config_.seed, Stream::kReplicaStep, index));
 }
 
-std::optional<Interruption> ReplicaTrainer::reduce_gradients(Individual& net, std::vector<torch::Tensor> losses,
+torch::Tensor ReplicaTrainer::latent_batch() {
+  return torch::randn({1, shard_rows(), generator_.shape().latent_dim}, stream_, on_device());
+}
+
+std::optional<Interruption> ReplicaTrainer::reduce_gradients(StackedMembers& net, std::vector<torch::Tensor> losses,
                                                              double& tally, GradientAllreduce& reduce) {
   if (workers_ > 1) {  // alone, the sum is what this worker has: no packing
     const auto began = Clock::now();
@@ -135,7 +148,7 @@ void ReplicaTrainer::backward(const torch::Tensor& loss, const LossScaler& scale
     loss.backward();
 }
 
-std::optional<Interruption> ReplicaTrainer::reduce_and_step(Individual& net, std::unique_ptr<ShardedAdam>& shard,
+std::optional<Interruption> ReplicaTrainer::reduce_and_step(StackedMembers& net, std::unique_ptr<ShardedAdam>& shard,
                                                             std::vector<torch::Tensor> losses, double& tally,
                                                             GradientAllreduce& reduce, double& computing) {
   if (sharded()) return sharded_step(net, shard, std::move(losses), tally, reduce);
@@ -150,14 +163,14 @@ std::optional<Interruption> ReplicaTrainer::reduce_and_step(Individual& net, std
     }
   }
   if (config_.data_parallel.clip_grad_norm > 0.0)
-    torch::nn::utils::clip_grad_norm_(net.module().parameters(), config_.data_parallel.clip_grad_norm);
+    torch::nn::utils::clip_grad_norm_(net.optimizer().params(), config_.data_parallel.clip_grad_norm);
   const auto began = Clock::now();
   net.optimizer().step();
   computing += seconds_since(began);
   return std::nullopt;
 }
 
-std::optional<Interruption> ReplicaTrainer::sharded_step(Individual& net, std::unique_ptr<ShardedAdam>& shard,
+std::optional<Interruption> ReplicaTrainer::sharded_step(StackedMembers& net, std::unique_ptr<ShardedAdam>& shard,
                                                          std::vector<torch::Tensor> losses, double& tally,
                                                          GradientAllreduce& reduce) {
   const auto began = Clock::now();
@@ -182,26 +195,23 @@ void ReplicaTrainer::release_gathered_optimizer() {
 }
 
 std::int64_t ReplicaTrainer::optimizer_state_bytes() {
+  std::int64_t bytes = 0;
   if (sharded()) {
-    std::int64_t bytes = 0;
     for (auto* shard : {&generator_shard_, &discriminator_shard_})
       if (*shard) bytes += (*shard)->state_bytes();
     return bytes;
   }
-  std::int64_t bytes = 0;
-  for (Individual* net : {&generator_, &discriminator_})
-    for (std::size_t i = 0; i < net->module().parameters().size(); ++i) {
-      const Individual::AdamMoments state = net->adam_state(i);
-      if (state.step >= 0) bytes += (state.exp_avg.numel() + state.exp_avg_sq.numel()) * 4;
-    }
+  for (StackedMembers* net : {static_cast<StackedMembers*>(&generator_), static_cast<StackedMembers*>(&discriminator_)})
+    if (net->optimizer().steps()[0].item<std::int64_t>() > 0)
+      for (const torch::Tensor& m : net->optimizer().exp_avg()) bytes += 2 * m.numel() * 4;
   return bytes;
 }
 
 std::optional<Interruption> ReplicaTrainer::average_buffers(GradientAllreduce& reduce) {
   std::vector<torch::Tensor> buffers;
-  for (Individual* net : {&generator_, &discriminator_})
-    for (torch::Tensor& b : net->module().buffers())
-      if (b.scalar_type() == torch::kFloat32) buffers.push_back(b);
+  for (StackedMembers* net : {static_cast<StackedMembers*>(&generator_), static_cast<StackedMembers*>(&discriminator_)})
+    for (const StackedTensor& b : net->network()->buffer_tensors())
+      if (b.stacked.scalar_type() == torch::kFloat32) buffers.push_back(b.stacked);
   if (buffers.empty() || workers_ == 1) return std::nullopt;
   const auto began = Clock::now();
   torch::NoGradGuard no_grad;
@@ -211,39 +221,67 @@ std::optional<Interruption> ReplicaTrainer::average_buffers(GradientAllreduce& r
   return std::nullopt;
 }
 
+torch::Tensor ReplicaTrainer::generator_micro_step(double scale) {
+  const TrainingConfig& t = config_.training;
+  const torch::Tensor z = latent_batch();
+  // The backward pass goes through the discriminator to G only.
+  const FrozenParameters frozen(discriminator_);
+  torch::Tensor d_fake;
+  {
+    const AutocastScope autocast(t.precision, data_.device());
+    d_fake = discriminator_.forward(generator_.forward(z));
+  }
+  const torch::Tensor l = generator_loss(generator_.loss[0], d_fake, t.bce, LossMean::kPerMember).sum() * scale;
+  backward(l, generator_scaler_);
+  return l.detach();
+}
+
+torch::Tensor ReplicaTrainer::discriminator_micro_step(std::int64_t micro, double scale) {
+  const TrainingConfig& t = config_.training;
+  const torch::Tensor real = data_.rows(shard_index(micro)).unsqueeze(0);
+  seed_micro_batch(micro, kDiscriminatorRole);
+  torch::Tensor fake;
+  {
+    torch::NoGradGuard no_grad;
+    const AutocastScope autocast(t.precision, data_.device());
+    fake = generator_.forward(latent_batch()).to(torch::kFloat);  // itself in fp32
+  }
+  const bool r1 = t.r1_penalty > 0.0;
+  const torch::Tensor real_in = r1 ? real.detach().requires_grad_(true) : real;
+  torch::Tensor d_real, d_fake;
+  {
+    const AutocastScope autocast(t.precision, data_.device());
+    d_real = discriminator_.forward(real_in);
+    d_fake = discriminator_.forward(fake);
+  }
+  torch::Tensor l = discriminator_loss(discriminator_.loss[0], d_real, d_fake, t.bce, LossMean::kPerMember);
+  if (r1) l = l + stacked_r1_penalty(d_real, real_in, t.r1_penalty);
+  if (t.loss == LossKind::kWganGp && t.gp_lambda > 0.0)
+    l = l + stacked_gradient_penalty(discriminator_, real, fake, torch::rand({1, shard_rows(), 1}, stream_, on_device()),
+                                     t.gp_lambda);
+  l = l.sum() * scale;
+  backward(l, discriminator_scaler_);
+  return l.detach();
+}
+
 std::optional<Interruption> ReplicaTrainer::step(std::int64_t step, GradientAllreduce& reduce) {
   const TrainingConfig& t = config_.training;
   const std::int64_t k = config_.data_parallel.accumulate_steps;
   const double scale = weight_ / static_cast<double>(k);
-  const std::int64_t latent = generator_.shape().latent_dim;
-  const std::int64_t rows = shard_end_ - shard_begin_;
   double computing = 0.0;
   auto began = Clock::now();
 
   // Which of the two step on this batch is common/step_schedule.h's rule,
   // the same on every replica, so every replica all-reduces the same nets.
-  // Each stretch that seeds and draws holds the generator lock
-  // (torch_generator_lock.h); the all-reduces, which wait for the other
-  // workers, do not.
-  const auto on_device = torch::TensorOptions().device(data_.device()).dtype(torch::kFloat32);
   std::vector<torch::Tensor> losses;
-  tally_.images += rows * k;
+  tally_.images += shard_rows() * k;
 
   // The generator against the discriminator, on its steps.
   if (generator_steps_on(t, step)) {
     generator_.optimizer().zero_grad();
     for (std::int64_t m = 0; m < k; ++m) {
-      const auto lock = lock_torch_generator();
       seed_micro_batch(step * k + m, kGeneratorRole);
-      const torch::Tensor z = torch::randn({rows, latent}, on_device);
-      torch::Tensor d_fake;
-      {
-        const AutocastScope autocast(t.precision, data_.device());
-        d_fake = discriminator_.discriminator()->forward(generator_.generator()->forward(z));
-      }
-      const torch::Tensor l = generator_loss(generator_.loss, d_fake, t.bce) * scale;
-      backward(l, generator_scaler_);
-      losses.push_back(l.detach());
+      losses.push_back(generator_micro_step(scale));
     }
     computing += seconds_since(began);
     if (auto interruption =
@@ -257,25 +295,7 @@ std::optional<Interruption> ReplicaTrainer::step(std::int64_t step, GradientAllr
     began = Clock::now();
     discriminator_.optimizer().zero_grad();
     losses.clear();
-    for (std::int64_t m = 0; m < k; ++m) {
-      const torch::Tensor real = data_.rows(shard_index(step * k + m));
-      const auto lock = lock_torch_generator();
-      seed_micro_batch(step * k + m, kDiscriminatorRole);
-      torch::Tensor l;
-      {
-        const AutocastScope autocast(t.precision, data_.device());
-        torch::Tensor fake;
-        {
-          torch::NoGradGuard no_grad;
-          fake = generator_.generator()->forward(torch::randn({rows, latent}, on_device));
-        }
-        l = discriminator_step_loss(discriminator_.discriminator(), discriminator_.loss, real, fake,
-                                    discriminator_penalties(t)) *
-            scale;
-      }
-      backward(l, discriminator_scaler_);
-      losses.push_back(l.detach());
-    }
+    for (std::int64_t m = 0; m < k; ++m) losses.push_back(discriminator_micro_step(step * k + m, scale));
     computing += seconds_since(began);
     if (auto interruption = reduce_and_step(discriminator_, discriminator_shard_, std::move(losses),
                                             tally_.discriminator_loss, reduce, computing))
@@ -293,16 +313,31 @@ ReplicaTally ReplicaTrainer::take_tally() {
   pending_losses_.clear();
   ReplicaTally out = tally_;
   tally_ = ReplicaTally{};
-  generator_.release_gradients();
-  discriminator_.release_gradients();
+  for (StackedMembers* net : {static_cast<StackedMembers*>(&generator_), static_cast<StackedMembers*>(&discriminator_)})
+    for (const torch::Tensor& p : net->optimizer().params()) p.mutable_grad() = torch::Tensor();
   return out;
+}
+
+Individual ReplicaTrainer::generator_weights() const {
+  return Individual::decode(generator_.row_bytes(0, /*with_optimizer_state=*/false), generator_.shape(),
+                            generator_.adam_settings(), /*with_optimizer_state=*/false, generator_.device());
+}
+
+torch::Tensor ReplicaTrainer::sample(std::int64_t n, at::Generator gen) {
+  torch::NoGradGuard no_grad;
+  StackedNetwork& g = generator_.network();
+  g->eval();
+  const torch::Tensor z = torch::randn({1, n, generator_.shape().latent_dim}, gen, torch::kFloat32);
+  torch::Tensor samples = generator_.forward(z.to(data_.device())).select(0, 0);
+  g->train();
+  return samples;
 }
 
 Bytes ReplicaTrainer::encode() const {
   ByteWriter w;
   w.put<std::uint32_t>(kPairMagic);
-  w.put_bytes(generator_.encode());
-  w.put_bytes(discriminator_.encode());
+  w.put_bytes(generator_.row_bytes(0));
+  w.put_bytes(discriminator_.row_bytes(0));
   return w.take();
 }
 
@@ -310,11 +345,17 @@ void ReplicaTrainer::decode(const Bytes& bytes, const std::string& what) {
   ByteReader r(bytes, what);
   if (r.get<std::uint32_t>() != kPairMagic)
     throw InputError(fmt::format("{}: not a data-parallel replica: expected a G/D pair", what));
-  const NetworkShape shape = network_shape(config_);
-  generator_shard_.reset();  // made again from the state read here
-  discriminator_shard_.reset();
-  generator_ = Individual::decode(r.get_bytes(), shape, adam_of(config_), true, data_.device());
-  discriminator_ = Individual::decode(r.get_bytes(), shape, adam_of(config_), true, data_.device());
+  for (auto* shard : {&generator_shard_, &discriminator_shard_})
+    if (*shard) {  // made again from the state read here
+      (*shard)->hand_back();
+      shard->reset();
+    }
+  try {
+    generator_.load_row(0, r.get_bytes());
+    discriminator_.load_row(0, r.get_bytes());
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: {}", what, e.what()));
+  }
   if (r.remaining() != 0) throw InputError(fmt::format("{}: {} bytes after the pair", what, r.remaining()));
 }
 

@@ -13,18 +13,28 @@
 //     also gets the global loss;
 //  4. clips (clip_grad_norm) and applies the same Adam step everywhere.
 // The generator steps first, then, on every (discriminator_skip + 1)-th
-// step, the discriminator, with the losses of common/nn (losses.h,
-// discriminator_step.h: R1 and every loss added there come with them).
+// step, the discriminator, with the losses of common/nn (losses.h per
+// member, and R1 and WGAN-GP as stacked_penalties.h takes them).
 // After both, the networks' float buffers (BatchNorm's running statistics,
 // which each replica updates from its own shard) are averaged the same way,
 // so the replicas stay identical to the bit.
 //
-// Determinism: the initial weights come from (seed) alone; a worker's
-// latent vectors and dropout masks from (seed, step, micro-batch, worker),
-// through Torch's global generator. Same seed and worker count, same bits.
+// The pair is a stack of one (stacked_networks.h, the networks every
+// layout trains): a StackedGenerator and a StackedDiscriminator of one
+// member each, stepped by their BatchedAdam (or by ShardedAdam,
+// sharded_adam.h, with data_parallel.shard_optimizer); bf16 and fp16 run
+// under AutocastScope (precision.h), fp16 with one LossScaler per network
+// (loss_scaler.h) on the summed gradients. The pair's bytes are its rows in
+// the Individual byte form, so checkpoints and ensembles keep their format.
 //
-// Thread-safety: the training thread's; draws from Torch's global generator
-// under lock_torch_generator() (released while it waits for the others).
+// Determinism: the initial weights come from (seed) alone; a worker's
+// latent vectors, dropout masks and WGAN-GP shares from a generator of the
+// trainer's own, seeded from (seed, step, micro-batch, worker, role). Same
+// seed and worker count, same bits.
+//
+// Thread-safety: the training thread's; the constructor draws from Torch's
+// global generator (call it under lock_torch_generator() where ranks are
+// threads); a step draws from the trainer's own generator only.
 #pragma once
 
 #include <cstdint>
@@ -32,11 +42,13 @@
 #include <optional>
 #include <string>
 
+#include <ATen/core/Generator.h>
+
 #include "common/config.h"
-#include "common/nn/individual.h"
+#include "common/nn/loss_scaler.h"
+#include "common/nn/stacked_networks.h"
 #include "common/nn/training_data.h"
 #include "worker/gradient_allreduce.h"
-#include "common/nn/loss_scaler.h"
 #include "worker/sharded_adam.h"
 
 namespace cellgan {
@@ -71,8 +83,15 @@ class ReplicaTrainer {
   [[nodiscard]] std::optional<Interruption> step(std::int64_t step, GradientAllreduce& reduce);
   ReplicaTally take_tally();
 
-  Individual& generator() { return generator_; }
-  Individual& discriminator() { return discriminator_; }
+  // The pair, one member each.
+  StackedGenerator& generator() { return generator_; }
+  StackedDiscriminator& discriminator() { return discriminator_; }
+  // The generator as an individual without Adam state (an ensemble's);
+  // draws from Torch's global generator as Individual::decode does.
+  Individual generator_weights() const;
+  // n samples [n, data_dim] of the generator in eval mode, latent vectors
+  // from `gen` (on the CPU).
+  torch::Tensor sample(std::int64_t n, at::Generator gen);
   // The pair with Adam state, for a checkpoint; and back. Sharded
   // (data_parallel.shard_optimizer), encode() needs gather_optimizer()
   // first on every worker, and only worker 0's bytes hold the state.
@@ -87,28 +106,38 @@ class ReplicaTrainer {
   // Rows of the global batch and this worker's shard of it.
   std::int64_t global_rows() const { return global_rows_; }
   std::int64_t shard_rows() const { return shard_end_ - shard_begin_; }
+  // float32 on the replica's device: where stream_ draws.
+  torch::TensorOptions on_device() const {
+    return torch::TensorOptions().dtype(torch::kFloat32).device(data_.device());
+  }
 
  private:
   // The rows of micro-batch `micro` (0-based over the run) for this worker.
   torch::Tensor shard_index(std::int64_t micro);
-  void seed_micro_batch(std::int64_t micro, int role) const;
-  // Sums the gradients of `net` and `loss` over the workers, then clips.
+  // Seeds stream_ for micro-batch `micro` of `role`'s pass.
+  void seed_micro_batch(std::int64_t micro, int role);
+  // [1, rows, latent_dim] on the device, drawn from stream_.
+  torch::Tensor latent_batch();
+  // The generator's and the discriminator's loss on one micro-batch,
+  // scaled to the global batch and accumulate_steps, backward taken.
+  torch::Tensor generator_micro_step(double scale);
+  torch::Tensor discriminator_micro_step(std::int64_t micro, double scale);
   // All-reduces net's gradients and adds the step's loss (the sum of its
   // micro-batch `losses`, over every replica) to `tally`: at once with
   // several workers, at take_tally() alone.
-  // Both return the interruption of an all-reduce, if any.
-  std::optional<Interruption> reduce_gradients(Individual& net, std::vector<torch::Tensor> losses, double& tally,
+  // These return the interruption of an all-reduce, if any.
+  std::optional<Interruption> reduce_gradients(StackedMembers& net, std::vector<torch::Tensor> losses, double& tally,
                                                GradientAllreduce& reduce);
   std::optional<Interruption> average_buffers(GradientAllreduce& reduce);
   // loss.backward(), of the loss scaled by `scaler` for fp16.
   void backward(const torch::Tensor& loss, const LossScaler& scaler) const;
   // Sums `net`'s gradients over the workers, clips, and takes its Adam
   // step: whole (its Adam's time added to `computing`), or by `shard`.
-  std::optional<Interruption> reduce_and_step(Individual& net, std::unique_ptr<ShardedAdam>& shard,
+  std::optional<Interruption> reduce_and_step(StackedMembers& net, std::unique_ptr<ShardedAdam>& shard,
                                               std::vector<torch::Tensor> losses, double& tally,
                                               GradientAllreduce& reduce, double& computing);
   // Sums, clips and steps `net` by `shard` (made at its first use).
-  std::optional<Interruption> sharded_step(Individual& net, std::unique_ptr<ShardedAdam>& shard,
+  std::optional<Interruption> sharded_step(StackedMembers& net, std::unique_ptr<ShardedAdam>& shard,
                                            std::vector<torch::Tensor> losses, double& tally, GradientAllreduce& reduce);
 
   const Config& config_;
@@ -119,8 +148,9 @@ class ReplicaTrainer {
   std::int64_t shard_begin_ = 0;
   std::int64_t shard_end_ = 0;
   double weight_ = 1.0;  // shard rows / global rows
-  Individual generator_;
-  Individual discriminator_;
+  StackedGenerator generator_;
+  StackedDiscriminator discriminator_;
+  at::Generator stream_;  // on the device (generator_on): latent vectors, dropout masks, WGAN-GP's shares (seed_micro_batch())
   std::int64_t order_epoch_ = -1;
   torch::Tensor order_;  // the shuffle of order_epoch_
   ReplicaTally tally_;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 
 #include "common/comm/protocol.h"
 #include "worker/gradient_fusion.h"
@@ -14,34 +15,33 @@
 namespace cellgan {
 namespace {
 
-constexpr double kEps = 1e-8;  // torch::optim::AdamOptions' default, as Individual's Adam has
-
 torch::Tensor host_floats(float* data, std::int64_t count) {
   return torch::from_blob(data, {count}, torch::TensorOptions().dtype(torch::kFloat32));
 }
 
 }  // namespace
 
-ShardedAdam::ShardedAdam(Individual& net, std::int64_t fusion_bytes, int rank, int workers)
+ShardedAdam::ShardedAdam(StackedMembers& net, std::int64_t fusion_bytes, int rank, int workers)
     : net_(net), rank_(rank), workers_(workers) {
-  const std::vector<torch::Tensor> params = net.module().parameters();
-  for (const torch::Tensor& p : params) numels_.push_back(p.numel());
+  if (net.size() != 1) throw std::invalid_argument("ShardedAdam: the network must be a stack of one member");
+  BatchedAdam& adam = net.optimizer();
+  for (const torch::Tensor& p : adam.params()) numels_.push_back(p.numel());
   numels_.push_back(1);
   groups_ = fusion_groups(numels_, fusion_bytes);
   pieces_ = pieces_of(rank);
+  step_ = adam.steps()[0].item<std::int64_t>();
   torch::NoGradGuard no_grad;
   for (Piece& piece : pieces_) {
-    const Individual::AdamMoments state = net.adam_state(piece.param);
-    if (state.step >= 0) {
-      step_ = state.step;
-      piece.exp_avg = state.exp_avg.reshape({-1}).narrow(0, piece.from, piece.count).clone();
-      piece.exp_avg_sq = state.exp_avg_sq.reshape({-1}).narrow(0, piece.from, piece.count).clone();
+    if (step_ > 0) {
+      piece.exp_avg = adam.exp_avg()[piece.param].reshape({-1}).narrow(0, piece.from, piece.count).clone();
+      piece.exp_avg_sq = adam.exp_avg_sq()[piece.param].reshape({-1}).narrow(0, piece.from, piece.count).clone();
     } else {
-      piece.exp_avg = torch::zeros({piece.count}, params[piece.param].options());
-      piece.exp_avg_sq = torch::zeros({piece.count}, params[piece.param].options());
+      piece.exp_avg = torch::zeros({piece.count}, adam.params()[piece.param].options());
+      piece.exp_avg_sq = torch::zeros({piece.count}, adam.params()[piece.param].options());
     }
   }
-  for (std::size_t i = 0; i < params.size(); ++i) net.set_adam_state(i, {});
+  adam.drop_moments();
+  adam.set_step(0, 0);
 }
 
 std::vector<ShardedAdam::Piece> ShardedAdam::pieces_of(int rank) const {
@@ -81,9 +81,9 @@ void ShardedAdam::pack(const std::vector<torch::Tensor>& tensors, std::vector<st
 
 std::optional<Interruption> ShardedAdam::step(GradientAllreduce& reduce, float& loss, double clip_grad_norm) {
   torch::NoGradGuard no_grad;
-  std::vector<torch::Tensor> params = net_.module().parameters();
+  const std::vector<torch::Tensor>& params = net_.optimizer().params();
   std::vector<torch::Tensor> tensors;
-  for (torch::Tensor& p : params) tensors.push_back(p.grad().defined() ? p.grad() : torch::zeros_like(p));
+  for (const torch::Tensor& p : params) tensors.push_back(p.grad().defined() ? p.grad() : torch::zeros_like(p));
   tensors.push_back(torch::full({1}, loss, torch::TensorOptions().dtype(torch::kFloat32)));
   std::vector<std::vector<float>> buffers;
   pack(tensors, buffers);
@@ -101,17 +101,17 @@ std::optional<Interruption> ShardedAdam::step(GradientAllreduce& reduce, float& 
       for (const Piece& piece : pieces_) gradient(piece).mul_(coef);
   }
   ++step_;  // 3
-  const AdamSettings& adam = net_.adam_settings();
-  const double correction1 = 1.0 - std::pow(adam.beta1, static_cast<double>(step_));
-  const double correction2 = 1.0 - std::pow(adam.beta2, static_cast<double>(step_));
-  const double step_size = net_.adam_learning_rate() / correction1;
+  const BatchedAdamOptions& adam = net_.optimizer().options();
+  const torch::Tensor& rates = net_.optimizer().learning_rates();
+  const AdamStepScalars scalars =
+      adam_step_scalars(torch::full({1}, step_, rates.options().dtype(torch::kLong)), rates, adam);
   for (Piece& piece : pieces_) {
     const torch::Tensor g = gradient(piece).to(piece.exp_avg.device());
     torch::Tensor p = params[piece.param].detach().view({-1}).narrow(0, piece.from, piece.count);
-    piece.exp_avg.mul_(adam.beta1).add_(g, 1.0 - adam.beta1);
-    piece.exp_avg_sq.mul_(adam.beta2).addcmul_(g, g, 1.0 - adam.beta2);
-    const torch::Tensor denom = (piece.exp_avg_sq.sqrt() / std::sqrt(correction2)).add_(kEps);
-    p.addcdiv_(piece.exp_avg, denom, -step_size);
+    piece.exp_avg.mul_(adam.beta1).add_(g, 1 - adam.beta1);
+    piece.exp_avg_sq.mul_(adam.beta2).addcmul_(g, g, 1 - adam.beta2);
+    const torch::Tensor denom = (piece.exp_avg_sq.sqrt() / scalars.sqrt_bias_correction2).add_(adam.eps);
+    p.addcdiv_(scalars.neg_step_size * piece.exp_avg, denom);
   }
   // 4: the loss's slot is the last value of the last buffer; its owner has the sum.
   const float summed_loss = buffers.back().back();
@@ -145,7 +145,7 @@ std::optional<Interruption> ShardedAdam::gather(WorkerExchange& exchange) {
     return std::nullopt;
   }
   torch::NoGradGuard no_grad;
-  const std::vector<torch::Tensor> params = net_.module().parameters();
+  const std::vector<torch::Tensor>& params = net_.optimizer().params();
   std::vector<torch::Tensor> m, v;
   for (const torch::Tensor& p : params) {
     m.push_back(torch::zeros_like(p, torch::MemoryFormat::Contiguous));
@@ -171,14 +171,24 @@ std::optional<Interruption> ShardedAdam::gather(WorkerExchange& exchange) {
         at += static_cast<std::size_t>(piece.count);
       }
   }
-  if (step_ > 0)
-    for (std::size_t i = 0; i < params.size(); ++i) net_.set_adam_state(i, {step_, m[i], v[i]});
+  net_.optimizer().set_moments(std::move(m), std::move(v));
+  net_.optimizer().set_step(0, step_);
   return std::nullopt;
 }
 
 void ShardedAdam::release() {
-  const std::size_t params = numels_.size() - 1;
-  for (std::size_t i = 0; i < params; ++i) net_.set_adam_state(i, {});
+  net_.optimizer().drop_moments();
+  net_.optimizer().set_step(0, 0);
+}
+
+void ShardedAdam::hand_back() {
+  std::vector<torch::Tensor> m, v;
+  for (const torch::Tensor& p : net_.optimizer().params()) {
+    m.push_back(torch::zeros_like(p, torch::MemoryFormat::Contiguous));
+    v.push_back(torch::zeros_like(p, torch::MemoryFormat::Contiguous));
+  }
+  net_.optimizer().set_moments(std::move(m), std::move(v));
+  net_.optimizer().set_step(0, 0);
 }
 
 std::int64_t ShardedAdam::state_bytes() const {

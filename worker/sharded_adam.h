@@ -10,24 +10,26 @@
 //     summed over the workers, and the shards scaled by
 //     clip / (norm + 1e-6) where that is below 1, as clip_grad_norm_ scales
 //     whole gradients;
-//  3. Adam steps the parameters' pieces in its shard, with LibTorch's
-//     Adam's operations (batched_adam.h lists them), the network's Adam
-//     learning rate and betas, and one step count for the network;
+//  3. Adam steps the parameters' pieces in its shard, with the operations
+//     and step scalars of BatchedAdam (batched_adam.h: adam_step_scalars),
+//     the network's Adam learning rate and betas, and one step count for
+//     the network;
 //  4. the buffers of parameters, with the summed loss in the extra value,
 //     are all-gathered in float32 and unpacked into the parameters.
 // Every worker then holds the same parameters. With the ring all-reduce and
 // no clipping they are the unsharded replica's (allreduce_fused, then
-// torch::optim::Adam) to the bit on the CPU: the shard's sums are the
-// ring's own, and Adam's operations are element-wise
+// BatchedAdam) to the bit on the CPU: the shard's sums are the ring's own,
+// and Adam's operations are element-wise with the same scalars
 // (tests/worker/sharded_adam_test.cpp). Clipping sums the squares in
 // another order than clip_grad_norm_, so its factor may differ in the last
 // bits.
 //
-// The network's own Adam (Individual::optimizer()) is not used while
-// sharded: its state is handed over at construction and is empty
-// afterwards, until gather() puts the whole state back on worker 0 for a
-// checkpoint (in the Individual byte form, so that any W, sharded or not,
-// resumes it).
+// The network is a stack of one (stacked_networks.h): its parameters are
+// the stacked tensors [1, ...], packed flat in their stacked layout. The
+// stack's own BatchedAdam is not used while sharded: its state is handed
+// over at construction and its moments dropped, until gather() puts the
+// whole state back on worker 0 for a checkpoint (rows in the Individual
+// byte form, so that any W, sharded or not, resumes it).
 //
 // Thread-safety: the training thread's, as the all-reduce.
 #pragma once
@@ -38,16 +40,17 @@
 #include <optional>
 #include <vector>
 
-#include "common/nn/individual.h"
+#include "common/nn/stacked_networks.h"
 #include "worker/gradient_allreduce.h"
 
 namespace cellgan {
 
 class ShardedAdam {
  public:
-  // `net` must outlive this; its Adam state (if any) becomes this worker's
-  // shard of it, and Adam's own is cleared.
-  ShardedAdam(Individual& net, std::int64_t fusion_bytes, int rank, int workers);
+  // `net`, a stack of one member (std::invalid_argument otherwise), must
+  // outlive this; its Adam state (if any) becomes this worker's shard of
+  // it, and Adam's own is dropped (step count 0, moments freed).
+  ShardedAdam(StackedMembers& net, std::int64_t fusion_bytes, int rank, int workers);
 
   // One step of the network from its gradients (steps 1-4 above); `loss`,
   // this worker's part on entry, is the sum over the workers on return.
@@ -56,10 +59,12 @@ class ShardedAdam {
   [[nodiscard]] std::optional<Interruption> step(GradientAllreduce& reduce, float& loss, double clip_grad_norm);
 
   // A collective: every worker sends its shard's moments to worker 0,
-  // which puts the whole state into the network's Adam. release() empties
-  // it again.
+  // which puts the whole state into the network's Adam. release() drops it
+  // again; hand_back() (after which this is not to be used) leaves the
+  // network's Adam with moments again, zero, and no step taken.
   [[nodiscard]] std::optional<Interruption> gather(WorkerExchange& exchange);
   void release();
+  void hand_back();
 
   // Bytes of the moments this worker keeps.
   std::int64_t state_bytes() const;
@@ -79,7 +84,7 @@ class ShardedAdam {
   std::vector<Piece> pieces_of(int rank) const;
   void pack(const std::vector<torch::Tensor>& tensors, std::vector<std::vector<float>>& buffers) const;
 
-  Individual& net_;
+  StackedMembers& net_;
   int rank_;
   int workers_;
   std::vector<std::int64_t> numels_;                // the parameters', then 1 for the loss

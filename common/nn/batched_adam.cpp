@@ -21,6 +21,20 @@ torch::Tensor per_row(const torch::Tensor& values, const torch::Tensor& like) {
 
 }  // namespace
 
+AdamStepScalars adam_step_scalars(const torch::Tensor& next_steps, const torch::Tensor& learning_rates,
+                                  const BatchedAdamOptions& options) {
+  torch::NoGradGuard no_grad;
+  // As LibTorch's Adam on the host, in double: 1 - beta^t and lr / (1 - beta1^t).
+  const torch::Tensor t = next_steps.clamp_min(1).to(torch::kFloat64);
+  // Aligned, so that a member's beta^t does not depend on the size of the stack.
+  const auto power_of = [&t](double beta) {
+    return member_aligned(t, [beta](const torch::Tensor& x) { return torch::pow(beta, x); });
+  };
+  const torch::Tensor bias_correction1 = 1.0 - power_of(options.beta1);
+  const torch::Tensor bias_correction2 = 1.0 - power_of(options.beta2);
+  return {(-(learning_rates / bias_correction1)).to(torch::kFloat32), bias_correction2.sqrt().to(torch::kFloat32)};
+}
+
 BatchedAdam::BatchedAdam(std::vector<torch::Tensor> params, double learning_rate, BatchedAdamOptions options)
     : params_(std::move(params)), options_(options) {
   if (params_.empty()) throw std::invalid_argument("BatchedAdam: no parameters");
@@ -67,6 +81,24 @@ void BatchedAdam::set_step(std::int64_t p, std::int64_t step) {
   steps_[p].fill_(step);
 }
 
+void BatchedAdam::drop_moments() {
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    exp_avg_[i] = torch::Tensor();
+    exp_avg_sq_[i] = torch::Tensor();
+  }
+}
+
+void BatchedAdam::set_moments(std::vector<torch::Tensor> exp_avg, std::vector<torch::Tensor> exp_avg_sq) {
+  if (exp_avg.size() != params_.size() || exp_avg_sq.size() != params_.size())
+    throw std::invalid_argument("BatchedAdam::set_moments: one pair of moments per parameter");
+  for (std::size_t i = 0; i < params_.size(); ++i)
+    if (!exp_avg[i].defined() || !exp_avg_sq[i].defined() || exp_avg[i].sizes() != params_[i].sizes() ||
+        exp_avg_sq[i].sizes() != params_[i].sizes())
+      throw std::invalid_argument(fmt::format("BatchedAdam::set_moments: parameter {}'s moments have another shape", i));
+  exp_avg_ = std::move(exp_avg);
+  exp_avg_sq_ = std::move(exp_avg_sq);
+}
+
 void BatchedAdam::zero_grad() {
   for (torch::Tensor& p : params_) {
     if (p.mutable_grad().defined()) {
@@ -92,17 +124,10 @@ void BatchedAdam::update(const torch::Tensor& row_mask) {
   torch::NoGradGuard no_grad;
   const bool masked = row_mask.defined();
   const torch::Tensor next_steps = masked ? steps_ + row_mask.to(torch::kLong) : steps_ + 1;
-  // As LibTorch's Adam on the host, in double: 1 - beta^t and lr / (1 - beta1^t).
   // A masked row's t may be 0; its values are computed and then dropped.
-  const torch::Tensor t = next_steps.clamp_min(1).to(torch::kFloat64);
-  // Aligned, so that a member's beta^t does not depend on the size of the stack.
-  const auto power_of = [&t](double beta) {
-    return member_aligned(t, [beta](const torch::Tensor& x) { return torch::pow(beta, x); });
-  };
-  const torch::Tensor bias_correction1 = 1.0 - power_of(options_.beta1);
-  const torch::Tensor bias_correction2 = 1.0 - power_of(options_.beta2);
-  const torch::Tensor neg_step_size = (-(learning_rates_ / bias_correction1)).to(torch::kFloat32);
-  const torch::Tensor sqrt_bias_correction2 = bias_correction2.sqrt().to(torch::kFloat32);
+  const AdamStepScalars scalars = adam_step_scalars(next_steps, learning_rates_, options_);
+  const torch::Tensor& neg_step_size = scalars.neg_step_size;
+  const torch::Tensor& sqrt_bias_correction2 = scalars.sqrt_bias_correction2;
   const double beta1 = options_.beta1;
   const double beta2 = options_.beta2;
   for (std::size_t i = 0; i < params_.size(); ++i) {

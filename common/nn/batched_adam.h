@@ -43,6 +43,22 @@ struct BatchedAdamOptions {
   double eps = 1e-8;  // torch::optim::AdamOptions' default
 };
 
+// The step's scalars per member, [P] float32 on the device of `next_steps`:
+// -lr / (1 - beta1^t) and sqrt(1 - beta2^t), for the step counts t =
+// `next_steps` ([P] int64, after adding the step; 0 is taken as 1) and the
+// learning rates `learning_rates` ([P] float64). An update of member p is
+// then, elementwise,
+//   denom = sqrt(v) / sqrt_bias_correction2[p] + eps
+//   param = param + (neg_step_size[p] * m) / denom
+// (ShardedAdam, worker/sharded_adam.h, steps its pieces with the same
+// scalars, so that its updates are this class's to the bit).
+struct AdamStepScalars {
+  torch::Tensor neg_step_size;
+  torch::Tensor sqrt_bias_correction2;
+};
+AdamStepScalars adam_step_scalars(const torch::Tensor& next_steps, const torch::Tensor& learning_rates,
+                                  const BatchedAdamOptions& options);
+
 class BatchedAdam {
  public:
   // `params`: leaf tensors that require grad, each [P, ...] on one device.
@@ -76,6 +92,12 @@ class BatchedAdam {
   const std::vector<torch::Tensor>& params() const { return params_; }
   const std::vector<torch::Tensor>& exp_avg() const { return exp_avg_; }
   const std::vector<torch::Tensor>& exp_avg_sq() const { return exp_avg_sq_; }
+  // Frees the moments while another keeps them (ShardedAdam, which holds a
+  // worker's part only): until set_moments(), step() and readers of the
+  // moments are not to be called. set_moments() puts moments of each
+  // parameter's shape in (std::invalid_argument otherwise).
+  void drop_moments();
+  void set_moments(std::vector<torch::Tensor> exp_avg, std::vector<torch::Tensor> exp_avg_sq);
 
  private:
   void check_member(std::int64_t p, const char* what) const;

@@ -162,31 +162,6 @@ Individual Individual::decode(const std::vector<std::uint8_t>& bytes, const Netw
   return ind;
 }
 
-Individual::AdamMoments Individual::adam_state(std::size_t i) {
-  const torch::Tensor p = module().parameters().at(i);
-  auto& state = optimizer_->state();
-  const auto it = state.find(state_key(p));
-  if (it == state.end()) return {};
-  const auto& s = static_cast<const torch::optim::AdamParamState&>(*it->second);
-  return {s.step(), s.exp_avg(), s.exp_avg_sq()};
-}
-
-void Individual::set_adam_state(std::size_t i, AdamMoments moments) {
-  const torch::Tensor p = module().parameters().at(i);
-  auto& state = optimizer_->state();
-  if (moments.step < 0) {
-    state.erase(state_key(p));
-    return;
-  }
-  if (!moments.exp_avg.sizes().equals(p.sizes()) || !moments.exp_avg_sq.sizes().equals(p.sizes()))
-    throw std::logic_error("Individual::set_adam_state: moments of another shape than the parameter's");
-  auto s = std::make_unique<torch::optim::AdamParamState>();
-  s->step(moments.step);
-  s->exp_avg(std::move(moments.exp_avg));
-  s->exp_avg_sq(std::move(moments.exp_avg_sq));
-  state[state_key(p)] = std::move(s);
-}
-
 Individual Individual::clone() const { return decode(encode(), shape_, adam_, true, device_); }
 
 Individual Individual::clone_weights() const {

@@ -76,19 +76,6 @@ class Individual {
   void set_adam_learning_rate(double lr);
   double adam_learning_rate() const;
 
-  // The Adam state of parameter `i` (in module().parameters() order): its
-  // step count, -1 when Adam has none for it yet, and its moments (the
-  // state's own tensors; undefined when none). set_adam_state() replaces
-  // it (step -1 removes it); the moments must have the parameter's shape.
-  // For optimizers kept outside Adam (data_parallel.shard_optimizer).
-  struct AdamMoments {
-    std::int64_t step = -1;
-    torch::Tensor exp_avg;
-    torch::Tensor exp_avg_sq;
-  };
-  AdamMoments adam_state(std::size_t i);
-  void set_adam_state(std::size_t i, AdamMoments moments);
-
   // Fitness is a loss: lower is better. NaN until evaluated.
   double fitness = std::numeric_limits<double>::quiet_NaN();
   // The loss this individual trains with (never kMustangs: resolved).

@@ -36,8 +36,7 @@ TEST(ReplicaPrecision, Bf16TrainsWithFiniteLossesAndABetterScore) {
     auto reduce = make_gradient_allreduce(config.data_parallel.allreduce, config.data_parallel.compression, exchange);
     const auto score = [&] {
       torch::NoGradGuard no_grad;
-      torch::Generator gen = at::detail::createCPUGenerator(11);
-      const torch::Tensor samples = trainer->generator().generator()->forward(torch::randn({1000, 8}, gen));
+      const torch::Tensor samples = trainer->sample(1000, at::detail::createCPUGenerator(11));
       return make_scorer(config)->report(samples).at("frechet_2d");
     };
     before[static_cast<std::size_t>(r)] = score();
@@ -45,8 +44,9 @@ TEST(ReplicaPrecision, Bf16TrainsWithFiniteLossesAndABetterScore) {
     after[static_cast<std::size_t>(r)] = score();
     if (r == 0) tally = trainer->take_tally();
     pairs[static_cast<std::size_t>(r)] = trainer->encode();
-    for (Individual* net : {&trainer->generator(), &trainer->discriminator()})
-      for (const torch::Tensor& p : net->module().parameters()) EXPECT_EQ(p.scalar_type(), torch::kFloat32);
+    for (StackedMembers* net :
+         {static_cast<StackedMembers*>(&trainer->generator()), static_cast<StackedMembers*>(&trainer->discriminator())})
+      for (const torch::Tensor& p : net->optimizer().params()) EXPECT_EQ(p.scalar_type(), torch::kFloat32);
   });
   EXPECT_TRUE(pairs[0] == pairs[1]) << "the bf16 replicas differ";
   EXPECT_TRUE(std::isfinite(tally.generator_loss) && std::isfinite(tally.discriminator_loss));

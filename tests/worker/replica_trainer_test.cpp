@@ -2,7 +2,8 @@
 // in-process communicator: after every step of a short run the replicas
 // are identical to the bit (weights, BatchNorm buffers, Adam state), for
 // each all-reduce and for the toy MLPs and the DCGAN pair (dropout and
-// BatchNorm); and they do train.
+// BatchNorm); and they do train. A pair of individual networks' bytes
+// resumes and is written back byte for byte.
 #include <gtest/gtest.h>
 
 #include <torch/torch.h>
@@ -13,8 +14,10 @@
 #include <fmt/format.h>
 
 #include "common/comm/in_process_communicator.h"
+#include "common/bytes.h"
 #include "common/config.h"
 #include "common/idx.h"
+#include "common/nn/individual.h"
 #include "common/nn/torch_generator_lock.h"
 #include "common/nn/training_data.h"
 #include "tests/common/test_files.h"
@@ -144,6 +147,50 @@ TEST(ReplicaTrainer, ShardsSplitTheGlobalBatch) {
   strong.data_parallel.scaling = BatchScaling::kStrong;
   EXPECT_EQ(ReplicaTrainer(strong, data, 0, 2).global_rows(), 15);
   EXPECT_EQ(ReplicaTrainer(strong, data, 0, 2).shard_rows() + ReplicaTrainer(strong, data, 1, 2).shard_rows(), 15);
+}
+
+// A pair in the Individual byte form, as individual networks trained by
+// torch::optim::Adam write it (the checkpoint of a replica of individual
+// networks): "CLPR", then the generator's and the discriminator's bytes
+// with Adam state after two steps.
+Bytes individual_pair(const Config& config) {
+  const NetworkShape shape = network_shape(config);
+  const AdamSettings adam{config.training.adam_beta1, config.training.adam_beta2};
+  torch::manual_seed(17);
+  Individual g(Role::kGenerator, shape, 1.0e-3, adam, LossKind::kBce);
+  Individual d(Role::kDiscriminator, shape, 2.0e-3, adam, LossKind::kBce);
+  for (int s = 0; s < 2; ++s) {
+    g.optimizer().zero_grad();
+    g.generator()->forward(torch::randn({6, shape.latent_dim})).square().sum().backward();
+    g.optimizer().step();
+    d.optimizer().zero_grad();
+    d.discriminator()->forward(torch::rand({6, shape.data_dim})).sum().backward();
+    d.optimizer().step();
+  }
+  ByteWriter w;
+  w.put<std::uint32_t>(0x52504c43);  // "CLPR"
+  w.put_bytes(g.encode());
+  w.put_bytes(d.encode());
+  return w.take();
+}
+
+TEST(ReplicaTrainer, APairOfIndividualsResumesAndIsWrittenBackByteForByte) {
+  test::TempDir tmp;
+  for (const Config& c : {toy_config(AllreduceKind::kRing), dcgan_config(tmp.path().string())}) {
+    SCOPED_TRACE(to_string(c.network.kind));
+    const Bytes pair = individual_pair(c);
+    const TrainingData data(c);
+    ReplicaTrainer trainer(c, data, 0, 1);
+    trainer.decode(pair, "pair");
+    EXPECT_TRUE(trainer.encode() == pair) << "the stacked pair's bytes differ from the individuals'";
+    EXPECT_DOUBLE_EQ(trainer.discriminator().learning_rate(0), 2.0e-3);
+    InProcessNetwork network(1);
+    const auto comm = network.communicator(0);
+    test::CommunicatorExchange exchange(*comm);
+    auto reduce = make_gradient_allreduce(AllreduceKind::kRing, WireCompression::kNone, exchange);
+    ASSERT_FALSE(trainer.step(0, *reduce).has_value());
+    EXPECT_FALSE(trainer.encode() == pair) << "the resumed pair did not train";
+  }
 }
 
 }  // namespace

@@ -42,8 +42,8 @@ struct Trained {
 };
 
 Bytes weights_of(ReplicaTrainer& t) {
-  Bytes out = t.generator().encode(false);
-  const Bytes d = t.discriminator().encode(false);
+  Bytes out = t.generator().row_bytes(0, false);
+  const Bytes d = t.discriminator().row_bytes(0, false);
   out.insert(out.end(), d.begin(), d.end());
   return out;
 }
@@ -106,8 +106,8 @@ std::vector<torch::Tensor> parameters_of(const Config& config, const Bytes& pair
   ReplicaTrainer t(config, data, 0, 1);
   t.decode(pair, "pair");
   std::vector<torch::Tensor> out;
-  for (Individual* n : {&t.generator(), &t.discriminator()})
-    for (const torch::Tensor& p : n->module().parameters()) out.push_back(p.detach().clone());
+  for (StackedMembers* n : {static_cast<StackedMembers*>(&t.generator()), static_cast<StackedMembers*>(&t.discriminator())})
+    for (const torch::Tensor& p : n->optimizer().params()) out.push_back(p.detach().clone());
   return out;
 }
 
