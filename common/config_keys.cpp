@@ -347,7 +347,8 @@ ConfigSection data_parallel() {
                "all-reduced as one message (a larger tensor goes alone)")
       .choice("compression", &P::compression, kCompressions,
               "gradients travel as `fp16` or `bf16` (round to nearest even) and are summed in float32; `none` sends "
-              "float32. `ring` and `reduce_broadcast` only")
+              "float32. `ring` and `reduce_broadcast`, or `mpi` with `hierarchy: two_level` (compressed inside nodes; "
+              "the leaders' `MPI_Iallreduce` sums float32, then rounds to the wire's precision)")
       .integer("accumulate_steps", &P::accumulate_steps, span<I>(1, 1024),
                "micro-batches whose gradients are accumulated before each all-reduce and Adam step")
       .number("clip_grad_norm", &P::clip_grad_norm, span_noted(0.0, 1e6, "0 = off"),
@@ -358,8 +359,9 @@ ConfigSection data_parallel() {
       .choice("hierarchy", &P::hierarchy, kHierarchies,
               "`flat`: one all-reduce over every worker; `two_level`: each node's workers sum into the node's first "
               "worker, those leaders all-reduce across nodes with `allreduce`, then send the sum back (only the "
-              "leaders' messages cross nodes); `auto`: `two_level` when the workers span more than one node and "
-              "`allreduce` is `ring` or `reduce_broadcast`, else `flat`")
+              "leaders' messages cross nodes; with `mpi` the leaders sum with `MPI_Iallreduce` over a communicator of "
+              "their own); `auto`: `two_level` when the workers span more than one node and `allreduce` is not "
+              "`nccl`, else `flat`")
       .integer("ranks_per_node", &P::ranks_per_node, span_noted<I>(0, 1 << 20, "0 = from the host names"),
                "the workers of a node for `hierarchy`: workers 1..N on node 1, N+1..2N on node 2, and so on "
                "(one machine can play several nodes); 0 groups them by host name, as MPI_COMM_TYPE_SHARED does")
@@ -369,15 +371,15 @@ ConfigSection data_parallel() {
                "parameters as unsharded (to the bit with `ring` and no clipping); checkpoints hold the whole state")
       .rules([](const Config& c, const KeyFailure& fail) {
         const DataParallelConfig& p = c.data_parallel;
-        const bool whole = p.allreduce == AllreduceKind::kMpi || p.allreduce == AllreduceKind::kNccl;
-        const char* what = p.allreduce == AllreduceKind::kMpi ? "MPI_Iallreduce" : "ncclAllReduce";
-        if (whole && p.compression != WireCompression::kNone)
-          fail("compression", fmt::format("{} needs allreduce ring or reduce_broadcast: {} sums float32 only here",
-                                          to_string(p.compression), what));
-        if (whole && p.hierarchy == AllreduceHierarchy::kTwoLevel)
-          fail("hierarchy", fmt::format("two_level needs allreduce ring or reduce_broadcast across nodes: {} runs "
-                                        "over every worker{}",
-                                        what, p.allreduce == AllreduceKind::kNccl ? " (its own rings and trees know the nodes)" : ""));
+        const bool nccl = p.allreduce == AllreduceKind::kNccl;
+        const bool two_level = p.hierarchy == AllreduceHierarchy::kTwoLevel;
+        if (p.compression != WireCompression::kNone && (nccl || (p.allreduce == AllreduceKind::kMpi && !two_level)))
+          fail("compression", fmt::format("{} needs allreduce ring or reduce_broadcast, or mpi with hierarchy "
+                                          "two_level: {} sums float32 only here",
+                                          to_string(p.compression), nccl ? "ncclAllReduce" : "MPI_Iallreduce"));
+        if (nccl && two_level)
+          fail("hierarchy", "two_level needs allreduce ring, reduce_broadcast or mpi across nodes: ncclAllReduce "
+                            "runs over every worker (its own rings and trees know the nodes)");
       })
       .build();
 }

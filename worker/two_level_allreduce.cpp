@@ -10,14 +10,16 @@
 namespace cellgan {
 
 // The leaders as workers 0..N-1 of an exchange of their own (messages go
-// over LOCAL to the leader's LOCAL rank), and the across-node algorithm
-// over it.
+// over LOCAL to the leader's LOCAL rank, sums over their subgroup of
+// LOCAL), and the across-node algorithm over it: mpi sums float32, its
+// result rounded to the wire by sum().
 class TwoLevelAllreduce::Leaders final : public WorkerExchange {
  public:
   Leaders(WorkerExchange& local, std::vector<int> ranks, AllreduceKind across, WireCompression compression)
       : local_(local), ranks_(std::move(ranks)) {
     me_ = static_cast<int>(std::find(ranks_.begin(), ranks_.end(), local.local_rank()) - ranks_.begin());
-    algorithm_ = make_gradient_allreduce(across, compression, *this);
+    algorithm_ = make_gradient_allreduce(across, across == AllreduceKind::kMpi ? WireCompression::kNone : compression,
+                                         *this);
   }
   int local_rank() const override { return me_; }
   int local_size() const override { return static_cast<int>(ranks_.size()); }
@@ -27,8 +29,13 @@ class TwoLevelAllreduce::Leaders final : public WorkerExchange {
     return local_.try_receive_local(rank(source), tag);
   }
   std::optional<Interruption> interrupted() override { return local_.interrupted(); }
-  std::optional<Interruption> allreduce_local(std::vector<float>& /*values*/) override {
-    throw std::logic_error("two_level: MPI_Iallreduce over the leaders alone is not available");
+  std::optional<Interruption> allreduce_local(std::vector<float>& values) override {
+    return local_.allreduce_among(ranks_, values);
+  }
+  std::optional<Interruption> allreduce_among(const std::vector<int>& leaders, std::vector<float>& values) override {
+    std::vector<int> ranks;
+    for (int leader : leaders) ranks.push_back(rank(leader));
+    return local_.allreduce_among(ranks, values);
   }
   GradientAllreduce& algorithm() { return *algorithm_; }
 
@@ -42,11 +49,11 @@ class TwoLevelAllreduce::Leaders final : public WorkerExchange {
 
 TwoLevelAllreduce::TwoLevelAllreduce(WorkerExchange& exchange, NodeMap nodes, AllreduceKind across,
                                      WireCompression compression)
-    : exchange_(exchange), nodes_(std::move(nodes)), compression_(compression) {
+    : exchange_(exchange), nodes_(std::move(nodes)), across_(across), compression_(compression) {
   if (nodes_.workers() != exchange.local_size())
     throw std::invalid_argument("TwoLevelAllreduce: the node map's workers differ from LOCAL's");
-  if (across == AllreduceKind::kMpi || across == AllreduceKind::kNccl)
-    throw std::logic_error("TwoLevelAllreduce: across nodes by ring or reduce_broadcast");
+  if (across == AllreduceKind::kNccl)
+    throw std::logic_error("TwoLevelAllreduce: across nodes by ring, reduce_broadcast or mpi");
   const int me = exchange.local_rank();
   members_ = nodes_.members(nodes_.node_of(me));
   if (nodes_.nodes() > 1 && members_.front() == me)
@@ -79,6 +86,7 @@ std::optional<Interruption> TwoLevelAllreduce::sum(std::vector<float>& values) {
   if (leaders_) {  // 2
     const AllreduceTally before = leaders_->algorithm().tally();
     if (auto interruption = leaders_->algorithm().sum(values)) return interruption;
+    if (across_ == AllreduceKind::kMpi) round_to_wire(compression_, values.data(), n);
     tally_.bytes_sent += leaders_->algorithm().tally().bytes_sent - before.bytes_sent;
     tally_.messages += leaders_->algorithm().tally().messages - before.messages;
   } else {
@@ -92,8 +100,7 @@ bool two_level(const DataParallelConfig& config, const NodeMap& nodes) {
   switch (config.hierarchy) {
     case AllreduceHierarchy::kFlat: return false;
     case AllreduceHierarchy::kTwoLevel: return true;
-    case AllreduceHierarchy::kAuto:
-      return nodes.nodes() > 1 && config.allreduce != AllreduceKind::kMpi && config.allreduce != AllreduceKind::kNccl;
+    case AllreduceHierarchy::kAuto: return nodes.nodes() > 1 && config.allreduce != AllreduceKind::kNccl;
   }
   throw std::logic_error("unknown hierarchy");
 }

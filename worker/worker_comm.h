@@ -4,7 +4,8 @@
 // work and wait on a condition variable.
 //
 // Each run_once(now) step: start the allreduce the training thread asked
-// for, or see whether it is done (it never blocks this thread, so beats and
+// for (over LOCAL, or over a subgroup of LOCAL made at the first sum among
+// those workers and kept until LOCAL changes), or see whether it is done (it never blocks this thread, so beats and
 // the stop protocol go on while the other workers catch up); send what the
 // training thread queued; receive
 // LOCAL messages into the store (by source and tag, in arrival order);
@@ -68,6 +69,11 @@ class WorkerComm final : public WorkerExchange {
   [[nodiscard]] Waited<Message> receive_local(int source, int tag) override;
   [[nodiscard]] Waited<std::optional<Message>> try_receive_local(int source, int tag) override;
   [[nodiscard]] std::optional<Interruption> allreduce_local(std::vector<float>& values) override;
+  // The first call for a set of workers first shows they are alive (each
+  // sends every other kTagGroup and waits for theirs), since making their
+  // communicator waits for every one of them.
+  [[nodiscard]] std::optional<Interruption> allreduce_among(const std::vector<int>& ranks,
+                                                            std::vector<float>& values) override;
   // Queues a records message to the master.
   void report(const RecordsMessage& records);
   // What the next heartbeats say.
@@ -141,6 +147,15 @@ class WorkerComm final : public WorkerExchange {
   // long. Returns whether anything happened.
   bool take_from_master(Clock::time_point now);
   void abandon_pending_sum();
+  // run_once's step 0: takes a new LOCAL, starts the sum asked for, sees
+  // whether the one under way is done. Returns whether anything happened.
+  bool step_sums();
+  // Where a sum over `group` runs: LOCAL when it is empty, else the
+  // subgroup of those LOCAL ranks (made now unless it is group_'s).
+  Communicator& sum_communicator(const std::vector<int>& group);
+  // The training thread's part of allreduce_local() and allreduce_among():
+  // hands `values` over, waits for the sum.
+  [[nodiscard]] std::optional<Interruption> sum_over(const std::vector<int>& group, std::vector<float>& values);
   // Sets abort_ (unless set) and wakes every waiter.
   void abort_locked(int exit_code, const std::string& reason) REQUIRES(mutex_);
   // The abort if any, else the rehoming if any (taken: rehome_ is
@@ -173,10 +188,16 @@ class WorkerComm final : public WorkerExchange {
   bool wake_requested_ GUARDED_BY(mutex_) = false;
   int waiters_ GUARDED_BY(mutex_) = 0;  // training-thread waits for LOCAL (receive_local, allreduce_local)
   std::optional<std::vector<float>> sum_in_ GUARDED_BY(mutex_);   // handed over by allreduce_local()
+  std::vector<int> sum_group_ GUARDED_BY(mutex_);                 // its workers (empty: all of LOCAL)
   std::optional<std::vector<float>> sum_out_ GUARDED_BY(mutex_);  // its result, for allreduce_local()
   // The communication thread's own: the sum under way and its buffer.
   std::unique_ptr<Communicator::PendingSum> pending_sum_;
   std::vector<float> sum_buffer_;
+  std::unique_ptr<Communicator> group_;  // the last subgroup of LOCAL summed over, of LOCAL ranks group_ranks_
+  std::vector<int> group_ranks_;
+  // The training thread's own: the workers that have shown each other they
+  // are alive for allreduce_among() on this LOCAL.
+  std::vector<int> group_shown_;
   bool silent_ GUARDED_BY(mutex_) = false;
   bool done_ GUARDED_BY(mutex_) = false;
   // WORLD and GLOBAL sends not completed, after the last run_once()

@@ -20,6 +20,8 @@
 // - start_allreduce_sum(): MPI_Iallreduce (MPI_FLOAT, MPI_SUM, in place);
 //   done() is MPI_Test. A sum dropped before it is done is left to MPI
 //   (its request is not freed: MPI forbids freeing an active collective).
+// - subgroup(): MPI_Comm_create_group over the listed ranks of this
+//   communicator (create_group_of, below).
 // - The wrapped communicator's error handler is MPI_ERRORS_RETURN; a failed
 //   MPI call throws std::runtime_error naming the MPI function.
 // - The destructor frees an owned communicator (never MPI_COMM_WORLD). Sends
@@ -34,6 +36,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -48,6 +51,13 @@ void check_mpi(int code, const char* function);
 // Polls MPI_Test on `request` with short sleeps until it completes.
 // `function` names the call that started it, for the error message.
 void wait_polling(MPI_Request& request, const char* function);
+
+// A new communicator of `ranks` (strictly ascending ranks of `parent`, the
+// caller's among them), in that order: MPI_Comm_create_group, called by
+// exactly those ranks with the same `tag`. It waits for every one of them;
+// past kCreateLimit (exit_unless_done.h) the process exits 75.
+// std::invalid_argument for bad ranks or a negative tag.
+MPI_Comm create_group_of(MPI_Comm parent, const std::vector<int>& ranks, int tag);
 
 class MpiCommunicator final : public Communicator {
  public:
@@ -68,6 +78,7 @@ class MpiCommunicator final : public Communicator {
   std::vector<Bytes> gather(int root, const Bytes& payload) override;
   void barrier() override;
   std::unique_ptr<PendingSum> start_allreduce_sum(std::vector<float>& values) override;
+  std::unique_ptr<Communicator> subgroup(const std::vector<int>& ranks, int tag) override;
 
  private:
   MPI_Comm comm_;
