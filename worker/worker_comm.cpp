@@ -239,6 +239,23 @@ void WorkerComm::send_heartbeat(Clock::time_point now) {
   last_heartbeat_ = now;
 }
 
+bool WorkerComm::send_queued() {
+  std::deque<Outgoing> out;
+  bool silent;
+  {
+    MutexLock lock(mutex_);
+    out.swap(outgoing_);
+    silent = silent_;
+  }
+  bool sent = false;
+  for (Outgoing& o : out) {
+    if (silent && o.channel != Channel::kLocal) continue;
+    comm(o.channel).send(o.dest, o.tag, std::move(o.payload));
+    sent = true;
+  }
+  return sent;
+}
+
 bool WorkerComm::step_sums() {
   bool did = false;
   bool start = false;
@@ -260,6 +277,9 @@ bool WorkerComm::step_sums() {
     }
   }
   if (start) {  // outside the lock: making a subgroup waits for its members
+    // What the training thread queued before it asked (kTagGroup to the
+    // subgroup's members) leaves first: they wait for it to make theirs.
+    send_queued();
     pending_sum_ = sum_communicator(group).start_allreduce_sum(sum_buffer_);
     did = true;
   }
@@ -288,18 +308,7 @@ bool WorkerComm::run_once(Clock::time_point now) {
   // 0. The training thread's allreduce: started, then polled.
   bool did = step_sums();
   // 1. Sends queued by the training thread.
-  std::deque<Outgoing> out;
-  bool silent;
-  {
-    MutexLock lock(mutex_);
-    out.swap(outgoing_);
-    silent = silent_;
-  }
-  for (Outgoing& o : out) {
-    if (silent && o.channel != Channel::kLocal) continue;
-    comm(o.channel).send(o.dest, o.tag, std::move(o.payload));
-    did = true;
-  }
+  if (send_queued()) did = true;
   // 2. Messages from the other workers, kept by (source, tag) in order.
   if (comms_.local) {
     while (auto msg = comms_.local->try_receive()) {

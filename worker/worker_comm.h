@@ -150,6 +150,9 @@ class WorkerComm final : public WorkerExchange {
   // run_once's step 0: takes a new LOCAL, starts the sum asked for, sees
   // whether the one under way is done. Returns whether anything happened.
   bool step_sums();
+  // run_once's step 1: sends what the training thread queued (WORLD and
+  // GLOBAL not while silent). Returns whether it sent anything.
+  bool send_queued();
   // Where a sum over `group` runs: LOCAL when it is empty, else the
   // subgroup of those LOCAL ranks (made now unless it is group_'s).
   Communicator& sum_communicator(const std::vector<int>& group);

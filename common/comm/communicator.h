@@ -78,7 +78,9 @@ class Communicator {
   // the others go on. MPI's (MPI_Comm_create_group) waits for every one of
   // them, a lost one too, so callers enter it only after each has shown it
   // is alive; the in-process one returns at once. std::invalid_argument for
-  // bad ranks or a negative tag.
+  // bad ranks or a negative tag; std::logic_error from an MPI communicator
+  // made without a twin to make them on (mpi_communicator.h: only LOCAL
+  // has one).
   virtual std::unique_ptr<Communicator> subgroup(const std::vector<int>& ranks, int tag) = 0;
 };
 

@@ -106,8 +106,8 @@ void wait_polling(MPI_Request& request, const char* function) {
   }
 }
 
-MpiCommunicator::MpiCommunicator(MPI_Comm comm, bool owned)
-    : comm_(comm), owned_(owned && comm != MPI_COMM_WORLD) {
+MpiCommunicator::MpiCommunicator(MPI_Comm comm, bool owned, MPI_Comm twin)
+    : comm_(comm), owned_(owned && comm != MPI_COMM_WORLD), twin_(twin) {
   if (comm == MPI_COMM_NULL) throw std::invalid_argument("MpiCommunicator: MPI_COMM_NULL");
   check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
@@ -137,6 +137,10 @@ MpiCommunicator::~MpiCommunicator() {
   }
   if (owned_) {
     const int code = MPI_Comm_free(&comm_);
+    if (code != MPI_SUCCESS) log::error("MPI_Comm_free failed (code {})", code);
+  }
+  if (twin_ != MPI_COMM_NULL) {
+    const int code = MPI_Comm_free(&twin_);
     if (code != MPI_SUCCESS) log::error("MPI_Comm_free failed (code {})", code);
   }
 }
@@ -292,7 +296,8 @@ std::unique_ptr<Communicator::PendingSum> MpiCommunicator::start_allreduce_sum(s
 }
 
 std::unique_ptr<Communicator> MpiCommunicator::subgroup(const std::vector<int>& ranks, int tag) {
-  MPI_Comm comm = create_group_of(comm_, ranks, tag);
+  if (twin_ == MPI_COMM_NULL) throw std::logic_error("subgroup: this communicator has no twin to make subgroups on");
+  MPI_Comm comm = create_group_of(twin_, ranks, tag);
   try {
     return std::make_unique<MpiCommunicator>(comm, /*owned=*/true);
   } catch (...) {

@@ -132,13 +132,14 @@ std::unique_ptr<Communicator> MpiSession::cartesian(const std::vector<int>& work
     const ExitUnlessDone deadline("MPI_Cart_create", kCreateLimit);
     code = MPI_Cart_create(group_comm, 2, dims, periods, /*reorder=*/0, &cart);
   }
-  MPI_Comm_free(&group_comm);
+  if (code != MPI_SUCCESS || cart == MPI_COMM_NULL) MPI_Comm_free(&group_comm);
   check_mpi(code, "MPI_Cart_create");
   if (cart == MPI_COMM_NULL) throw std::runtime_error("MPI_Cart_create returned MPI_COMM_NULL");
-  try {
-    return std::make_unique<MpiCommunicator>(cart, /*owned=*/true);
+  try {  // the group's own communicator carries nothing else: the Cartesian one's subgroups are made on it
+    return std::make_unique<MpiCommunicator>(cart, /*owned=*/true, /*twin=*/group_comm);
   } catch (...) {
     MPI_Comm_free(&cart);
+    MPI_Comm_free(&group_comm);
     throw;
   }
 }
