@@ -4,8 +4,7 @@
 // work and wait on a condition variable.
 //
 // Each run_once(now) step: start the allreduce the training thread asked
-// for (over LOCAL, or over a subgroup of LOCAL made at the first sum among
-// those workers and kept until LOCAL changes), or see whether it is done (it never blocks this thread, so beats and
+// for, or see whether it is done (it never blocks this thread, so beats and
 // the stop protocol go on while the other workers catch up); send what the
 // training thread queued; receive
 // LOCAL messages into the store (by source and tag, in arrival order);
@@ -16,6 +15,13 @@
 // training thread wakes it at once, and while the training thread waits for
 // a worker's message or an allreduce it polls every 0.2 ms (the data-
 // parallel all-reduces wait on a chain of such messages).
+//
+// A sum over some workers (allreduce_among) runs on a subgroup of LOCAL,
+// made by this thread at the first such sum and kept until LOCAL changes.
+// Making it is the one call here that blocks, for as long as the slowest
+// member takes to join it (briefly: they have just shown each other
+// alive with kTagGroup, and queued sends leave first); past 10 s the
+// process exits 75 (common/comm/exit_unless_done.h).
 //
 // Deadlines: every wait of the training thread (receive_local,
 // wait_for_done, ...) returns the Aborted interruption (worker_exchange.h)
