@@ -42,15 +42,20 @@ class TwoLevelAllreduce final : public GradientAllreduce {
   const AllreduceTally& across_nodes() const;
 
  private:
-  class Leaders;
   WorkerExchange& exchange_;
   NodeMap nodes_;
-  AllreduceKind across_;
   WireCompression compression_;
   std::vector<int> members_;  // this worker's node, ascending; members_[0] leads it
-  std::unique_ptr<Leaders> leaders_;  // the leaders' exchange and algorithm, on a leader of a multi-node job
+  std::unique_ptr<GradientAllreduce> across_;  // make_across_nodes: on a leader of a multi-node job
   AllreduceTally no_crossing_;
 };
+
+// Step 2 alone, for a worker of `exchange` (LOCAL) that leads a node of
+// `nodes`: `across` (ring, reduce_broadcast or mpi) over the leaders only,
+// its sum in the wire's precision. Null for a worker that leads no node,
+// or when there is one node. std::logic_error for nccl.
+std::unique_ptr<GradientAllreduce> make_across_nodes(WorkerExchange& exchange, const NodeMap& nodes,
+                                                     AllreduceKind across, WireCompression compression);
 
 // The data-parallel layout's all-reduce for `config`: flat
 // (make_gradient_allreduce) or, as config.hierarchy resolves over `nodes`,

@@ -4,8 +4,7 @@
 // on every worker and within float32's reassociation bound of flat's; one
 // node gives reduce_broadcast's bits; only leaders cross nodes; across
 // nodes by ring, reduce_broadcast and mpi (the leaders' own communicator),
-// with and without a 16-bit wire; the configuration refuses two_level with
-// nccl.
+// with and without a 16-bit wire; step 2 alone for the leaders.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,7 +15,6 @@
 #include <fmt/format.h>
 
 #include "common/config.h"
-#include "common/error.h"
 #include "tests/worker/worker_threads.h"
 #include "worker/gradient_allreduce.h"
 #include "worker/node_map.h"
@@ -180,17 +178,25 @@ TEST(TwoLevelAllreduce, AutoIsTwoLevelOnlyAcrossNodesAndNeverWithNccl) {
   EXPECT_FALSE(cellgan::two_level(config, NodeMap::by_count(4, 2)));
 }
 
-TEST(TwoLevelAllreduce, TheConfigurationRefusesTwoLevelWithNcclInOneLine) {
-  const std::string yaml = "layout: data_parallel\ndata_parallel: {allreduce: nccl, hierarchy: two_level}\n";
-  try {
-    parse_config(yaml, "dp.yaml");
-    FAIL() << "accepted two_level with nccl";
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("dp.yaml"), std::string::npos) << what;
-    EXPECT_NE(what.find("hierarchy"), std::string::npos) << what;
-    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
-  }
+// Step 2 alone (as the NCCL two-level all-reduce uses it): only leaders get
+// one, and it sums over them alone.
+TEST(TwoLevelAllreduce, AcrossNodesIsTheLeadersAloneAndNeverNccl) {
+  const NodeMap nodes = NodeMap::by_count(5, 2);  // leaders 0, 2, 4
+  std::vector<std::vector<float>> got(5);
+  on_workers(5, [&](int r, WorkerExchange& exchange) {
+    auto across = make_across_nodes(exchange, nodes, AllreduceKind::kMpi, WireCompression::kNone);
+    EXPECT_EQ(across != nullptr, r % 2 == 0) << "worker " << r;
+    if (!across) return;
+    EXPECT_EQ(across->exchange().local_size(), 3);
+    std::vector<float> v{static_cast<float>(r), 1.0f};
+    EXPECT_FALSE(across->sum(v).has_value());
+    got[static_cast<std::size_t>(r)] = v;
+  });
+  for (int r : {0, 2, 4}) EXPECT_EQ(got[r], (std::vector<float>{6.0f, 3.0f})) << "worker " << r;
+  on_workers(2, [&](int, WorkerExchange& exchange) {
+    EXPECT_THROW(make_across_nodes(exchange, NodeMap::by_count(2, 1), AllreduceKind::kNccl, WireCompression::kNone),
+                 std::logic_error);
+  });
 }
 
 }  // namespace
