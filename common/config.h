@@ -134,6 +134,7 @@ struct DataParallelConfig {
   BatchScaling scaling = BatchScaling::kWeak;
   AllreduceHierarchy hierarchy = AllreduceHierarchy::kAuto;
   std::int64_t ranks_per_node = 0;  // 0: the workers' host names say
+  AllreduceKind across_nodes = AllreduceKind::kRing;  // nccl two_level: the leaders' algorithm (not nccl)
   bool shard_optimizer = false;     // ZeRO stage 1 (worker/sharded_adam.h)
 };
 

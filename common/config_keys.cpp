@@ -35,6 +35,9 @@ const Names<AllreduceKind> kAllreduces = {{"ring", AllreduceKind::kRing},
                                           {"reduce_broadcast", AllreduceKind::kReduceBroadcast},
                                           {"mpi", AllreduceKind::kMpi},
                                           {"nccl", AllreduceKind::kNccl}};
+const Names<AllreduceKind> kAcrossNodes = {{"ring", AllreduceKind::kRing},
+                                           {"reduce_broadcast", AllreduceKind::kReduceBroadcast},
+                                           {"mpi", AllreduceKind::kMpi}};
 const Names<WireCompression> kCompressions = {
     {"none", WireCompression::kNone}, {"fp16", WireCompression::kFp16}, {"bf16", WireCompression::kBf16}};
 const Names<BatchScaling> kScalings = {{"weak", BatchScaling::kWeak}, {"strong", BatchScaling::kStrong}};
@@ -347,7 +350,9 @@ ConfigSection data_parallel() {
                "all-reduced as one message (a larger tensor goes alone)")
       .choice("compression", &P::compression, kCompressions,
               "gradients travel as `fp16` or `bf16` (round to nearest even) and are summed in float32; `none` sends "
-              "float32. `ring` and `reduce_broadcast` only")
+              "float32. `ring` and `reduce_broadcast`, or `mpi` with `hierarchy: two_level` (compressed inside nodes; "
+              "the leaders' `MPI_Iallreduce` sums float32, then rounds to the wire's precision), or `nccl` with "
+              "`hierarchy: two_level` (across nodes only, by `across_nodes`)")
       .integer("accumulate_steps", &P::accumulate_steps, span<I>(1, 1024),
                "micro-batches whose gradients are accumulated before each all-reduce and Adam step")
       .number("clip_grad_norm", &P::clip_grad_norm, span_noted(0.0, 1e6, "0 = off"),
@@ -358,26 +363,28 @@ ConfigSection data_parallel() {
       .choice("hierarchy", &P::hierarchy, kHierarchies,
               "`flat`: one all-reduce over every worker; `two_level`: each node's workers sum into the node's first "
               "worker, those leaders all-reduce across nodes with `allreduce`, then send the sum back (only the "
-              "leaders' messages cross nodes); `auto`: `two_level` when the workers span more than one node and "
-              "`allreduce` is `ring` or `reduce_broadcast`, else `flat`")
+              "leaders' messages cross nodes; with `mpi` the leaders sum with `MPI_Iallreduce` over a communicator of "
+              "their own; with `nccl` see `across_nodes`); `auto`: `two_level` when the workers span more than one node "
+              "and `allreduce` is not `nccl` (NCCL's own rings and trees know the nodes), else `flat`")
       .integer("ranks_per_node", &P::ranks_per_node, span_noted<I>(0, 1 << 20, "0 = from the host names"),
                "the workers of a node for `hierarchy`: workers 1..N on node 1, N+1..2N on node 2, and so on "
                "(one machine can play several nodes); 0 groups them by host name, as MPI_COMM_TYPE_SHARED does")
+      .choice("across_nodes", &P::across_nodes, kAcrossNodes,
+              "with `allreduce: nccl` and `hierarchy: two_level`: NCCL sums inside each node onto its leader's GPU "
+              "(`ncclReduce`), the leaders sum their host copies across nodes with this algorithm (`compression` "
+              "applies to it), and NCCL broadcasts the sum inside each node; ignored otherwise")
       .boolean("shard_optimizer", &P::shard_optimizer,
                "ZeRO stage 1: each worker keeps Adam's moments for its own 1/W of the parameters; gradients are "
                "reduce-scattered, each worker steps its shard, and the parameters are all-gathered. The same "
                "parameters as unsharded (to the bit with `ring` and no clipping); checkpoints hold the whole state")
       .rules([](const Config& c, const KeyFailure& fail) {
         const DataParallelConfig& p = c.data_parallel;
-        const bool whole = p.allreduce == AllreduceKind::kMpi || p.allreduce == AllreduceKind::kNccl;
-        const char* what = p.allreduce == AllreduceKind::kMpi ? "MPI_Iallreduce" : "ncclAllReduce";
-        if (whole && p.compression != WireCompression::kNone)
-          fail("compression", fmt::format("{} needs allreduce ring or reduce_broadcast: {} sums float32 only here",
-                                          to_string(p.compression), what));
-        if (whole && p.hierarchy == AllreduceHierarchy::kTwoLevel)
-          fail("hierarchy", fmt::format("two_level needs allreduce ring or reduce_broadcast across nodes: {} runs "
-                                        "over every worker{}",
-                                        what, p.allreduce == AllreduceKind::kNccl ? " (its own rings and trees know the nodes)" : ""));
+        const bool nccl = p.allreduce == AllreduceKind::kNccl;
+        const bool two_level = p.hierarchy == AllreduceHierarchy::kTwoLevel;
+        if (p.compression != WireCompression::kNone && (nccl || p.allreduce == AllreduceKind::kMpi) && !two_level)
+          fail("compression", fmt::format("{} needs allreduce ring or reduce_broadcast, or mpi or nccl with hierarchy "
+                                          "two_level: {} sums float32 only here",
+                                          to_string(p.compression), nccl ? "ncclAllReduce" : "MPI_Iallreduce"));
       })
       .build();
 }

@@ -69,8 +69,11 @@ Waited<GradientAllreduce*> DataParallelLayout::allreduce(WorkerExchange& exchang
   }
   if (!reduce_ || joined_workers_ != exchange.local_size()) {
     reduce_.reset();  // before the join: one NCCL communicator per GPU at a time
+    const int gpu = std::max<int>(0, device_.index());
+    const DataParallelConfig& p = config_.data_parallel;
     Waited<std::unique_ptr<GradientAllreduce>> joined =
-        join_nccl(exchange, std::max<int>(0, device_.index()));
+        two_level(p, *nodes_) ? join_nccl_two_level(exchange, gpu, *nodes_, p.across_nodes, p.compression)
+                              : join_nccl(exchange, gpu);
     if (auto* interruption = std::get_if<Interruption>(&joined)) return std::move(*interruption);
     reduce_ = std::move(std::get<std::unique_ptr<GradientAllreduce>>(joined));
     joined_workers_ = exchange.local_size();

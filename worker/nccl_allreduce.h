@@ -24,6 +24,14 @@
 //   layout joins a new one.
 // - The tally counts one message per sum, and the bytes a ring would send
 //   (what NCCL sends is its own), as mpi does.
+// - Two levels (hierarchy two_level, join_nccl_two_level): one NCCL
+//   communicator per node, of its workers (the node's leader makes the
+//   unique id and sends it to them over LOCAL, kTagNcclId); a sum is
+//   ncclReduce onto the leader's GPU, the leaders' host copies summed
+//   across nodes by across_nodes (ring, reduce_broadcast or mpi, as
+//   two_level_allreduce.h's step 2, `compression` on its messages), then
+//   ncclBroadcast from the leader. Every worker ends with the leader's bits.
+//   A node of one worker makes no NCCL communicator.
 //
 // Built only where cellgan has NCCL (common/nn/allreduce_check.h);
 // elsewhere join_nccl() throws std::logic_error (the configuration check
@@ -36,6 +44,7 @@
 #include <memory>
 
 #include "worker/gradient_allreduce.h"
+#include "worker/node_map.h"
 
 namespace cellgan {
 
@@ -43,5 +52,14 @@ namespace cellgan {
 // it, in the same order among the exchange's collectives. The all-reduce,
 // or the interruption that came first.
 [[nodiscard]] Waited<std::unique_ptr<GradientAllreduce>> join_nccl(WorkerExchange& exchange, int cuda_device);
+
+// The two-level all-reduce over `nodes` (nodes.workers() must equal LOCAL's
+// size; std::invalid_argument otherwise): every worker calls it, in the
+// same order among the exchange's collectives. `across` and `compression`
+// are step 2's (make_across_nodes, two_level_allreduce.h).
+[[nodiscard]] Waited<std::unique_ptr<GradientAllreduce>> join_nccl_two_level(WorkerExchange& exchange,
+                                                                             int cuda_device, const NodeMap& nodes,
+                                                                             AllreduceKind across,
+                                                                             WireCompression compression);
 
 }  // namespace cellgan

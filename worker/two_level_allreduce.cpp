@@ -9,15 +9,14 @@
 
 namespace cellgan {
 
-// The leaders as workers 0..N-1 of an exchange of their own (messages go
-// over LOCAL to the leader's LOCAL rank), and the across-node algorithm
-// over it.
-class TwoLevelAllreduce::Leaders final : public WorkerExchange {
+namespace {
+
+// The leaders as workers 0..N-1 of an exchange of their own: messages go
+// over LOCAL to the leader's LOCAL rank, sums over their subgroup of LOCAL.
+class LeaderExchange final : public WorkerExchange {
  public:
-  Leaders(WorkerExchange& local, std::vector<int> ranks, AllreduceKind across, WireCompression compression)
-      : local_(local), ranks_(std::move(ranks)) {
+  LeaderExchange(WorkerExchange& local, std::vector<int> ranks) : local_(local), ranks_(std::move(ranks)) {
     me_ = static_cast<int>(std::find(ranks_.begin(), ranks_.end(), local.local_rank()) - ranks_.begin());
-    algorithm_ = make_gradient_allreduce(across, compression, *this);
   }
   int local_rank() const override { return me_; }
   int local_size() const override { return static_cast<int>(ranks_.size()); }
@@ -27,36 +26,70 @@ class TwoLevelAllreduce::Leaders final : public WorkerExchange {
     return local_.try_receive_local(rank(source), tag);
   }
   std::optional<Interruption> interrupted() override { return local_.interrupted(); }
-  std::optional<Interruption> allreduce_local(std::vector<float>& /*values*/) override {
-    throw std::logic_error("two_level: MPI_Iallreduce over the leaders alone is not available");
+  std::optional<Interruption> allreduce_local(std::vector<float>& values) override {
+    return local_.allreduce_among(ranks_, values);
   }
-  GradientAllreduce& algorithm() { return *algorithm_; }
+  std::optional<Interruption> allreduce_among(const std::vector<int>& leaders, std::vector<float>& values) override {
+    std::vector<int> ranks;
+    for (int leader : leaders) ranks.push_back(rank(leader));
+    return local_.allreduce_among(ranks, values);
+  }
 
  private:
   int rank(int leader) const { return ranks_.at(static_cast<std::size_t>(leader)); }
   WorkerExchange& local_;
   std::vector<int> ranks_;
   int me_ = 0;
+};
+
+// The across-node algorithm over the leaders' exchange: mpi sums float32,
+// its result then rounded to the wire.
+class AcrossNodes final : public GradientAllreduce {
+ public:
+  AcrossNodes(WorkerExchange& local, std::vector<int> leaders, AllreduceKind kind, WireCompression compression)
+      : leaders_(local, std::move(leaders)), kind_(kind), compression_(compression) {
+    algorithm_ = make_gradient_allreduce(kind, kind == AllreduceKind::kMpi ? WireCompression::kNone : compression,
+                                         leaders_);
+  }
+  std::optional<Interruption> sum(std::vector<float>& values) override {
+    std::optional<Interruption> interruption = algorithm_->sum(values);
+    tally_ = algorithm_->tally();
+    if (!interruption && kind_ == AllreduceKind::kMpi) round_to_wire(compression_, values.data(), values.size());
+    return interruption;
+  }
+  WorkerExchange& exchange() override { return leaders_; }
+
+ private:
+  LeaderExchange leaders_;
+  AllreduceKind kind_;
+  WireCompression compression_;
   std::unique_ptr<GradientAllreduce> algorithm_;
 };
+
+}  // namespace
+
+std::unique_ptr<GradientAllreduce> make_across_nodes(WorkerExchange& exchange, const NodeMap& nodes,
+                                                     AllreduceKind across, WireCompression compression) {
+  if (across == AllreduceKind::kNccl)
+    throw std::logic_error("two_level: across nodes by ring, reduce_broadcast or mpi");
+  const int me = exchange.local_rank();
+  if (nodes.nodes() == 1 || nodes.members(nodes.node_of(me)).front() != me) return nullptr;
+  return std::make_unique<AcrossNodes>(exchange, nodes.leaders(), across, compression);
+}
 
 TwoLevelAllreduce::TwoLevelAllreduce(WorkerExchange& exchange, NodeMap nodes, AllreduceKind across,
                                      WireCompression compression)
     : exchange_(exchange), nodes_(std::move(nodes)), compression_(compression) {
   if (nodes_.workers() != exchange.local_size())
     throw std::invalid_argument("TwoLevelAllreduce: the node map's workers differ from LOCAL's");
-  if (across == AllreduceKind::kMpi || across == AllreduceKind::kNccl)
-    throw std::logic_error("TwoLevelAllreduce: across nodes by ring or reduce_broadcast");
-  const int me = exchange.local_rank();
-  members_ = nodes_.members(nodes_.node_of(me));
-  if (nodes_.nodes() > 1 && members_.front() == me)
-    leaders_ = std::make_unique<Leaders>(exchange, nodes_.leaders(), across, compression);
+  members_ = nodes_.members(nodes_.node_of(exchange.local_rank()));
+  across_ = make_across_nodes(exchange, nodes_, across, compression);
 }
 
 TwoLevelAllreduce::~TwoLevelAllreduce() = default;
 
 const AllreduceTally& TwoLevelAllreduce::across_nodes() const {
-  return leaders_ ? leaders_->algorithm().tally() : no_crossing_;
+  return across_ ? across_->tally() : no_crossing_;
 }
 
 std::optional<Interruption> TwoLevelAllreduce::sum(std::vector<float>& values) {
@@ -76,11 +109,11 @@ std::optional<Interruption> TwoLevelAllreduce::sum(std::vector<float>& values) {
     if (auto* interruption = std::get_if<Interruption>(&part)) return std::move(*interruption);
     add_wire(compression_, std::get<Message>(part).payload, values.data(), n);
   }
-  if (leaders_) {  // 2
-    const AllreduceTally before = leaders_->algorithm().tally();
-    if (auto interruption = leaders_->algorithm().sum(values)) return interruption;
-    tally_.bytes_sent += leaders_->algorithm().tally().bytes_sent - before.bytes_sent;
-    tally_.messages += leaders_->algorithm().tally().messages - before.messages;
+  if (across_) {  // 2
+    const AllreduceTally before = across_->tally();
+    if (auto interruption = across_->sum(values)) return interruption;
+    tally_.bytes_sent += across_->tally().bytes_sent - before.bytes_sent;
+    tally_.messages += across_->tally().messages - before.messages;
   } else {
     round_to_wire(compression_, values.data(), n);
   }
@@ -92,8 +125,7 @@ bool two_level(const DataParallelConfig& config, const NodeMap& nodes) {
   switch (config.hierarchy) {
     case AllreduceHierarchy::kFlat: return false;
     case AllreduceHierarchy::kTwoLevel: return true;
-    case AllreduceHierarchy::kAuto:
-      return nodes.nodes() > 1 && config.allreduce != AllreduceKind::kMpi && config.allreduce != AllreduceKind::kNccl;
+    case AllreduceHierarchy::kAuto: return nodes.nodes() > 1 && config.allreduce != AllreduceKind::kNccl;
   }
   throw std::logic_error("unknown hierarchy");
 }

@@ -4,8 +4,10 @@
 //  1. inside each node, every member sends its buffer to the node's
 //     leader, which sums them in member order, in float32;
 //  2. the leaders sum their nodes' partial sums with the configured
-//     algorithm across nodes (ring or reduce_broadcast, over point-to-point
-//     messages among the leaders only), rounded to the wire's precision;
+//     algorithm across nodes, rounded to the wire's precision: ring or
+//     reduce_broadcast over point-to-point messages among the leaders
+//     only, or mpi, MPI_Iallreduce (float32) over a communicator of the
+//     leaders (WorkerExchange::allreduce_among), its result then rounded;
 //  3. each leader sends the sum to its node's members.
 // Only the leaders' messages cross nodes: 2(N−1)/N of the buffer per
 // leader for a ring of N nodes, against 2(W−1)/W for every worker of a flat
@@ -14,9 +16,8 @@
 // float32 sum of W terms; with one node it is reduce_broadcast's, to the
 // bit.
 //
-// `mpi` across nodes would need a communicator of the leaders, which the
-// worker's communication thread does not make: the configuration refuses
-// it. Thread-safety: as gradient_allreduce.h.
+// nccl is not summed here (the configuration refuses it with two_level).
+// Thread-safety: as gradient_allreduce.h.
 #pragma once
 
 #include <memory>
@@ -30,7 +31,7 @@ class TwoLevelAllreduce final : public GradientAllreduce {
  public:
   // `exchange` (LOCAL) must outlive this; nodes.workers() must equal its
   // size. std::invalid_argument otherwise, std::logic_error for `across`
-  // mpi.
+  // nccl.
   TwoLevelAllreduce(WorkerExchange& exchange, NodeMap nodes, AllreduceKind across, WireCompression compression);
   ~TwoLevelAllreduce() override;
   [[nodiscard]] std::optional<Interruption> sum(std::vector<float>& values) override;
@@ -41,19 +42,25 @@ class TwoLevelAllreduce final : public GradientAllreduce {
   const AllreduceTally& across_nodes() const;
 
  private:
-  class Leaders;
   WorkerExchange& exchange_;
   NodeMap nodes_;
   WireCompression compression_;
   std::vector<int> members_;  // this worker's node, ascending; members_[0] leads it
-  std::unique_ptr<Leaders> leaders_;  // the leaders' exchange and algorithm, on a leader of a multi-node job
+  std::unique_ptr<GradientAllreduce> across_;  // make_across_nodes: on a leader of a multi-node job
   AllreduceTally no_crossing_;
 };
+
+// Step 2 alone, for a worker of `exchange` (LOCAL) that leads a node of
+// `nodes`: `across` (ring, reduce_broadcast or mpi) over the leaders only,
+// its sum in the wire's precision. Null for a worker that leads no node,
+// or when there is one node. std::logic_error for nccl.
+std::unique_ptr<GradientAllreduce> make_across_nodes(WorkerExchange& exchange, const NodeMap& nodes,
+                                                     AllreduceKind across, WireCompression compression);
 
 // The data-parallel layout's all-reduce for `config`: flat
 // (make_gradient_allreduce) or, as config.hierarchy resolves over `nodes`,
 // two-level. kAuto is two-level when `nodes` spans more than one node and
-// the algorithm is not mpi.
+// the algorithm is not nccl.
 std::unique_ptr<GradientAllreduce> make_layout_allreduce(const DataParallelConfig& config, WorkerExchange& exchange,
                                                          const NodeMap& nodes);
 // Whether make_layout_allreduce gives the two-level all-reduce.

@@ -87,8 +87,30 @@ Waited<std::optional<Message>> WorkerComm::try_receive_local(int source, int tag
 }
 
 std::optional<Interruption> WorkerComm::allreduce_local(std::vector<float>& values) {
+  return sum_over({}, values);
+}
+
+std::optional<Interruption> WorkerComm::allreduce_among(const std::vector<int>& ranks, std::vector<float>& values) {
+  const int me = local_rank();
+  if (std::find(ranks.begin(), ranks.end(), me) == ranks.end())
+    throw std::logic_error(fmt::format("allreduce_among: worker {} is not one of the workers it sums over", me));
+  if (ranks != group_shown_) {
+    for (int r : ranks)
+      if (r != me) send_local(r, kTagGroup, Bytes{});
+    for (int r : ranks) {
+      if (r == me) continue;
+      Waited<Message> shown = receive_local(r, kTagGroup);
+      if (auto* interruption = std::get_if<Interruption>(&shown)) return std::move(*interruption);
+    }
+    group_shown_ = ranks;
+  }
+  return sum_over(ranks, values);
+}
+
+std::optional<Interruption> WorkerComm::sum_over(const std::vector<int>& group, std::vector<float>& values) {
   MutexLock lock(mutex_);
   sum_in_ = std::move(values);
+  sum_group_ = group;
   sum_out_.reset();
   wake_requested_ = true;
   wake_.notify_one();
@@ -131,6 +153,7 @@ std::optional<Interruption> WorkerComm::interrupted() {
 }
 
 std::optional<Aborted> WorkerComm::replace_local(std::unique_ptr<Communicator> local) {
+  group_shown_.clear();
   MutexLock lock(mutex_);
   received_.clear();
   outgoing_.erase(std::remove_if(outgoing_.begin(), outgoing_.end(),
@@ -216,22 +239,49 @@ void WorkerComm::send_heartbeat(Clock::time_point now) {
   last_heartbeat_ = now;
 }
 
-bool WorkerComm::run_once(Clock::time_point now) {
+bool WorkerComm::send_queued() {
+  std::deque<Outgoing> out;
+  bool silent;
+  {
+    MutexLock lock(mutex_);
+    out.swap(outgoing_);
+    silent = silent_;
+  }
+  bool sent = false;
+  for (Outgoing& o : out) {
+    if (silent && o.channel != Channel::kLocal) continue;
+    comm(o.channel).send(o.dest, o.tag, std::move(o.payload));
+    sent = true;
+  }
+  return sent;
+}
+
+bool WorkerComm::step_sums() {
   bool did = false;
-  // 0. The training thread's allreduce: started, then polled.
+  bool start = false;
+  std::vector<int> group;
   {
     MutexLock lock(mutex_);
     if (next_local_) {  // the old LOCAL's sends and sum to a lost worker never complete: they are released
       abandon_pending_sum();
+      group_.reset();
+      group_ranks_.clear();
       comms_.local = std::move(next_local_);
       did = true;
     }
     if (sum_in_ && !pending_sum_) {
       sum_buffer_ = std::move(*sum_in_);
       sum_in_.reset();
-      pending_sum_ = comms_.local->start_allreduce_sum(sum_buffer_);
-      did = true;
+      group = sum_group_;
+      start = true;
     }
+  }
+  if (start) {  // outside the lock: making a subgroup waits for its members
+    // What the training thread queued before it asked (kTagGroup to the
+    // subgroup's members) leaves first: they wait for it to make theirs.
+    send_queued();
+    pending_sum_ = sum_communicator(group).start_allreduce_sum(sum_buffer_);
+    did = true;
   }
   if (pending_sum_ && pending_sum_->done()) {
     pending_sum_.reset();
@@ -240,19 +290,25 @@ bool WorkerComm::run_once(Clock::time_point now) {
     sum_buffer_ = {};
     did = true;
   }
+  return did;
+}
+
+Communicator& WorkerComm::sum_communicator(const std::vector<int>& group) {
+  constexpr int kSubgroupTag = 1;  // one subgroup of LOCAL is made at a time
+  if (group.empty()) return *comms_.local;
+  if (!group_ || group_ranks_ != group) {
+    group_.reset();
+    group_ = comms_.local->subgroup(group, kSubgroupTag);
+    group_ranks_ = group;
+  }
+  return *group_;
+}
+
+bool WorkerComm::run_once(Clock::time_point now) {
+  // 0. The training thread's allreduce: started, then polled.
+  bool did = step_sums();
   // 1. Sends queued by the training thread.
-  std::deque<Outgoing> out;
-  bool silent;
-  {
-    MutexLock lock(mutex_);
-    out.swap(outgoing_);
-    silent = silent_;
-  }
-  for (Outgoing& o : out) {
-    if (silent && o.channel != Channel::kLocal) continue;
-    comm(o.channel).send(o.dest, o.tag, std::move(o.payload));
-    did = true;
-  }
+  if (send_queued()) did = true;
   // 2. Messages from the other workers, kept by (source, tag) in order.
   if (comms_.local) {
     while (auto msg = comms_.local->try_receive()) {

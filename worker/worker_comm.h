@@ -16,6 +16,13 @@
 // a worker's message or an allreduce it polls every 0.2 ms (the data-
 // parallel all-reduces wait on a chain of such messages).
 //
+// A sum over some workers (allreduce_among) runs on a subgroup of LOCAL,
+// made by this thread at the first such sum and kept until LOCAL changes.
+// Making it is the one call here that blocks, for as long as the slowest
+// member takes to join it (briefly: they have just shown each other
+// alive with kTagGroup, and queued sends leave first); past 10 s the
+// process exits 75 (common/comm/exit_unless_done.h).
+//
 // Deadlines: every wait of the training thread (receive_local,
 // wait_for_done, ...) returns the Aborted interruption (worker_exchange.h)
 // when the master aborts the run or has been silent for
@@ -68,6 +75,11 @@ class WorkerComm final : public WorkerExchange {
   [[nodiscard]] Waited<Message> receive_local(int source, int tag) override;
   [[nodiscard]] Waited<std::optional<Message>> try_receive_local(int source, int tag) override;
   [[nodiscard]] std::optional<Interruption> allreduce_local(std::vector<float>& values) override;
+  // The first call for a set of workers first shows they are alive (each
+  // sends every other kTagGroup and waits for theirs), since making their
+  // communicator waits for every one of them.
+  [[nodiscard]] std::optional<Interruption> allreduce_among(const std::vector<int>& ranks,
+                                                            std::vector<float>& values) override;
   // Queues a records message to the master.
   void report(const RecordsMessage& records);
   // What the next heartbeats say.
@@ -141,6 +153,18 @@ class WorkerComm final : public WorkerExchange {
   // long. Returns whether anything happened.
   bool take_from_master(Clock::time_point now);
   void abandon_pending_sum();
+  // run_once's step 0: takes a new LOCAL, starts the sum asked for, sees
+  // whether the one under way is done. Returns whether anything happened.
+  bool step_sums();
+  // run_once's step 1: sends what the training thread queued (WORLD and
+  // GLOBAL not while silent). Returns whether it sent anything.
+  bool send_queued();
+  // Where a sum over `group` runs: LOCAL when it is empty, else the
+  // subgroup of those LOCAL ranks (made now unless it is group_'s).
+  Communicator& sum_communicator(const std::vector<int>& group);
+  // The training thread's part of allreduce_local() and allreduce_among():
+  // hands `values` over, waits for the sum.
+  [[nodiscard]] std::optional<Interruption> sum_over(const std::vector<int>& group, std::vector<float>& values);
   // Sets abort_ (unless set) and wakes every waiter.
   void abort_locked(int exit_code, const std::string& reason) REQUIRES(mutex_);
   // The abort if any, else the rehoming if any (taken: rehome_ is
@@ -173,10 +197,16 @@ class WorkerComm final : public WorkerExchange {
   bool wake_requested_ GUARDED_BY(mutex_) = false;
   int waiters_ GUARDED_BY(mutex_) = 0;  // training-thread waits for LOCAL (receive_local, allreduce_local)
   std::optional<std::vector<float>> sum_in_ GUARDED_BY(mutex_);   // handed over by allreduce_local()
+  std::vector<int> sum_group_ GUARDED_BY(mutex_);                 // its workers (empty: all of LOCAL)
   std::optional<std::vector<float>> sum_out_ GUARDED_BY(mutex_);  // its result, for allreduce_local()
   // The communication thread's own: the sum under way and its buffer.
   std::unique_ptr<Communicator::PendingSum> pending_sum_;
   std::vector<float> sum_buffer_;
+  std::unique_ptr<Communicator> group_;  // the last subgroup of LOCAL summed over, of LOCAL ranks group_ranks_
+  std::vector<int> group_ranks_;
+  // The training thread's own: the workers that have shown each other they
+  // are alive for allreduce_among() on this LOCAL.
+  std::vector<int> group_shown_;
   bool silent_ GUARDED_BY(mutex_) = false;
   bool done_ GUARDED_BY(mutex_) = false;
   // WORLD and GLOBAL sends not completed, after the last run_once()

@@ -18,6 +18,11 @@
 //   length, in the same order. It waits like receive_local(), but a sum
 //   with a dead rank never completes (docs/architecture.md), so only the
 //   data-parallel layout's `allreduce: mpi` uses it.
+// - allreduce_among() is the same sum over some workers only (the leaders
+//   of a two-level all-reduce, two_level_allreduce.h): a collective of the
+//   workers it names, which alone call it. The first call for a set of
+//   workers makes their communicator (Communicator::subgroup), kept until
+//   LOCAL changes.
 // - receive_local() waits until the message has arrived.
 // - try_receive_local() never blocks: the next message from `source` with
 //   `tag` if one has arrived, else none; or the interruption, as
@@ -73,6 +78,11 @@ class WorkerExchange {
   // owns LOCAL); none once done, else the interruption (`values` is then
   // unspecified).
   [[nodiscard]] virtual std::optional<Interruption> allreduce_local(std::vector<float>& values) = 0;
+  // As allreduce_local(), over the workers `ranks` alone (strictly
+  // ascending LOCAL ranks, this worker's among them): every one of them
+  // calls it with the same ranks and length, in the same order.
+  [[nodiscard]] virtual std::optional<Interruption> allreduce_among(const std::vector<int>& ranks,
+                                                                    std::vector<float>& values) = 0;
   // Never blocks: the interruption a wait would return now (a rehoming is
   // then taken, as a wait takes it), or none. For waits on something else
   // than the exchange (a GPU's collective, nccl_allreduce.h).

@@ -9,10 +9,12 @@
 //   pending_sends() makes progress and says how many are still in flight.
 // - try_receive() never blocks: it returns a matching message that has
 //   arrived, or nothing.
-// - gather(), barrier() and start_allreduce_sum() are collectives: every member calls them, in the
-//   same order. They have no deadline, and a collective that includes a
-//   dead rank never ends (Open MPI), so the job's protocol (protocol.h)
-//   uses none: only point-to-point messages, each wait with a deadline. They wait by polling with short sleeps, not by spinning, so
+// - gather(), barrier() and start_allreduce_sum() are collectives: every
+//   member calls them, in the same order; subgroup() is collective over the
+//   ranks it names alone. They have no deadline, and a collective that
+//   includes a dead rank never ends (Open MPI), so the job's protocol
+//   (protocol.h) uses none: only point-to-point messages, each wait with a
+//   deadline. They wait by polling with short sleeps, not by spinning, so
 //   waiting ranks leave the cores to ranks that train (docs/operations.md,
 //   "Launching": ranks share cores).
 //
@@ -70,6 +72,16 @@ class Communicator {
     virtual bool done() = 0;
   };
   virtual std::unique_ptr<PendingSum> start_allreduce_sum(std::vector<float>& values) = 0;
+  // A communicator of `ranks` (strictly ascending ranks of this one, the
+  // caller's among them), its ranks in that order. Called by exactly those
+  // ranks, with the same `tag` (which tells concurrent creations apart);
+  // the others go on. MPI's (MPI_Comm_create_group) waits for every one of
+  // them, a lost one too, so callers enter it only after each has shown it
+  // is alive; the in-process one returns at once. std::invalid_argument for
+  // bad ranks or a negative tag; std::logic_error from an MPI communicator
+  // made without a twin to make them on (mpi_communicator.h: only LOCAL
+  // has one).
+  virtual std::unique_ptr<Communicator> subgroup(const std::vector<int>& ranks, int tag) = 0;
 };
 
 // start_allreduce_sum() waited for by polling with short sleeps (no

@@ -11,6 +11,9 @@
 //   order, so every rank gets the same bits; it only arrives, and its
 //   done() looks whether the round is complete. The next round cannot complete before the root
 //   has taken its result, since it needs the root too.
+// - subgroup(): the first member to call it makes the new network's State
+//   and leaves it, under (ranks, tag), for the others, the last of whom
+//   removes it; no one waits.
 //
 // Thread-safety: InProcessNetwork and its State are thread-safe; each
 // communicator belongs to one thread. Communicators share the State, so
@@ -21,6 +24,8 @@
 #include <cstring>
 #include <cstdint>
 #include <deque>
+#include <map>
+#include <utility>
 #include <stdexcept>
 #include <vector>
 
@@ -56,6 +61,22 @@ struct InProcessNetwork::State {
   std::vector<Bytes> contributions GUARDED_BY(collective_mutex);  // the current round's, indexed by rank
   std::vector<Bytes> completed GUARDED_BY(collective_mutex);      // the last completed round's
   std::vector<float> reduced GUARDED_BY(collective_mutex);        // the last completed allreduce's sum
+
+  // Subgroups being made: (ranks, tag) -> their State and how many
+  // members have taken it.
+  Mutex subgroups_mutex;
+  std::map<std::pair<std::vector<int>, int>, std::pair<std::shared_ptr<State>, std::size_t>> subgroups
+      GUARDED_BY(subgroups_mutex);
+
+  // The State of the subgroup (ranks, tag) for one of its members.
+  std::shared_ptr<State> join_subgroup(const std::vector<int>& ranks, int tag) {
+    MutexLock lock(subgroups_mutex);
+    auto& [sub, taken] = subgroups[{ranks, tag}];
+    if (!sub) sub = std::make_shared<State>(static_cast<int>(ranks.size()));
+    std::shared_ptr<State> mine = sub;
+    if (++taken == ranks.size()) subgroups.erase({ranks, tag});
+    return mine;
+  }
 
   // One member's arrival in a collective round; returns the round's
   // ticket (the rounds completed before it). The last to arrive completes
@@ -181,6 +202,19 @@ class InProcessCommunicator final : public Communicator {
       ticket = state_->arrive(rank_, InProcessNetwork::State::Collective::kAllreduce, 0, mine);
     }
     return std::make_unique<Sum>(state_, ticket, values);
+  }
+
+  std::unique_ptr<Communicator> subgroup(const std::vector<int>& ranks, int tag) override {
+    if (tag < 0) throw std::invalid_argument(fmt::format("subgroup: tag {} is negative", tag));
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      check_rank(ranks[i], "subgroup: rank");
+      if (i > 0 && ranks[i] <= ranks[i - 1]) throw std::invalid_argument("subgroup: ranks must be strictly ascending");
+    }
+    const auto me = std::find(ranks.begin(), ranks.end(), rank_);
+    if (me == ranks.end())
+      throw std::invalid_argument(fmt::format("subgroup: called by rank {}, which is not a member", rank_));
+    return std::make_unique<InProcessCommunicator>(state_->join_subgroup(ranks, tag),
+                                                   static_cast<int>(me - ranks.begin()));
   }
 
  private:

@@ -14,6 +14,7 @@
 
 #include <fmt/core.h>
 
+#include "common/comm/exit_unless_done.h"
 #include "common/log.h"
 
 namespace cellgan {
@@ -32,7 +33,60 @@ int checked_count(std::size_t bytes, const char* what) {
   return static_cast<int>(bytes);
 }
 
+// Frees an MPI_Group on scope exit, so error paths leak nothing.
+class GroupHandle {
+ public:
+  GroupHandle() = default;
+  ~GroupHandle() {
+    if (group_ != MPI_GROUP_NULL) MPI_Group_free(&group_);
+  }
+  GroupHandle(const GroupHandle&) = delete;
+  GroupHandle& operator=(const GroupHandle&) = delete;
+  MPI_Group* out() { return &group_; }
+  MPI_Group get() const { return group_; }
+
+ private:
+  MPI_Group group_ = MPI_GROUP_NULL;
+};
+
+// Throws std::invalid_argument unless `ranks` are strictly ascending ranks
+// of 0..size-1 with `me` among them, and `tag` is not negative.
+void check_group(const std::vector<int>& ranks, int tag, int me, int size) {
+  if (ranks.empty()) throw std::invalid_argument("create_group: no ranks given");
+  bool member = false;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    const int r = ranks[i];
+    if (r < 0 || r >= size)
+      throw std::invalid_argument(fmt::format("create_group: rank {} is not in the parent (size {})", r, size));
+    if (i > 0 && r <= ranks[i - 1]) throw std::invalid_argument("create_group: ranks must be strictly ascending");
+    member = member || r == me;
+  }
+  if (!member)
+    throw std::invalid_argument(fmt::format("create_group: called by rank {}, which is not a member", me));
+  if (tag < 0) throw std::invalid_argument(fmt::format("create_group: tag {} is negative", tag));
+}
+
 }  // namespace
+
+MPI_Comm create_group_of(MPI_Comm parent, const std::vector<int>& ranks, int tag) {
+  int me = 0;
+  int size = 0;
+  check_mpi(MPI_Comm_rank(parent, &me), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(parent, &size), "MPI_Comm_size");
+  check_group(ranks, tag, me, size);
+  GroupHandle parent_group;
+  GroupHandle group;
+  check_mpi(MPI_Comm_group(parent, parent_group.out()), "MPI_Comm_group");
+  check_mpi(MPI_Group_incl(parent_group.get(), static_cast<int>(ranks.size()), ranks.data(), group.out()),
+            "MPI_Group_incl");
+  MPI_Comm comm = MPI_COMM_NULL;
+  {
+    const ExitUnlessDone deadline(fmt::format("MPI_Comm_create_group (tag {})", tag), kCreateLimit);
+    check_mpi(MPI_Comm_create_group(parent, group.get(), tag, &comm), "MPI_Comm_create_group");
+  }
+  if (comm == MPI_COMM_NULL) throw std::runtime_error("MPI_Comm_create_group returned MPI_COMM_NULL");
+  return comm;
+}
 
 void check_mpi(int code, const char* function) {
   if (code == MPI_SUCCESS) return;
@@ -52,8 +106,8 @@ void wait_polling(MPI_Request& request, const char* function) {
   }
 }
 
-MpiCommunicator::MpiCommunicator(MPI_Comm comm, bool owned)
-    : comm_(comm), owned_(owned && comm != MPI_COMM_WORLD) {
+MpiCommunicator::MpiCommunicator(MPI_Comm comm, bool owned, MPI_Comm twin)
+    : comm_(comm), owned_(owned && comm != MPI_COMM_WORLD), twin_(twin) {
   if (comm == MPI_COMM_NULL) throw std::invalid_argument("MpiCommunicator: MPI_COMM_NULL");
   check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
@@ -83,6 +137,10 @@ MpiCommunicator::~MpiCommunicator() {
   }
   if (owned_) {
     const int code = MPI_Comm_free(&comm_);
+    if (code != MPI_SUCCESS) log::error("MPI_Comm_free failed (code {})", code);
+  }
+  if (twin_ != MPI_COMM_NULL) {
+    const int code = MPI_Comm_free(&twin_);
     if (code != MPI_SUCCESS) log::error("MPI_Comm_free failed (code {})", code);
   }
 }
@@ -235,6 +293,17 @@ std::unique_ptr<Communicator::PendingSum> MpiCommunicator::start_allreduce_sum(s
   check_mpi(MPI_Iallreduce(MPI_IN_PLACE, values.data(), count, MPI_FLOAT, MPI_SUM, comm_, &request),
             "MPI_Iallreduce");
   return std::make_unique<MpiPendingSum>(request);
+}
+
+std::unique_ptr<Communicator> MpiCommunicator::subgroup(const std::vector<int>& ranks, int tag) {
+  if (twin_ == MPI_COMM_NULL) throw std::logic_error("subgroup: this communicator has no twin to make subgroups on");
+  MPI_Comm comm = create_group_of(twin_, ranks, tag);
+  try {
+    return std::make_unique<MpiCommunicator>(comm, /*owned=*/true);
+  } catch (...) {
+    MPI_Comm_free(&comm);
+    throw;
+  }
 }
 
 }  // namespace cellgan

@@ -20,6 +20,14 @@
 // - start_allreduce_sum(): MPI_Iallreduce (MPI_FLOAT, MPI_SUM, in place);
 //   done() is MPI_Test. A sum dropped before it is done is left to MPI
 //   (its request is not freed: MPI forbids freeing an active collective).
+// - subgroup(): MPI_Comm_create_group over the listed ranks
+//   (create_group_of, below), made on the communicator's twin: one of the
+//   same ranks in the same order that carries nothing else. Open MPI's
+//   MPI_Comm_create_group sends point-to-point messages with the given tag
+//   over its parent, where a receive of any source and tag (the worker's
+//   polling of LOCAL) would take them and the creation would never end.
+//   Only a communicator made with a twin (MpiSession::cartesian) has
+//   subgroups; the others throw std::logic_error.
 // - The wrapped communicator's error handler is MPI_ERRORS_RETURN; a failed
 //   MPI call throws std::runtime_error naming the MPI function.
 // - The destructor frees an owned communicator (never MPI_COMM_WORLD). Sends
@@ -34,6 +42,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -49,11 +58,20 @@ void check_mpi(int code, const char* function);
 // `function` names the call that started it, for the error message.
 void wait_polling(MPI_Request& request, const char* function);
 
+// A new communicator of `ranks` (strictly ascending ranks of `parent`, the
+// caller's among them), in that order: MPI_Comm_create_group, called by
+// exactly those ranks with the same `tag`. It waits for every one of them;
+// past kCreateLimit (exit_unless_done.h) the process exits 75.
+// std::invalid_argument for bad ranks or a negative tag.
+MPI_Comm create_group_of(MPI_Comm parent, const std::vector<int>& ranks, int tag);
+
 class MpiCommunicator final : public Communicator {
  public:
   // Wraps `comm`. If `owned`, MPI_Comm_free is called on destruction (never
-  // for MPI_COMM_WORLD). REQUIRES: comm != MPI_COMM_NULL.
-  MpiCommunicator(MPI_Comm comm, bool owned);
+  // for MPI_COMM_WORLD). `twin`, if not MPI_COMM_NULL, is owned too: a
+  // communicator of the same ranks in the same order, used for subgroup()
+  // alone. REQUIRES: comm != MPI_COMM_NULL.
+  MpiCommunicator(MPI_Comm comm, bool owned, MPI_Comm twin = MPI_COMM_NULL);
   ~MpiCommunicator() override;
   MpiCommunicator(const MpiCommunicator&) = delete;
   MpiCommunicator& operator=(const MpiCommunicator&) = delete;
@@ -68,10 +86,12 @@ class MpiCommunicator final : public Communicator {
   std::vector<Bytes> gather(int root, const Bytes& payload) override;
   void barrier() override;
   std::unique_ptr<PendingSum> start_allreduce_sum(std::vector<float>& values) override;
+  std::unique_ptr<Communicator> subgroup(const std::vector<int>& ranks, int tag) override;
 
  private:
   MPI_Comm comm_;
   bool owned_;
+  MPI_Comm twin_;
   int rank_ = 0;
   int size_ = 0;
   // Parallel arrays: requests_[i] reads payloads_[i]. Moving a Bytes keeps

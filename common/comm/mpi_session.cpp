@@ -8,9 +8,6 @@
 
 #include <mpi.h>
 
-#include <atomic>
-#include <condition_variable>
-#include <mutex>
 #include <cstdio>
 #include <memory>
 #include <cstdlib>
@@ -20,6 +17,7 @@
 
 #include <fmt/core.h>
 
+#include "common/comm/exit_unless_done.h"
 #include "common/comm/mpi_communicator.h"
 #include "common/error.h"
 #include "common/launch_rank.h"
@@ -28,54 +26,10 @@
 namespace cellgan {
 namespace {
 
-// Far beyond a healthy start (MPI_Init takes about 1.2 s on 2 cores), and a
-// healthy communicator creation (about 1 ms; it follows a handshake that has
-// just shown every member alive). docs/operations.md, "Launching", states both.
+// Far beyond a healthy start (MPI_Init takes about 1.2 s on 2 cores);
+// docs/operations.md, "Launching", states it. kCreateLimit is
+// exit_unless_done.h's.
 constexpr std::chrono::seconds kInitLimit{30};
-constexpr std::chrono::seconds kCreateLimit{10};
-
-// A deadline for an MPI call that has none of its own (MPI_Init, and the
-// collective creation of a communicator, which waits for every member, a
-// lost one too — under mpirun --enable-recovery for ever). If the guard is
-// still alive after `limit`, the process says which call (its last line,
-// through the logger), reports exit 75 to the launcher (launch_rank.h) and
-// exits with it: whatever was done is in the newest complete checkpoint,
-// and `--resume auto` (or cellgan launch, by itself) goes on from there.
-// It ends the process from its own detached thread with std::_Exit because
-// nothing else can: the blocked MPI call cannot be interrupted, and
-// returning or exit() would run destructors that wait on MPI too.
-class ExitUnlessDone {
- public:
-  ExitUnlessDone(std::string what, std::chrono::seconds limit) : state_(std::make_shared<State>()) {
-    std::thread([state = state_, what = std::move(what), limit] {
-      std::unique_lock<std::mutex> lock(state->mutex);
-      if (state->changed.wait_for(lock, limit, [&] { return state->done; })) return;
-      log::last_line(fmt::format("cellgan: stopped: {} has not returned after {} s (a rank lost?): run the same "
-                                 "command again with --resume auto",
-                                 what, limit.count()));
-      report_exit_code(kExitRestart);
-      std::_Exit(kExitRestart);
-    }).detach();
-  }
-  ~ExitUnlessDone() {
-    {
-      std::lock_guard<std::mutex> lock(state_->mutex);
-      state_->done = true;
-    }
-    state_->changed.notify_all();
-  }
-  ExitUnlessDone(const ExitUnlessDone&) = delete;
-  ExitUnlessDone& operator=(const ExitUnlessDone&) = delete;
-
- private:
-  struct State {
-    std::mutex mutex;
-    std::condition_variable changed;
-    bool done = false;
-  };
-  std::shared_ptr<State> state_;
-};
-
 
 const char* thread_level_name(int level) {
   switch (level) {
@@ -85,57 +39,6 @@ const char* thread_level_name(int level) {
     case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
   }
   return "unknown";
-}
-
-// Frees an MPI_Group on scope exit, so error paths leak nothing.
-class GroupHandle {
- public:
-  GroupHandle() = default;
-  ~GroupHandle() {
-    if (group_ != MPI_GROUP_NULL) MPI_Group_free(&group_);
-  }
-  GroupHandle(const GroupHandle&) = delete;
-  GroupHandle& operator=(const GroupHandle&) = delete;
-  MPI_Group* out() { return &group_; }
-  MPI_Group get() const { return group_; }
-
- private:
-  MPI_Group group_ = MPI_GROUP_NULL;
-};
-
-// The raw communicator over `world_ranks`; called by exactly those ranks.
-MPI_Comm create_group_comm(const std::vector<int>& world_ranks, int tag, int world_rank, int world_size) {
-  if (world_ranks.empty()) throw std::invalid_argument("create_group: no ranks given");
-  bool member = false;
-  for (std::size_t i = 0; i < world_ranks.size(); ++i) {
-    const int r = world_ranks[i];
-    if (r < 0 || r >= world_size) {
-      throw std::invalid_argument(fmt::format("create_group: rank {} is not in WORLD (size {})", r, world_size));
-    }
-    if (i > 0 && r <= world_ranks[i - 1]) {
-      throw std::invalid_argument("create_group: ranks must be strictly ascending");
-    }
-    member = member || r == world_rank;
-  }
-  if (!member) {
-    throw std::invalid_argument(
-        fmt::format("create_group: called by world rank {}, which is not a member", world_rank));
-  }
-  if (tag < 0) throw std::invalid_argument(fmt::format("create_group: tag {} is negative", tag));
-
-  GroupHandle world_group;
-  GroupHandle group;
-  check_mpi(MPI_Comm_group(MPI_COMM_WORLD, world_group.out()), "MPI_Comm_group");
-  check_mpi(MPI_Group_incl(world_group.get(), static_cast<int>(world_ranks.size()), world_ranks.data(),
-                           group.out()),
-            "MPI_Group_incl");
-  MPI_Comm comm = MPI_COMM_NULL;
-  {
-    const ExitUnlessDone deadline(fmt::format("MPI_Comm_create_group (tag {})", tag), kCreateLimit);
-    check_mpi(MPI_Comm_create_group(MPI_COMM_WORLD, group.get(), tag, &comm), "MPI_Comm_create_group");
-  }
-  if (comm == MPI_COMM_NULL) throw std::runtime_error("MPI_Comm_create_group returned MPI_COMM_NULL");
-  return comm;
 }
 
 }  // namespace
@@ -204,7 +107,7 @@ std::unique_ptr<Communicator> MpiSession::world() {
 }
 
 std::unique_ptr<Communicator> MpiSession::group(const std::vector<int>& world_ranks, int tag) {
-  MPI_Comm comm = create_group_comm(world_ranks, tag, world_rank_, world_size_);
+  MPI_Comm comm = create_group_of(MPI_COMM_WORLD, world_ranks, tag);
   try {
     return std::make_unique<MpiCommunicator>(comm, /*owned=*/true);
   } catch (...) {
@@ -220,7 +123,7 @@ std::unique_ptr<Communicator> MpiSession::cartesian(const std::vector<int>& work
     throw std::invalid_argument(fmt::format("create_cartesian: a {}x{} grid does not fit {} worker ranks", rows,
                                             cols, worker_world_ranks.size()));
   }
-  MPI_Comm group_comm = create_group_comm(worker_world_ranks, tag, world_rank_, world_size_);
+  MPI_Comm group_comm = create_group_of(MPI_COMM_WORLD, worker_world_ranks, tag);
   const int dims[2] = {rows, cols};
   const int periods[2] = {1, 1};
   MPI_Comm cart = MPI_COMM_NULL;
@@ -229,13 +132,14 @@ std::unique_ptr<Communicator> MpiSession::cartesian(const std::vector<int>& work
     const ExitUnlessDone deadline("MPI_Cart_create", kCreateLimit);
     code = MPI_Cart_create(group_comm, 2, dims, periods, /*reorder=*/0, &cart);
   }
-  MPI_Comm_free(&group_comm);
+  if (code != MPI_SUCCESS || cart == MPI_COMM_NULL) MPI_Comm_free(&group_comm);
   check_mpi(code, "MPI_Cart_create");
   if (cart == MPI_COMM_NULL) throw std::runtime_error("MPI_Cart_create returned MPI_COMM_NULL");
-  try {
-    return std::make_unique<MpiCommunicator>(cart, /*owned=*/true);
+  try {  // the group's own communicator carries nothing else: the Cartesian one's subgroups are made on it
+    return std::make_unique<MpiCommunicator>(cart, /*owned=*/true, /*twin=*/group_comm);
   } catch (...) {
     MPI_Comm_free(&cart);
+    MPI_Comm_free(&group_comm);
     throw;
   }
 }

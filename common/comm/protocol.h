@@ -46,6 +46,9 @@
 //     to every other, once (worker/node_map.h). `nccl` sends none either,
 //     but for kTagNcclId: worker 1's NCCL unique id (128 bytes) to every
 //     other worker, when they join NCCL (worker/nccl_allreduce.h).
+//     two_level with `mpi` sums across nodes with MPI_Iallreduce on a
+//     communicator of the nodes' leaders, made by them alone once every
+//     leader has sent every other kTagGroup (empty): all are alive then.
 //  6. Every generation, WORLD: kTagRecords: RecordsMessage{g + 1, typed
 //     GenerationRecords of the worker's cells, previews inside them on
 //     preview generations, events lines (injected faults, non-finite
@@ -114,6 +117,7 @@ enum Tag : int {
   kTagGradients = 30,  // data_parallel's all-reduce chunks (step 5)
   kTagHosts = 31,      // data_parallel two_level: each worker's host name, once (step 5)
   kTagNcclId = 32,     // data_parallel nccl: worker 1's NCCL unique id to the others, at each join (step 5)
+  kTagGroup = 33,      // data_parallel two_level mpi: each leader to the others, before their communicator (step 5)
 };
 
 // The master's rank in WORLD and GLOBAL.

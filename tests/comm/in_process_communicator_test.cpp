@@ -196,6 +196,37 @@ TEST(InProcessCommunicatorTest, RepeatedCollectivesDoNotMixRounds) {
   EXPECT_EQ(arrivals.load(), kRounds * kRanks);
 }
 
+// Two subgroups of four ranks, {0, 2} and {1, 3}, made by their members
+// alone: ranks in the listed order, sums and messages stay inside each, and
+// a second subgroup of the same ranks is a new one.
+TEST(InProcessCommunicatorTest, SubgroupsSumAndCarryMessagesAmongTheirMembersOnly) {
+  std::vector<std::vector<float>> sums(4);
+  run_ranks(4, [&](Communicator& comm) {
+    const std::vector<int> mine = comm.rank() % 2 == 0 ? std::vector<int>{0, 2} : std::vector<int>{1, 3};
+    std::unique_ptr<Communicator> sub = comm.subgroup(mine, 5);
+    EXPECT_EQ(sub->rank(), comm.rank() / 2);
+    EXPECT_EQ(sub->size(), 2);
+    std::vector<float> values{static_cast<float>(comm.rank()), 1.0f};
+    allreduce_sum(*sub, values);
+    sums[static_cast<std::size_t>(comm.rank())] = values;
+    sub->send(1 - sub->rank(), 3, encode({comm.rank()}));
+    const std::optional<Message> m = receive_blocking(*sub, 1 - sub->rank(), 3, kTestTimeout);
+    ASSERT_TRUE(m.has_value());
+    EXPECT_EQ(decode(m->payload, 0), mine[static_cast<std::size_t>(1 - sub->rank())]);
+    std::unique_ptr<Communicator> again = comm.subgroup(mine, 5);
+    std::vector<float> twice{1.0f};
+    allreduce_sum(*again, twice);
+    EXPECT_EQ(twice, std::vector<float>{2.0f});
+    EXPECT_THROW(comm.subgroup({0, 1, 2, 3}, -1), std::invalid_argument);
+    EXPECT_THROW(comm.subgroup({(comm.rank() + 1) % 4}, 5), std::invalid_argument);
+    EXPECT_THROW(comm.subgroup({2, 1}, 5), std::invalid_argument);
+  });
+  EXPECT_EQ(sums[0], (std::vector<float>{2.0f, 2.0f}));
+  EXPECT_EQ(sums[2], sums[0]);
+  EXPECT_EQ(sums[1], (std::vector<float>{4.0f, 2.0f}));
+  EXPECT_EQ(sums[3], sums[1]);
+}
+
 TEST(InProcessCommunicatorTest, CommunicatorsOutliveTheNetwork) {
   std::unique_ptr<Communicator> c0;
   {

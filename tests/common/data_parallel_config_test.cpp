@@ -54,12 +54,41 @@ TEST(DataParallelConfig, BadOptionsAreOneLineNamingTheKey) {
   expect_one_line_naming(error_of(kBase + "data_parallel: {scaling: linear}\n"), "data_parallel.scaling",
                          "not one of weak, strong");
   expect_one_line_naming(error_of(kBase + "data_parallel: {allreduce: mpi, compression: fp16}\n"),
-                         "data_parallel.compression", "needs allreduce ring or reduce_broadcast");
+                         "data_parallel.compression",
+                         "needs allreduce ring or reduce_broadcast, or mpi or nccl with hierarchy two_level");
+  expect_one_line_naming(error_of(kBase + "data_parallel: {allreduce: mpi, compression: bf16, hierarchy: auto}\n"),
+                         "data_parallel.compression", "MPI_Iallreduce sums float32 only here");
   expect_one_line_naming(error_of(kBase + "data_parallel: {allreduce: nccl, compression: bf16}\n"),
                          "data_parallel.compression", "ncclAllReduce sums float32 only here");
-  expect_one_line_naming(error_of(kBase + "data_parallel: {allreduce: nccl, hierarchy: two_level}\n"),
-                         "data_parallel.hierarchy", "its own rings and trees know the nodes");
+  expect_one_line_naming(error_of(kBase + "data_parallel: {allreduce: nccl, across_nodes: nccl}\n"),
+                         "data_parallel.across_nodes", "'nccl' is not one of ring, reduce_broadcast, mpi");
   expect_one_line_naming(error_of(kBase + "data_parallel: {ring: 1}\n"), "data_parallel.ring", "");
+}
+
+// two_level takes every all-reduce; mpi and nccl take compression with
+// two_level alone (mpi's inside nodes, nccl's across them).
+TEST(DataParallelConfig, TwoLevelTakesEveryAllreduceWithOrWithoutCompression) {
+  for (const char* options : {"{allreduce: mpi, hierarchy: two_level}",
+                              "{allreduce: nccl, hierarchy: two_level, across_nodes: mpi, compression: bf16}",
+                              "{allreduce: nccl, hierarchy: two_level}",
+                              "{allreduce: mpi, hierarchy: two_level, compression: fp16, ranks_per_node: 2}",
+                              "{allreduce: ring, hierarchy: two_level, compression: bf16}",
+                              "{allreduce: reduce_broadcast, hierarchy: two_level}", "{allreduce: mpi, hierarchy: auto}"}) {
+    SCOPED_TRACE(options);
+    Config c;
+    ASSERT_NO_THROW(c = parse_config(kBase + "data_parallel: " + options + "\n", "configs/dp.yaml"));
+    EXPECT_NE(c.data_parallel.hierarchy, AllreduceHierarchy::kFlat);
+  }
+  const Config c = parse_config(kBase + "data_parallel: {allreduce: mpi, hierarchy: two_level, compression: bf16}\n",
+                                "configs/dp.yaml");
+  EXPECT_EQ(c.data_parallel.allreduce, AllreduceKind::kMpi);
+  EXPECT_EQ(c.data_parallel.hierarchy, AllreduceHierarchy::kTwoLevel);
+  EXPECT_EQ(c.data_parallel.compression, WireCompression::kBf16);
+  EXPECT_EQ(c.data_parallel.across_nodes, AllreduceKind::kRing);  // the default
+  const Config n = parse_config(kBase + "data_parallel: {allreduce: nccl, hierarchy: two_level, across_nodes: "
+                                        "reduce_broadcast}\n",
+                                "configs/dp.yaml");
+  EXPECT_EQ(n.data_parallel.across_nodes, AllreduceKind::kReduceBroadcast);
 }
 
 TEST(DataParallelConfig, NcclIsAnAllreduceOfItsOwn) {

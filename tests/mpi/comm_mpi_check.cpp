@@ -6,17 +6,24 @@
 // communicator over the workers {1,2,3}. Then it checks ranks and sizes, a
 // ring exchange on LOCAL (small and MLP-sized messages), an any-source
 // receive on WORLD, gathers on GLOBAL with distinct payload sizes and
-// varying roots, and barriers. Every failed check prints one "FAIL" line to
+// varying roots, barriers, and subgroups of LOCAL ({0, 2} and {1} at once)
+// that sum and carry messages, while LOCAL itself, polled for any message,
+// sees none of their creation; GLOBAL, made without a twin, has none. Every failed check prints one "FAIL" line to
 // stderr; the exit status is 0 only if every check on every rank passed.
 // An exception aborts the whole job (exit status non-zero), so no rank hangs.
 //
 // Thread-safety: single-threaded; the main thread owns MPI.
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/comm/communicator.h"
 #include "common/comm/mpi_session.h"
@@ -31,6 +38,7 @@ constexpr int kTagLocal = 2;
 constexpr int kTagRingSmall = 11;
 constexpr int kTagRingLarge = 12;
 constexpr int kTagHello = 13;
+constexpr int kTagSubgroup = 14;
 constexpr std::size_t kLargeBytes = 2600000;  // about one MLP's parameters
 constexpr std::chrono::milliseconds kTestTimeout{30000};  // far beyond any healthy wait here
 
@@ -106,6 +114,28 @@ void check_gathers_on_global(Communicator& global) {
   }
 }
 
+// Called by the members of `ranks` of `parent` alone: their subgroup has
+// them in that order, sums (MPI_Iallreduce) over them alone and carries a
+// message between its first two, if two.
+void check_subgroup(Communicator& parent, const std::vector<int>& ranks) {
+  const std::string what = fmt::format("subgroup {} of {} ranks", fmt::join(ranks, ","), parent.size());
+  std::unique_ptr<Communicator> sub = parent.subgroup(ranks, kTagSubgroup);
+  const auto index = static_cast<int>(std::find(ranks.begin(), ranks.end(), parent.rank()) - ranks.begin());
+  check(sub->rank() == index && sub->size() == static_cast<int>(ranks.size()), what + ": rank/size");
+  std::vector<float> values{static_cast<float>(parent.rank() + 1), 1.0f};
+  allreduce_sum(*sub, values);
+  float want = 0.0f;
+  for (int r : ranks) want += static_cast<float>(r + 1);
+  check(values == std::vector<float>{want, static_cast<float>(ranks.size())}, what + ": sum");
+  if (sub->rank() == 0 && sub->size() > 1) sub->send(1, kTagHello, pattern(7, parent.rank()));
+  if (sub->rank() == 1 && sub->size() > 1) {
+    const Message m = receive_checked(*sub, 0, kTagHello, what + ": message");
+    check(m.payload == pattern(7, ranks[0]), what + ": payload");
+  }
+  flush_sends(*sub, kTestTimeout);
+  sub->barrier();
+}
+
 void run(MpiSession& session) {
   const int me = session.world_rank();
   auto world = session.world();
@@ -119,6 +149,14 @@ void run(MpiSession& session) {
     local = session.cartesian({1, 2, 3}, /*rows=*/1, /*cols=*/3, kTagLocal);
     check(local->rank() == me - 1 && local->size() == kRanks - 1, "LOCAL rank/size (expected world rank - 1, 3)");
     check_ring_on_local(*local);
+    if (local->rank() == 0) {  // rank 2 is creating {0, 2} meanwhile: nothing of it on LOCAL
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+      while (std::chrono::steady_clock::now() < until) {
+        check(!local->try_receive().has_value(), "LOCAL: a message while a subgroup was being made");
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+    check_subgroup(*local, local->rank() == 1 ? std::vector<int>{1} : std::vector<int>{0, 2});
     local->barrier();
   } else {
     bool rejected = false;
@@ -145,6 +183,13 @@ void run(MpiSession& session) {
   }
 
   check_gathers_on_global(*global);
+  bool refused = false;
+  try {
+    global->subgroup({me}, kTagSubgroup);
+  } catch (const std::logic_error&) {
+    refused = true;
+  }
+  check(refused, "GLOBAL, made without a twin, should refuse a subgroup");
   global->barrier();
   world->barrier();
 

@@ -8,6 +8,8 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
+#include <vector>
 
 #include "common/comm/communicator.h"
 #include "worker/worker_exchange.h"
@@ -33,9 +35,22 @@ class CommunicatorExchange final : public WorkerExchange {
     allreduce_sum(comm_, values);
     return std::nullopt;
   }
+  // On a subgroup made at the first call for `ranks` (every member is
+  // there: no handshake), kept for the next.
+  std::optional<Interruption> allreduce_among(const std::vector<int>& ranks, std::vector<float>& values) override {
+    if (!group_ || group_ranks_ != ranks) {
+      group_ = comm_.subgroup(ranks, kGroupTag);
+      group_ranks_ = ranks;
+    }
+    allreduce_sum(*group_, values);
+    return std::nullopt;
+  }
 
  private:
+  static constexpr int kGroupTag = 1;
   Communicator& comm_;
+  std::unique_ptr<Communicator> group_;
+  std::vector<int> group_ranks_;
 };
 
 }  // namespace cellgan::test

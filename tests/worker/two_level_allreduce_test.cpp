@@ -2,8 +2,9 @@
 // (node_map.h) on W threads over the in-process communicator: nodes by
 // count and by host; integer sums exact as flat's; real sums the same bits
 // on every worker and within float32's reassociation bound of flat's; one
-// node gives reduce_broadcast's bits; only leaders cross nodes; the
-// configuration refuses two_level with mpi.
+// node gives reduce_broadcast's bits; only leaders cross nodes; across
+// nodes by ring, reduce_broadcast and mpi (the leaders' own communicator),
+// with and without a 16-bit wire; step 2 alone for the leaders.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,11 +15,11 @@
 #include <fmt/format.h>
 
 #include "common/config.h"
-#include "common/error.h"
 #include "tests/worker/worker_threads.h"
 #include "worker/gradient_allreduce.h"
 #include "worker/node_map.h"
 #include "worker/two_level_allreduce.h"
+#include "worker/wire_precision.h"
 
 namespace cellgan {
 namespace {
@@ -82,8 +83,10 @@ TEST(NodeMap, EveryWorkerLearnsEveryHostInRankOrder) {
   for (const auto& s : seen) EXPECT_EQ(s, (std::vector<std::string>{"node-0", "node-1", "node-0"}));
 }
 
+constexpr AllreduceKind kAcross[] = {AllreduceKind::kRing, AllreduceKind::kReduceBroadcast, AllreduceKind::kMpi};
+
 TEST(TwoLevelAllreduce, SumsIntegersExactlyForEveryNodeSplit) {
-  for (AllreduceKind across : {AllreduceKind::kRing, AllreduceKind::kReduceBroadcast})
+  for (AllreduceKind across : kAcross)
     for (const auto& [w, k] : {std::pair{2, 1}, std::pair{4, 2}, std::pair{5, 2}, std::pair{6, 3}, std::pair{3, 3}}) {
       SCOPED_TRACE(fmt::format("{} across, W {}, {} per node", to_string(across), w, k));
       const auto got = sums(w, 1001, true, two_level(NodeMap::by_count(w, k), across));
@@ -96,7 +99,8 @@ TEST(TwoLevelAllreduce, SumsIntegersExactlyForEveryNodeSplit) {
 // flat sum only by reassociation: a float32 sum of W terms taken in two
 // orders differs by at most 2(W−1)·2⁻²⁴·Σ|x_r|.
 TEST(TwoLevelAllreduce, RealSumsAgreeOnEveryWorkerAndWithFlatUpToReassociation) {
-  for (AllreduceKind across : {AllreduceKind::kRing, AllreduceKind::kReduceBroadcast}) {
+  for (AllreduceKind across : kAcross) {
+    SCOPED_TRACE(to_string(across));
     const int w = 4;
     const std::size_t n = 4099;
     const auto got = sums(w, n, false, two_level(NodeMap::by_count(w, 2), across));
@@ -121,56 +125,78 @@ TEST(TwoLevelAllreduce, OneNodeIsReduceBroadcastToTheBit) {
   for (int r = 0; r < 3; ++r) EXPECT_TRUE(same_bits(got[r], want[r])) << "worker " << r;
 }
 
+// With mpi across nodes the leaders' float32 sum is rounded to the wire
+// before it goes back: every worker still ends with the same bits.
 TEST(TwoLevelAllreduce, SixteenBitWireGivesEveryWorkerTheSameBits) {
-  for (WireCompression c : {WireCompression::kFp16, WireCompression::kBf16}) {
-    const auto got = sums(4, 999, false, two_level(NodeMap::by_count(4, 2), AllreduceKind::kRing, c));
-    for (int r = 1; r < 4; ++r) EXPECT_TRUE(same_bits(got[0], got[r])) << to_string(c) << ", worker " << r;
-    const auto exact = sums(4, 999, true, two_level(NodeMap::by_count(4, 2), AllreduceKind::kRing, c));
-    const auto want = sums(4, 999, true, flat(AllreduceKind::kReduceBroadcast));
-    EXPECT_TRUE(same_bits(exact[0], want[0])) << to_string(c) << ": small integers travel exactly in 16 bits";
-  }
+  for (AllreduceKind across : {AllreduceKind::kRing, AllreduceKind::kMpi})
+    for (WireCompression c : {WireCompression::kFp16, WireCompression::kBf16}) {
+      SCOPED_TRACE(fmt::format("{} across, {}", to_string(across), to_string(c)));
+      const auto got = sums(4, 999, false, two_level(NodeMap::by_count(4, 2), across, c));
+      for (int r = 1; r < 4; ++r) EXPECT_TRUE(same_bits(got[0], got[r])) << "worker " << r;
+      std::vector<float> rounded = got[0];
+      round_to_wire(c, rounded.data(), rounded.size());
+      EXPECT_TRUE(same_bits(rounded, got[0])) << "the sum is not in the wire's precision";
+      const auto exact = sums(4, 999, true, two_level(NodeMap::by_count(4, 2), across, c));
+      const auto want = sums(4, 999, true, flat(AllreduceKind::kReduceBroadcast));
+      EXPECT_TRUE(same_bits(exact[0], want[0])) << "small integers travel exactly in 16 bits";
+    }
 }
 
 // W = 4 as 2 nodes × 2: only the two leaders send across nodes, a ring of
 // two sending 2(N−1)/N = 1 buffer each; members send one buffer to their
 // leader.
+// (mpi's tally counts what a ring of the leaders would send.)
 TEST(TwoLevelAllreduce, OnlyLeadersCrossNodes) {
-  const std::size_t n = 1000;
-  std::vector<std::uint64_t> across(4), total(4);
-  on_workers(4, [&](int r, WorkerExchange& exchange) {
-    TwoLevelAllreduce reduce(exchange, NodeMap::by_count(4, 2), AllreduceKind::kRing, WireCompression::kNone);
-    std::vector<float> v = input(r, n, false);
-    EXPECT_FALSE(reduce.sum(v).has_value());
-    across[static_cast<std::size_t>(r)] = reduce.across_nodes().bytes_sent;
-    total[static_cast<std::size_t>(r)] = reduce.tally().bytes_sent;
-  });
-  EXPECT_EQ(across, (std::vector<std::uint64_t>{n * 4, 0, n * 4, 0}));
-  EXPECT_EQ(total, (std::vector<std::uint64_t>{2 * n * 4, n * 4, 2 * n * 4, n * 4}));
+  for (AllreduceKind kind : {AllreduceKind::kRing, AllreduceKind::kMpi}) {
+    SCOPED_TRACE(to_string(kind));
+    const std::size_t n = 1000;
+    std::vector<std::uint64_t> across(4), total(4);
+    on_workers(4, [&](int r, WorkerExchange& exchange) {
+      TwoLevelAllreduce reduce(exchange, NodeMap::by_count(4, 2), kind, WireCompression::kNone);
+      std::vector<float> v = input(r, n, false);
+      EXPECT_FALSE(reduce.sum(v).has_value());
+      across[static_cast<std::size_t>(r)] = reduce.across_nodes().bytes_sent;
+      total[static_cast<std::size_t>(r)] = reduce.tally().bytes_sent;
+    });
+    EXPECT_EQ(across, (std::vector<std::uint64_t>{n * 4, 0, n * 4, 0}));
+    EXPECT_EQ(total, (std::vector<std::uint64_t>{2 * n * 4, n * 4, 2 * n * 4, n * 4}));
+  }
 }
 
-TEST(TwoLevelAllreduce, AutoIsTwoLevelOnlyAcrossNodesAndNeverWithMpi) {
+TEST(TwoLevelAllreduce, AutoIsTwoLevelOnlyAcrossNodesAndNeverWithNccl) {
   DataParallelConfig config;
   config.hierarchy = AllreduceHierarchy::kAuto;
   EXPECT_FALSE(cellgan::two_level(config, NodeMap::by_count(4, 4)));
   EXPECT_TRUE(cellgan::two_level(config, NodeMap::by_count(4, 2)));
   config.allreduce = AllreduceKind::kMpi;
+  EXPECT_TRUE(cellgan::two_level(config, NodeMap::by_count(4, 2)));
+  EXPECT_FALSE(cellgan::two_level(config, NodeMap::by_count(4, 4)));
+  config.allreduce = AllreduceKind::kNccl;
   EXPECT_FALSE(cellgan::two_level(config, NodeMap::by_count(4, 2)));
   config.allreduce = AllreduceKind::kRing;
   config.hierarchy = AllreduceHierarchy::kFlat;
   EXPECT_FALSE(cellgan::two_level(config, NodeMap::by_count(4, 2)));
 }
 
-TEST(TwoLevelAllreduce, TheConfigurationRefusesTwoLevelWithMpiInOneLine) {
-  const std::string yaml = "layout: data_parallel\ndata_parallel: {allreduce: mpi, hierarchy: two_level}\n";
-  try {
-    parse_config(yaml, "dp.yaml");
-    FAIL() << "accepted two_level with mpi";
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("dp.yaml"), std::string::npos) << what;
-    EXPECT_NE(what.find("hierarchy"), std::string::npos) << what;
-    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
-  }
+// Step 2 alone (as the NCCL two-level all-reduce uses it): only leaders get
+// one, and it sums over them alone.
+TEST(TwoLevelAllreduce, AcrossNodesIsTheLeadersAloneAndNeverNccl) {
+  const NodeMap nodes = NodeMap::by_count(5, 2);  // leaders 0, 2, 4
+  std::vector<std::vector<float>> got(5);
+  on_workers(5, [&](int r, WorkerExchange& exchange) {
+    auto across = make_across_nodes(exchange, nodes, AllreduceKind::kMpi, WireCompression::kNone);
+    EXPECT_EQ(across != nullptr, r % 2 == 0) << "worker " << r;
+    if (!across) return;
+    EXPECT_EQ(across->exchange().local_size(), 3);
+    std::vector<float> v{static_cast<float>(r), 1.0f};
+    EXPECT_FALSE(across->sum(v).has_value());
+    got[static_cast<std::size_t>(r)] = v;
+  });
+  for (int r : {0, 2, 4}) EXPECT_EQ(got[r], (std::vector<float>{6.0f, 3.0f})) << "worker " << r;
+  on_workers(2, [&](int, WorkerExchange& exchange) {
+    EXPECT_THROW(make_across_nodes(exchange, NodeMap::by_count(2, 1), AllreduceKind::kNccl, WireCompression::kNone),
+                 std::logic_error);
+  });
 }
 
 }  // namespace

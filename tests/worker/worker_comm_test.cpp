@@ -319,5 +319,53 @@ TEST(WorkerComm, AnAbortEndsAnAllreduceThatCannotComplete) {
   EXPECT_EQ(code, kExitFailure);
 }
 
+// Workers 1 and 3 of three sum among themselves, twice (the second on the
+// subgroup kept from the first); worker 2 takes no part.
+TEST(WorkerComm, AnAllreduceAmongSomeWorkersSumsOverThemAlone) {
+  Workers t(3);
+  std::vector<std::vector<float>> got(3);
+  std::atomic<int> returned{0};
+  std::vector<std::thread> threads;
+  for (int w : {0, 2})
+    threads.emplace_back([&, w] {
+      std::vector<float> values{static_cast<float>(w + 1), 1.0f};
+      EXPECT_FALSE(t.comms[w]->allreduce_among({0, 2}, values).has_value());
+      EXPECT_FALSE(t.comms[w]->allreduce_among({0, 2}, values).has_value());
+      got[static_cast<std::size_t>(w)] = values;
+      ++returned;
+    });
+  const auto now = Clock::now();
+  for (int i = 0; i < 4000 && returned < 2; ++i) {
+    t.step(now, 1);
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(got[0], (std::vector<float>{8.0f, 4.0f}));
+  EXPECT_EQ(got[2], got[0]);
+  std::vector<float> outsider{1.0f};
+  EXPECT_THROW(static_cast<void>(t.comms[1]->allreduce_among({0, 2}, outsider)), std::logic_error);
+}
+
+// A member that never comes: the master's abort ends the wait of the one
+// that came (before the subgroup is made, and so before any sum).
+TEST(WorkerComm, AnAbortEndsAnAllreduceAmongWorkersWhenOneNeverComes) {
+  Workers t(3);
+  std::vector<float> values{1.0f};
+  std::atomic<int> code{-1};
+  std::thread waiting([&] {
+    const std::optional<Interruption> interruption = t.comms[0]->allreduce_among({0, 1}, values);
+    if (const auto* abort = interruption ? std::get_if<Aborted>(&*interruption) : nullptr) code = abort->exit_code;
+  });
+  const auto now = Clock::now();
+  t.step(now, 1);
+  t.master->send(1, kTagAbort, encode(AbortMessage{kExitFailure, "test abort"}));
+  for (int i = 0; i < 2000 && code < 0; ++i) {
+    t.step(now, 1);
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  waiting.join();
+  EXPECT_EQ(code, kExitFailure);
+}
+
 }  // namespace
 }  // namespace cellgan
