@@ -7,13 +7,15 @@
 # Each setting runs BENCH_REPEATS times, alternated; prints a Markdown table.
 # Builds nothing; run it on idle cores.
 #   CELLGAN (build/app/cellgan), BENCH_CONFIG (configs/dp-mnist-mlp.yaml),
-#   BENCH_GENERATIONS (3), BENCH_REPEATS (2), BENCH_DIR (a new /tmp folder)
+#   BENCH_GENERATIONS (3), BENCH_REPEATS (2), BENCH_DIR (a new /tmp folder),
+#   BENCH_ALLREDUCE (ring; mpi sums across the node leaders with MPI_Iallreduce)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CELLGAN=${CELLGAN:-build/app/cellgan}
 CONFIG=${BENCH_CONFIG:-configs/dp-mnist-mlp.yaml}
 GENERATIONS=${BENCH_GENERATIONS:-3}
 REPEATS=${BENCH_REPEATS:-2}
+ALLREDUCE=${BENCH_ALLREDUCE:-ring}
 DIR=${BENCH_DIR:-$(mktemp -d /tmp/cellgan-d6d7.XXXXXX)}
 export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE OMPI_MCA_mpi_yield_when_idle=1
 ROOT_FLAG=""; [ "$(id -u)" -eq 0 ] && ROOT_FLAG=--allow-run-as-root
@@ -23,6 +25,7 @@ for repeat in $(seq "$REPEATS"); do
       out="$DIR/$hierarchy-$shard-$repeat"
       mpirun $ROOT_FLAG --oversubscribe --bind-to none -np 5 "$CELLGAN" train "$CONFIG" --set output_dir="$out" \
         --set training.generations="$GENERATIONS" --set data_parallel.hierarchy="$hierarchy" \
+        --set data_parallel.allreduce="$ALLREDUCE" \
         --set data_parallel.ranks_per_node=2 --set data_parallel.shard_optimizer="$shard" \
         --set evaluation.preview_every=0 --set evaluation.final_samples=1000 >"$out.log" 2>&1
     done

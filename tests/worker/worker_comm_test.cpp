@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <thread>
 
 #include "common/comm/in_process_communicator.h"
@@ -300,16 +301,17 @@ TEST(WorkerComm, AnAllreduceWaitingForAnotherWorkerLeavesTheThreadBeatingThenSum
   EXPECT_EQ(second, first);
 }
 
-TEST(WorkerComm, AnAbortEndsAnAllreduceThatCannotComplete) {
-  Workers t;
-  std::vector<float> values{1.0f};
+// Worker 1 waits in `sum`, which cannot complete; the master's abort,
+// sent after one step of the communication threads, must end the wait with
+// the abort's code.
+void expect_an_abort_ends(Workers& t, const std::function<std::optional<Interruption>()>& sum) {
   std::atomic<int> code{-1};
   std::thread waiting([&] {
-    const std::optional<Interruption> interruption = t.comms[0]->allreduce_local(values);
+    const std::optional<Interruption> interruption = sum();
     if (const auto* abort = interruption ? std::get_if<Aborted>(&*interruption) : nullptr) code = abort->exit_code;
   });
   const auto now = Clock::now();
-  t.step(now, 1);  // the sum is under way; worker 2 never joins
+  t.step(now, 1);
   t.master->send(1, kTagAbort, encode(AbortMessage{kExitFailure, "test abort"}));
   for (int i = 0; i < 2000 && code < 0; ++i) {
     t.step(now, 1);
@@ -317,6 +319,12 @@ TEST(WorkerComm, AnAbortEndsAnAllreduceThatCannotComplete) {
   }
   waiting.join();
   EXPECT_EQ(code, kExitFailure);
+}
+
+TEST(WorkerComm, AnAbortEndsAnAllreduceThatCannotComplete) {
+  Workers t;
+  std::vector<float> values{1.0f};
+  expect_an_abort_ends(t, [&] { return t.comms[0]->allreduce_local(values); });  // worker 2 never joins
 }
 
 // Workers 1 and 3 of three sum among themselves, twice (the second on the
@@ -351,20 +359,7 @@ TEST(WorkerComm, AnAllreduceAmongSomeWorkersSumsOverThemAlone) {
 TEST(WorkerComm, AnAbortEndsAnAllreduceAmongWorkersWhenOneNeverComes) {
   Workers t(3);
   std::vector<float> values{1.0f};
-  std::atomic<int> code{-1};
-  std::thread waiting([&] {
-    const std::optional<Interruption> interruption = t.comms[0]->allreduce_among({0, 1}, values);
-    if (const auto* abort = interruption ? std::get_if<Aborted>(&*interruption) : nullptr) code = abort->exit_code;
-  });
-  const auto now = Clock::now();
-  t.step(now, 1);
-  t.master->send(1, kTagAbort, encode(AbortMessage{kExitFailure, "test abort"}));
-  for (int i = 0; i < 2000 && code < 0; ++i) {
-    t.step(now, 1);
-    std::this_thread::sleep_for(milliseconds(1));
-  }
-  waiting.join();
-  EXPECT_EQ(code, kExitFailure);
+  expect_an_abort_ends(t, [&] { return t.comms[0]->allreduce_among({0, 1}, values); });
 }
 
 }  // namespace
