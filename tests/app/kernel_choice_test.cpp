@@ -80,7 +80,9 @@ TEST(KernelChoice, UnsetMeansOneLoadWithThisCpusChoiceAndTheUsersChoiceIsKept) {
   EXPECT_EQ(count(help.out, "usage: cellgan"), 1);
   const std::vector<std::string> cores = loads(help.err);
   ASSERT_EQ(cores.size(), 1u) << help.err;
-  if (!choice.empty()) EXPECT_EQ(cores[0], choice);
+  if (!choice.empty()) {
+    EXPECT_EQ(cores[0], choice);
+  }
   EXPECT_EQ(loads(run(tmp, kPrescott + kExe + " --help").err), std::vector<std::string>{"Prescott"});
   // Started through the loader, the program cannot re-execute itself: it goes on, and says so.
   const std::string loader = "/lib64/ld-linux-x86-64.so.2";

@@ -26,7 +26,9 @@ TEST(SpectralNorm, PowerIterationFindsTheLargestSingularValue) {
     sn->to(torch::kFloat64);
     const double truth = largest_singular_value(w);
     // A fresh u is a poor estimate (a random direction): the test can tell.
-    if (sizes[0] > 1) EXPECT_LT(sn->sigma(w).item<double>(), 0.999 * truth);
+    if (sizes[0] > 1) {
+      EXPECT_LT(sn->sigma(w).item<double>(), 0.999 * truth);
+    }
     torch::Tensor normalised;
     for (int i = 0; i < 200; ++i) normalised = sn->forward(w);
     EXPECT_NEAR(sn->sigma(w).item<double>(), truth, 1e-9 * truth);
