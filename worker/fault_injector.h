@@ -41,10 +41,11 @@ class FaultInjector {
   // that begin are named here too).
   std::vector<std::string> at_generation_start(std::int64_t gen, const std::function<void()>& go_silent) const;
   // Whether at_generation_start(gen) does anything on this rank. The worker
-  // then first waits for its checkpoints to be written and for its reports
-  // and records to reach the master (checkpoint_writer.h,
-  // WorkerComm::flush_to_master), so a fault strikes at the same point of
-  // the run whatever the disk's speed and the load.
+  // then first waits for its checkpoints to be written, for its reports
+  // and records to reach the master and its messages the other workers
+  // (checkpoint_writer.h, WorkerComm::flush_all), so a fault strikes at
+  // the same point of the run whatever the disk's speed, the load and the
+  // size of the messages.
   bool strikes_at(std::int64_t gen) const { return !plan_.at_generation_start(rank_, gen).empty(); }
 
   // After the checkpoint of generation `gen` is written in `folder`: the

@@ -126,9 +126,9 @@ std::optional<Interruption> train_generations(WorkerComm& comm, Setup& s, Checkp
   const std::int64_t every = s.config.checkpoint.every;
   for (std::int64_t g = place.done; g < generations; ++g) {
     if (auto interruption = comm.interrupted()) return interruption;
-    if (faults.strikes_at(g + 1)) {  // written, and the reports with the records in the master's hands
-      writer.drain();
-      if (auto interruption = comm.flush_to_master()) return interruption;
+    if (faults.strikes_at(g + 1)) {  // written, the reports with the records in the master's hands, and
+      writer.drain();                // what the other workers are owed in theirs
+      if (auto interruption = comm.flush_all()) return interruption;
     }
     std::vector<std::string> events = faults.at_generation_start(g + 1, [&comm] { comm.go_silent(); });
     if (g == hooks.throw_at) throw std::runtime_error(fmt::format("test fault in generation {}", g + 1));

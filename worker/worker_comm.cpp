@@ -171,19 +171,26 @@ void WorkerComm::report_checkpoint(const CheckpointMessage& message) {
   queue({Channel::kWorld, kMaster, kTagCheckpoint, encode(message)});
 }
 
-std::optional<Interruption> WorkerComm::flush_to_master() {
+std::optional<Interruption> WorkerComm::flush_to_master() { return flush(false); }
+
+std::optional<Interruption> WorkerComm::flush_all() { return flush(true); }
+
+std::optional<Interruption> WorkerComm::flush(bool peers_too) {
   MutexLock lock(mutex_);
-  const auto to_master = [](const Outgoing& o) { return o.channel != Channel::kLocal; };
+  const auto waited_for = [peers_too](const Outgoing& o) { return peers_too || o.channel != Channel::kLocal; };
   const auto deadline = Clock::now() + master_dead_after_;
   bool flushed = false;
   for (;;) {
     flushed = abort_.has_value() || rehome_.has_value() || silent_ ||
-              (to_master_in_flight_ == 0 && std::none_of(outgoing_.begin(), outgoing_.end(), to_master));
+              (!sending_ && to_master_in_flight_ == 0 && (!peers_too || to_peers_in_flight_ == 0) &&
+               std::none_of(outgoing_.begin(), outgoing_.end(), waited_for));
     if (flushed || Clock::now() >= deadline) break;
     lock.wait_until(changed_, deadline);
   }
   if (auto interruption = interruption_locked()) return interruption;
-  if (!flushed) log::warn("messages to the master still in flight after {} ms", master_dead_after_.count());
+  if (!flushed)
+    log::warn("messages to the master{} still in flight after {} ms", peers_too ? " or the other workers" : "",
+              master_dead_after_.count());
   return std::nullopt;
 }
 
@@ -246,6 +253,7 @@ bool WorkerComm::send_queued() {
     MutexLock lock(mutex_);
     out.swap(outgoing_);
     silent = silent_;
+    sending_ = sending_ || !out.empty();  // until run_once() counts them in flight
   }
   bool sent = false;
   for (Outgoing& o : out) {
@@ -325,11 +333,14 @@ bool WorkerComm::run_once(Clock::time_point now) {
     did = true;
   }
   const std::size_t in_flight = comms_.world->pending_sends() + comms_.global->pending_sends();
-  if (comms_.local) comms_.local->pending_sends();
+  const std::size_t to_peers = comms_.local ? comms_.local->pending_sends() : 0;
   {
     MutexLock lock(mutex_);
-    if (in_flight != to_master_in_flight_) did = true;  // flush_to_master() may be waiting for it
+    // flush_to_master() or flush_all() may be waiting for it
+    if (sending_ || in_flight != to_master_in_flight_ || to_peers != to_peers_in_flight_) did = true;
     to_master_in_flight_ = in_flight;
+    to_peers_in_flight_ = to_peers;
+    sending_ = false;
   }
   if (did) changed_.notify_all();
   return did;

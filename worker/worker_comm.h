@@ -34,7 +34,7 @@
 // is told when possible.
 //
 // Thread-safety: the WorkerExchange methods, report, set_progress,
-// send_result, send_failure, finish, wait_for_done, flush_to_master,
+// send_result, send_failure, finish, wait_for_done, flush_to_master, flush_all,
 // aborted, master_lost,
 // interrupted, stop_at and go_silent may be called from the training
 // thread while run() runs on the communication thread; report_checkpoint
@@ -97,6 +97,11 @@ class WorkerComm final : public WorkerExchange {
   // this worker, and before the result, so that the records and checkpoint
   // reports are in first. Returns the interruption as receive_local() does.
   [[nodiscard]] std::optional<Interruption> flush_to_master();
+  // As flush_to_master(), and the sends to the other workers too (a large
+  // one: the worker has taken it): before a planned fault ends or silences
+  // this worker, so that what it owes them (a sharded optimizer's moments
+  // for a checkpoint) is in their hands whatever the message's size.
+  [[nodiscard]] std::optional<Interruption> flush_all();
   // The stop protocol (protocol.h). When the master asks the workers to
   // pause (kTagPause), the communication thread answers at once with the
   // generations done then, c (kTagPaused); the master then names the
@@ -147,6 +152,8 @@ class WorkerComm final : public WorkerExchange {
   void queue(Outgoing out);
   void send_heartbeat(Clock::time_point now);
   void flush_at_exit();
+  // flush_to_master(), or flush_all() with `peers_too`.
+  [[nodiscard]] std::optional<Interruption> flush(bool peers_too);
   // A sum under way that will never be waited for (a rehoming, the end):
   // its request and buffer are left to MPI, which may still write it.
   // run_once's step 3: the master's messages and whether it is silent too
@@ -211,6 +218,10 @@ class WorkerComm final : public WorkerExchange {
   bool done_ GUARDED_BY(mutex_) = false;
   // WORLD and GLOBAL sends not completed, after the last run_once()
   std::size_t to_master_in_flight_ GUARDED_BY(mutex_) = 0;
+  // LOCAL sends not completed, after the last run_once()
+  std::size_t to_peers_in_flight_ GUARDED_BY(mutex_) = 0;
+  // Taken from outgoing_ by send_queued() and not yet counted in flight
+  bool sending_ GUARDED_BY(mutex_) = false;
   bool master_lost_ GUARDED_BY(mutex_) = false;
 };
 

@@ -4,7 +4,10 @@
 # bit, and says each worker keeps a third of Adam's moments; a sharded run
 # whose worker 3 is killed after the checkpoint of generation 2 goes on
 # over two workers from that checkpoint (every shard gathered into it) and
-# ends with the ensemble of the unsharded run that suffers the same.
+# ends with the ensemble of the unsharded run that suffers the same. The
+# hidden layers are wide enough that each worker's moments are a message
+# above shared memory's eager limit (4 KB): a worker killed before worker 1
+# has taken them would leave that checkpoint incomplete.
 source "$(dirname "$0")/mpi_test_lib.sh"
 SRC="$WORK/dp.yaml"
 cat > "$SRC" <<'YAML'
@@ -12,7 +15,7 @@ seed: 6
 output_dir: REPLACED
 layout: data_parallel
 data: {dataset: ring, toy_samples: 2000}
-network: {kind: toy, latent_dim: 8, toy_hidden: 32}
+network: {kind: toy, latent_dim: 8, toy_hidden: 256}
 grid: {rows: 1, cols: 1}
 training: {generations: 4, batch_size: 16, batches_per_generation: 10, score_samples: 200, learning_rate: 1.0e-3}
 evaluation: {final_samples: 500}

@@ -105,6 +105,29 @@ TEST(WorkerComm, RecordsResultAndHeartbeatsReachTheMaster) {
   EXPECT_TRUE(t.master->try_receive(1, kTagHeartbeat).has_value());
 }
 
+TEST(WorkerComm, FlushAllReturnsOnceTheSendsToOtherWorkersHaveLeft) {
+  // Before a planned kill: a sharded optimizer's moments for a checkpoint,
+  // queued for worker 1, must be in its hands; flush_to_master() does not
+  // wait for them, flush_all() does.
+  Workers t;
+  t.comms[1]->send_local(0, kTagGradients, Bytes{4, 2});
+  EXPECT_FALSE(t.comms[1]->flush_to_master().has_value());
+  std::atomic<bool> flushed{false};
+  std::thread training([&] {
+    EXPECT_FALSE(t.comms[1]->flush_all().has_value());
+    flushed = true;
+  });
+  std::this_thread::sleep_for(milliseconds(50));
+  EXPECT_FALSE(flushed) << "returned with the message to worker 1 still queued";
+  while (!flushed) {
+    t.step(Clock::now(), 1);
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  training.join();
+  t.step(Clock::now());
+  EXPECT_EQ(Workers::message_of(t.comms[0]->receive_local(1, kTagGradients)).payload, (Bytes{4, 2}));
+}
+
 TEST(WorkerComm, FlushToMasterReturnsOnceTheQueuedReportsHaveLeft) {
   // Before a planned kill and before the result: the checkpoint report the
   // writer thread queued must be sent, not lost in the queue.
