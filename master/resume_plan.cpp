@@ -42,11 +42,10 @@ std::string check_same_run(const Config& config, const fs::path& dir) {
   }
   for (const std::string& d : config_differences(saved, config))
     if (!may_change_on_resume(d))
-      throw InputError(fmt::format("{}: cannot resume the run in '{}': {} (the run's {} vs this file): only "
+      throw InputError(fmt::format("{}: cannot resume the run in '{}': {} (the run's {} in this file): only "
                                    "output_dir, runtime.*, checkpoint.*, status.*, faults and training.generations "
                                    "may change",
-                                   config.source, config.output_dir, d.substr(0, d.find(':')), d.substr(d.find(':') + 2),
-                                   config.source));
+                                   config.source, config.output_dir, d.substr(0, d.find(':')), d.substr(d.find(':') + 2)));
   return saved.output_dir;
 }
 

@@ -140,7 +140,7 @@ TEST(PlanResume, AMovedFolderIsTheRunWhereItNowIs) {
   Config other = config_in(dir);
   other.seed = 2;
   const std::string message = input_error_of([&] { plan_resume(other, "auto", kCells); });
-  EXPECT_NE(message.find("seed (the run's 1 vs"), std::string::npos) << message;
+  EXPECT_NE(message.find("seed (the run's 1 vs 2 in this file)"), std::string::npos) << message;
   EXPECT_NE(message.find("only output_dir, runtime.*"), std::string::npos) << message;
 }
 
