@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -21,10 +22,16 @@ extern char** environ;
 namespace cellgan {
 
 void stop_process_for(std::int64_t seconds) {
-  const std::string script = fmt::format("sleep {}; kill -CONT {}", seconds, ::getpid());
+  const std::string script = fmt::format("sleep {}; kill -CONT {} 2>/dev/null", seconds, ::getpid());
   const char* argv[] = {"sh", "-c", script.c_str(), nullptr};
+  // The waker keeps none of the rank's output pipes open: mpirun waits for
+  // them, so a rank killed while stopped would hold the job for `seconds`.
+  posix_spawn_file_actions_t files;
+  ::posix_spawn_file_actions_init(&files);
+  for (int fd : {0, 1, 2}) ::posix_spawn_file_actions_addopen(&files, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0);
   pid_t child = 0;
-  const int rc = ::posix_spawn(&child, "/bin/sh", nullptr, nullptr, const_cast<char* const*>(argv), environ);
+  const int rc = ::posix_spawn(&child, "/bin/sh", &files, nullptr, const_cast<char* const*>(argv), environ);
+  ::posix_spawn_file_actions_destroy(&files);
   if (rc != 0) throw std::runtime_error(fmt::format("fault stall: cannot start /bin/sh: {}", std::strerror(rc)));
   ::raise(SIGSTOP);
   int status = 0;
