@@ -34,6 +34,14 @@ void GradientAllreduce::tally_opaque_sum(std::size_t count) {
   tally_.bytes_sent += 2 * (count * sizeof(float)) * (w - 1) / w;
 }
 
+std::optional<Interruption> GradientAllreduce::sum_by(GradientAllreduce& inner, std::vector<float>& values) {
+  const AllreduceTally before = inner.tally();
+  if (auto interruption = inner.sum(values)) return interruption;
+  tally_.bytes_sent += inner.tally().bytes_sent - before.bytes_sent;
+  tally_.messages += inner.tally().messages - before.messages;
+  return std::nullopt;
+}
+
 std::optional<Interruption> GradientAllreduce::sum_on_device(float* /*values*/, std::size_t /*count*/) {
   throw std::logic_error("this all-reduce sums host buffers only");
 }

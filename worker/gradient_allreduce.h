@@ -72,6 +72,10 @@ class GradientAllreduce {
   // visible here (mpi, nccl), in the tally: one message, and the bytes a
   // ring would send per worker, 2(W−1)/W of the buffer.
   void tally_opaque_sum(std::size_t count);
+  // `values` summed by `inner`, an all-reduce among some of the workers
+  // (the two-level ones' leaders), and what that sent added to this
+  // tally once done. None then, else the interruption.
+  [[nodiscard]] std::optional<Interruption> sum_by(GradientAllreduce& inner, std::vector<float>& values);
 
   AllreduceTally tally_;
 };

@@ -159,10 +159,7 @@ class NcclTwoLevel final : public NcclStaged {
       host_.resize(count);
       const std::size_t bytes = count * sizeof(float);
       check_cuda(cudaMemcpy(host_.data(), values, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy to the host");
-      const AllreduceTally before = across_->tally();
-      if (auto interruption = across_->sum(host_)) return interruption;
-      tally_.bytes_sent += across_->tally().bytes_sent - before.bytes_sent;
-      tally_.messages += across_->tally().messages - before.messages;
+      if (auto interruption = sum_by(*across_, host_)) return interruption;
       check_cuda(cudaMemcpy(values, host_.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy to the GPU");
     }
     if (node_ == nullptr) return std::nullopt;

@@ -110,10 +110,7 @@ std::optional<Interruption> TwoLevelAllreduce::sum(std::vector<float>& values) {
     add_wire(compression_, std::get<Message>(part).payload, values.data(), n);
   }
   if (across_) {  // 2
-    const AllreduceTally before = across_->tally();
-    if (auto interruption = across_->sum(values)) return interruption;
-    tally_.bytes_sent += across_->tally().bytes_sent - before.bytes_sent;
-    tally_.messages += across_->tally().messages - before.messages;
+    if (auto interruption = sum_by(*across_, values)) return interruption;
   } else {
     round_to_wire(compression_, values.data(), n);
   }
