@@ -42,6 +42,15 @@ void draw_rows(const torch::Tensor& into, const std::vector<at::Generator>& gene
   }
 }
 
+void check_rate(double rate, const char* who) {
+  if (rate < 0.0 || rate >= 1.0) throw std::invalid_argument(fmt::format("{}: rate {} outside [0, 1)", who, rate));
+}
+
+// A dropout mask in place: Bernoulli(1 - rate) values divided by 1 - rate.
+void fill_dropout(torch::Tensor& t, double rate, const at::Generator& generator) {
+  t.bernoulli_(1.0 - rate, generator).div_(1.0 - rate);
+}
+
 }  // namespace
 
 at::Generator generator_on(torch::Device device, std::uint64_t seed) {
@@ -67,17 +76,16 @@ void draw_uniform_rows(const torch::Tensor& into, const std::vector<at::Generato
 }
 
 void draw_dropout_rows(const torch::Tensor& into, double rate, const std::vector<at::Generator>& generators) {
-  if (rate < 0.0 || rate >= 1.0) throw std::invalid_argument(fmt::format("draw_dropout_rows: rate {} outside [0, 1)", rate));
-  draw_rows(into, generators, "draw_dropout_rows", [rate](torch::Tensor& row, const at::Generator& g) {
-    row.bernoulli_(1.0 - rate, g).div_(1.0 - rate);
-  });
+  check_rate(rate, "draw_dropout_rows");
+  draw_rows(into, generators, "draw_dropout_rows",
+            [rate](torch::Tensor& row, const at::Generator& g) { fill_dropout(row, rate, g); });
 }
 
 torch::Tensor dropout_mask(torch::IntArrayRef sizes, double rate, const at::Generator& generator) {
-  if (rate < 0.0 || rate >= 1.0) throw std::invalid_argument(fmt::format("dropout_mask: rate {} outside [0, 1)", rate));
+  check_rate(rate, "dropout_mask");
   torch::Tensor mask = torch::empty(sizes, torch::TensorOptions().dtype(torch::kFloat32).device(generator.device()));
-  mask.bernoulli_(1.0 - rate, generator);
-  return mask.div_(1.0 - rate);
+  fill_dropout(mask, rate, generator);
+  return mask;
 }
 
 }  // namespace cellgan
