@@ -38,6 +38,7 @@ std::vector<int> CellBlock::hood(int cell) const {
 }
 
 void CellBlock::start(const ResumeFrom& from) {
+  games_together_ = trainers_.front().device().is_cuda();
   if (from.generation > 0) {
     for (int cell : cells_) {
       const std::string what = fmt::format("{}: cell {}", from.folder, cell);
@@ -97,41 +98,58 @@ std::vector<GenerationRecord> CellBlock::run_generation(const std::map<int, Halo
 
 std::vector<CellGeneration> CellBlock::begin_generations(const std::map<int, HaloMessage>& halos,
                                                          const FaultInjector* faults) {
-  // Where each local cell begins in the order, and the last position that reads it.
+  // The cells begin in groups of `size`, in order: a group's cells are
+  // prepared one by one, then play their fitness games at once, then select.
+  const std::size_t size = games_together_ ? std::max<std::size_t>(1, states_.size()) : 1;
+  const auto group_of = [size](std::size_t i) { return i / size; };
+  // Where each local cell begins in the order, and the last group that reads it.
   std::map<int, std::size_t> position, last_reader;
   std::vector<std::vector<int>> hoods;
   for (std::size_t i = 0; i < states_.size(); ++i) position[states_[i].cell] = i;
   for (std::size_t i = 0; i < states_.size(); ++i) {
     hoods.push_back(hood(states_[i].cell));
     for (std::size_t k = 1; k < hoods[i].size(); ++k)
-      if (position.count(hoods[i][k])) last_reader[hoods[i][k]] = i;  // ascending i: the last one stays
+      if (position.count(hoods[i][k])) last_reader[hoods[i][k]] = group_of(i);  // ascending i: the last one stays
   }
-  std::map<int, std::pair<Bytes, Bytes>> copies;  // begun cells a later cell still reads
+  std::map<int, std::pair<Bytes, Bytes>> copies;  // cells of this group or an earlier one that are still read
   std::vector<CellGeneration> generations;
-  for (std::size_t i = 0; i < states_.size(); ++i) {
-    CellState& state = states_[i];
-    const auto reader = last_reader.find(state.cell);
-    if (reader != last_reader.end() && reader->second > i) copies[state.cell] = encode_centre(state);
-    std::vector<NeighbourCentre> neighbours;
-    for (std::size_t k = 1; k < hoods[i].size(); ++k) {
-      const int other = hoods[i][k];
-      const auto local = position.find(other);
-      if (local == position.end()) {
-        const HaloMessage& halo = halos.at(other);
-        neighbours.push_back({&halo.generator, &halo.discriminator});
-      } else if (local->second > i) {
-        const CellState& unbegun = states_[local->second];
-        neighbours.push_back({nullptr, nullptr, &unbegun.centre_generator(), &unbegun.centre_discriminator()});
-      } else {
-        const auto& copy = copies.at(other);
-        neighbours.push_back({&copy.first, &copy.second});
-      }
-      neighbours.back().cell = other;
+  generations.reserve(states_.size());
+  for (std::size_t first = 0; first < states_.size(); first += size) {
+    const std::size_t group = group_of(first), end = std::min(states_.size(), first + size);
+    // A cell read by its own group or a later one is read from a copy taken before the group begins.
+    for (std::size_t i = first; i < end; ++i) {
+      const auto reader = last_reader.find(states_[i].cell);
+      if (reader != last_reader.end() && reader->second >= group) copies[states_[i].cell] = encode_centre(states_[i]);
     }
-    const CellFaults cell_faults = faults ? faults->for_cell(state.cell, state.generation + 1) : CellFaults{};
-    generations.push_back(trainer_of(i).begin_generation(state, neighbours, cell_faults));
+    std::vector<CellGeneration*> begun;
+    std::vector<CellTrainer*> trainers;
+    for (std::size_t i = first; i < end; ++i) {
+      CellState& state = states_[i];
+      std::vector<NeighbourCentre> neighbours;
+      for (std::size_t k = 1; k < hoods[i].size(); ++k) {
+        const int other = hoods[i][k];
+        const auto local = position.find(other);
+        if (local == position.end()) {
+          const HaloMessage& halo = halos.at(other);
+          neighbours.push_back({&halo.generator, &halo.discriminator});
+        } else if (group_of(local->second) > group) {
+          const CellState& unbegun = states_[local->second];
+          neighbours.push_back({nullptr, nullptr, &unbegun.centre_generator(), &unbegun.centre_discriminator()});
+        } else {
+          const auto& copy = copies.at(other);
+          neighbours.push_back({&copy.first, &copy.second});
+        }
+        neighbours.back().cell = other;
+      }
+      const CellFaults cell_faults = faults ? faults->for_cell(state.cell, state.generation + 1) : CellFaults{};
+      generations.push_back(trainer_of(i).prepare_generation(state, neighbours, cell_faults));
+      trainers.push_back(&trainer_of(i));
+    }
+    for (std::size_t i = first; i < end; ++i) begun.push_back(&generations[i]);
+    CellTrainer::play_together(trainers, begun);
+    for (std::size_t i = first; i < end; ++i) trainer_of(i).select(generations[i]);
     for (auto it = copies.begin(); it != copies.end();)
-      it = last_reader.at(it->first) <= i ? copies.erase(it) : std::next(it);
+      it = last_reader.at(it->first) <= group ? copies.erase(it) : std::next(it);
   }
   return generations;
 }

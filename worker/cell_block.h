@@ -51,12 +51,22 @@ class CellBlock {
   // neighbours in this block as they were when the generation began: live
   // while they have not begun, and from a copy (Individual::encode) taken
   // just before one begins, kept only while a later cell still reads it.
+  // On a GPU (or after play_games_together(true)) the cells are begun
+  // together: each prepares (steps 0 and 1) in order, then all play their
+  // fitness games in one PairGame::play_cells, then each selects, and every
+  // local neighbour is read from a copy taken before the cells begin. On
+  // the CPU they begin one by one (no gain there, and every cell's game at
+  // once would raise the peak memory); both give the same bits.
   // Runs under lock_torch_generator() (torch_generator_lock.h); each cell
   // draws from streams of its own, so its result does not depend on the
   // other cells of the block. `faults` (null = none) says what each cell's
   // generation suffers.
   std::vector<GenerationRecord> run_generation(const std::map<int, HaloMessage>& halos,
                                                const FaultInjector* faults = nullptr);
+
+  // Whether run_generation() begins the cells together (above); the
+  // default is on a GPU.
+  void play_games_together(bool on) { games_together_ = on; }
 
   // The worker's answer to the master's gather: encode(ResultMessage) of
   // every cell's final ensemble, written straight from the cells' states,
@@ -73,6 +83,7 @@ class CellBlock {
   GridShape grid_;
   std::vector<int> cells_;
   bool isolated_ = false;
+  bool games_together_ = false;
   std::vector<CellTrainer> trainers_;  // one for all cells, or one per cell (isolated)
   std::vector<CellState> states_;
 

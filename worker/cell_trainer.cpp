@@ -107,6 +107,14 @@ GenerationRecord CellTrainer::run_generation(CellState& state, const std::vector
 
 CellGeneration CellTrainer::begin_generation(CellState& state, const std::vector<NeighbourCentre>& neighbours,
                                              const CellFaults& faults) {
+  CellGeneration generation = prepare_generation(state, neighbours, faults);
+  play_together({this}, {&generation});
+  select(generation);
+  return generation;
+}
+
+CellGeneration CellTrainer::prepare_generation(CellState& state, const std::vector<NeighbourCentre>& neighbours,
+                                               const CellFaults& faults) {
   const TrainingConfig& t = config_.training;
   const NetworkShape shape = network_shape(config_);
   CellGeneration generation;
@@ -135,17 +143,36 @@ CellGeneration CellTrainer::begin_generation(CellState& state, const std::vector
   draw_generation_losses(t, state, work.rng);
   clock.lap();  // a few draws: not a phase
 
-  // Only the games that decide something are played.
-  if (!game_decides_nothing(t, work))
-    evaluate_fitness(t, data_, shape.latent_dim, work);
-  else
-    draw_fitness_samples(t, data_, shape.latent_dim, work);
+  draw_fitness_samples(t, data_, shape.latent_dim, work);
   seconds["evaluate"] = clock.lap();
-
-  select_by_tournament(t, work);
-  seconds["select"] = clock.lap();
-  if (copies_score_decides_nothing(t)) drop_what_scoring_copies_needs(work);
   return generation;
+}
+
+void CellTrainer::play_together(const std::vector<CellTrainer*>& trainers,
+                                const std::vector<CellGeneration*>& generations) {
+  // Only the games that decide something are played.
+  std::vector<CellGame> games;
+  std::vector<CellGeneration*> playing;
+  for (std::size_t i = 0; i < generations.size(); ++i) {
+    GenerationWorkingSet& work = *generations[i]->work;
+    if (game_decides_nothing(trainers[i]->config_.training, work)) continue;
+    games.push_back({work.generator_pool, work.discriminator_pool, work.fitness_real, work.fitness_latent, &work.played});
+    playing.push_back(generations[i]);
+  }
+  if (games.empty()) return;
+  PhaseClock clock;
+  trainers.front()->game_->play_cells(games, trainers.front()->config_.training.bce);
+  const double each = clock.lap() / static_cast<double>(playing.size());
+  for (CellGeneration* generation : playing) generation->record.seconds["evaluate"] += each;
+}
+
+void CellTrainer::select(CellGeneration& generation) {
+  const TrainingConfig& t = config_.training;
+  GenerationWorkingSet& work = *generation.work;
+  PhaseClock clock;
+  select_by_tournament(t, work);
+  generation.record.seconds["select"] = clock.lap();
+  if (copies_score_decides_nothing(t)) drop_what_scoring_copies_needs(work);
 }
 
 namespace {
@@ -200,30 +227,37 @@ GenerationRecord CellTrainer::finish_generation(CellGeneration& generation) {
   return std::move(finish_together({this}, {&generation}).front());
 }
 
-void CellTrainer::score_and_replace(CellGeneration& generation) {
+void CellTrainer::replace(CellGeneration& generation) {
   const TrainingConfig& t = config_.training;
   CellState& state = *generation.state;
   GenerationWorkingSet& work = *generation.work;
-  std::map<std::string, double>& seconds = generation.record.seconds;
   PhaseClock clock;
-  if (!copies_score_decides_nothing(t))
-    score_trained_copies(config_.training.bce, work);
-  else
-    take_training_losses(work);
-  seconds["evaluate"] += clock.lap();
-
   generation.record.generators_replaced = replace_worst(state.generators, work.selected_generators, t.n_replacements,
                                                         t.replacement);
   generation.record.discriminators_replaced = replace_worst(state.discriminators, work.selected_discriminators,
                                                             t.n_replacements, t.replacement);
-  seconds["replace"] = clock.lap();
+  generation.record.seconds["replace"] = clock.lap();
   keep_neighbour_generators(state, work);
 }
 
 std::vector<GenerationRecord> CellTrainer::finish_together(const std::vector<CellTrainer*>& trainers,
                                                           const std::vector<CellGeneration*>& generations) {
   if (generations.empty()) return {};
-  for (std::size_t i = 0; i < generations.size(); ++i) trainers[i]->score_and_replace(*generations[i]);
+  // Step 6: the copies' score, every cell that scores them in one game.
+  PhaseClock scoring;
+  std::vector<GenerationWorkingSet*> scored;
+  for (std::size_t i = 0; i < generations.size(); ++i) {
+    if (copies_score_decides_nothing(trainers[i]->config_.training))
+      take_training_losses(*generations[i]->work);
+    else
+      scored.push_back(generations[i]->work.get());
+  }
+  score_trained_copies(trainers.front()->config_.training.bce, scored);
+  const double scoring_each = scoring.lap() / static_cast<double>(generations.size());
+  for (std::size_t i = 0; i < generations.size(); ++i) {
+    generations[i]->record.seconds["evaluate"] += scoring_each;
+    trainers[i]->replace(*generations[i]);
+  }
 
   // Step 7 of every cell in one call: the block's trainers share a scorer and its settings.
   const CellTrainer& first = *trainers.front();

@@ -139,6 +139,22 @@ class CellTrainer {
   // - finish_generation: steps 6-8; returns the record.
   CellGeneration begin_generation(CellState& state, const std::vector<NeighbourCentre>& neighbours,
                                   const CellFaults& faults = {});
+  // begin_generation() in three parts, so that a worker plays the fitness
+  // games of several cells at once (cell_block.h); each cell's result is
+  // the one begin_generation() gives:
+  // - prepare_generation: steps 0 and 1, the seed, and step 2's draws.
+  //   `neighbours` (and what they point to) are read until select()
+  //   returns, and must not change before.
+  // - play_together: step 2's game of every generation given whose game
+  //   decides something (game_decides_nothing() of generation_steps.h), in
+  //   one PairGame::play_cells on the first trainer's stacks; the evaluate
+  //   seconds are shared out evenly over the cells that played.
+  // - select: step 3.
+  CellGeneration prepare_generation(CellState& state, const std::vector<NeighbourCentre>& neighbours,
+                                    const CellFaults& faults = {});
+  static void play_together(const std::vector<CellTrainer*>& trainers,
+                            const std::vector<CellGeneration*>& generations);
+  void select(CellGeneration& generation);
   void train(const std::vector<CellGeneration*>& generations);
   // train() of generations begun by several trainers, generations[i] by
   // trainers[i] (per_class: each class cell's trainer has its own data): in
@@ -167,9 +183,9 @@ class CellTrainer {
   void mutate_learning_rate(Individual& individual, SplitMix64& rng) const;
 
  private:
-  // Step 6 of finish_generation(): the copies' score, the replacement, and
-  // the neighbours' generators kept for the mixture.
-  void score_and_replace(CellGeneration& generation);
+  // Step 6 of finish_generation() after the copies' score: the
+  // replacement, and the neighbours' generators kept for the mixture.
+  void replace(CellGeneration& generation);
 
   const Config& config_;
   const TrainingData& data_;

@@ -406,23 +406,42 @@ void mutate_learning_rate(const TrainingConfig& training, Individual& individual
   if (!training.mutated_lr_reaches_adam) individual.set_adam_learning_rate(lr0);
 }
 
-void score_trained_copies(BceForm bce, GenerationWorkingSet& work) {
-  std::vector<Individual*> copies_g, copies_d;
-  for (auto& g : work.selected_generators) copies_g.push_back(&g);
-  for (auto& d : work.selected_discriminators) copies_d.push_back(&d);
-  std::vector<Individual*>& pool_g = work.generator_pool;
-  std::vector<Individual*>& pool_d = work.discriminator_pool;
+void score_trained_copies(BceForm bce, GenerationWorkingSet& work) { score_trained_copies(bce, {&work}); }
+
+void score_trained_copies(BceForm bce, const std::vector<GenerationWorkingSet*>& works) {
+  if (works.empty()) return;
+  PairGame own;
+  PairGame& game = works.front()->game ? *works.front()->game : own;
+  struct Copies {
+    std::vector<Individual*> g, d;
+    std::vector<double> saved;
+  };
+  std::vector<Copies> copies(works.size());
   // Copies of G against the gathered Ds, then copies of D against the
   // gathered Gs; the game also rescores the pool side, which is put back.
-  std::vector<double> saved_d;
-  for (Individual* d : pool_d) saved_d.push_back(d->fitness);
-  play_every_pair(copies_g, pool_d, work.fitness_real, work.fitness_latent, bce, &work.played, work.game);
-  for (std::size_t j = 0; j < pool_d.size(); ++j) pool_d[j]->fitness = saved_d[j];
-  std::vector<double> saved_g;
-  for (Individual* g : pool_g) saved_g.push_back(g->fitness);
-  play_every_pair(pool_g, copies_d, work.fitness_real, work.fitness_latent, bce, &work.played, work.game);
-  for (std::size_t i = 0; i < pool_g.size(); ++i) pool_g[i]->fitness = saved_g[i];
-  note_discards(copies_g, copies_d, work);
+  std::vector<CellGame> games;
+  for (std::size_t c = 0; c < works.size(); ++c) {
+    GenerationWorkingSet& work = *works[c];
+    for (auto& g : work.selected_generators) copies[c].g.push_back(&g);
+    for (auto& d : work.selected_discriminators) copies[c].d.push_back(&d);
+    for (const Individual* d : work.discriminator_pool) copies[c].saved.push_back(d->fitness);
+    games.push_back({copies[c].g, work.discriminator_pool, work.fitness_real, work.fitness_latent, &work.played});
+  }
+  game.play_cells(games, bce);
+  games.clear();
+  for (std::size_t c = 0; c < works.size(); ++c) {
+    GenerationWorkingSet& work = *works[c];
+    for (std::size_t j = 0; j < work.discriminator_pool.size(); ++j) work.discriminator_pool[j]->fitness = copies[c].saved[j];
+    copies[c].saved.clear();
+    for (const Individual* g : work.generator_pool) copies[c].saved.push_back(g->fitness);
+    games.push_back({work.generator_pool, copies[c].d, work.fitness_real, work.fitness_latent, &work.played});
+  }
+  game.play_cells(games, bce);
+  for (std::size_t c = 0; c < works.size(); ++c) {
+    GenerationWorkingSet& work = *works[c];
+    for (std::size_t i = 0; i < work.generator_pool.size(); ++i) work.generator_pool[i]->fitness = copies[c].saved[i];
+    note_discards(copies[c].g, copies[c].d, work);
+  }
 }
 
 void take_training_losses(GenerationWorkingSet& work) {

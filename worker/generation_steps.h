@@ -246,6 +246,10 @@ void mutate_learning_rate(const TrainingConfig& training, Individual& individual
 // discard as non-finite (fitness or weights) is a line in work.events.
 // `bce` is training.bce, as evaluate_fitness played with it.
 void score_trained_copies(BceForm bce, GenerationWorkingSet& work);
+// The same for several cells' working sets, their games played together
+// (PairGame::play_cells) on the first one's `game` (null: one of its own);
+// each cell's result is the one it gets alone.
+void score_trained_copies(BceForm bce, const std::vector<GenerationWorkingSet*>& works);
 
 // Step 6, first half, when the game decides nothing: each trained copy's
 // fitness is its mean loss in training (kept by train(); every

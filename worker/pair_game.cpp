@@ -27,16 +27,14 @@ void load_weights(StackedNetworkImpl& stack, std::int64_t p, Individual& individ
     set_member_row(buffer_rows[i], buffer_rows[i].stacked, p, buffers[i]);
 }
 
-// Every pair's losses from the discriminators' outputs on the fakes
-// (`d_fake` [ND, NG * F, 1]) and on the real batch (`d_real` [ND, F, 1]),
-// taken per pair with the generator's loss kind and read in one copy; each
-// generator's fitness is then its mean over the discriminators, and the
-// reverse, summed in the order the pairs were played.
-void set_fitness(const std::vector<Individual*>& generators, const std::vector<Individual*>& discriminators,
-                 const torch::Tensor& d_fake, const torch::Tensor& d_real, BceForm bce) {
+// The losses of every pair of one cell from its discriminators' outputs on
+// the fakes (`d_fake` [ND, NG * F, 1]) and on the real batch (`d_real`
+// [ND, F, 1]), taken per pair with the generator's loss kind: [2, NG * ND],
+// the generators' losses then the discriminators', pair (i, j) (G i's fakes
+// through D j) at i * ND + j.
+torch::Tensor pair_losses(const std::vector<Individual*>& generators, std::int64_t nd, const torch::Tensor& d_fake,
+                          const torch::Tensor& d_real, BceForm bce) {
   const auto ng = static_cast<std::int64_t>(generators.size());
-  const auto nd = static_cast<std::int64_t>(discriminators.size());
-  // Pair (i, j) is row i * ND + j: G i's fakes through D j.
   const std::int64_t rows = d_real.size(1);
   const torch::Tensor pair_fake = d_fake.view({nd, ng, rows, -1}).transpose(0, 1).reshape({ng * nd, rows, -1});
   const torch::Tensor pair_real = d_real.unsqueeze(0).expand({ng, nd, rows, -1}).reshape({ng * nd, rows, -1});
@@ -52,19 +50,40 @@ void set_fitness(const std::vector<Individual*>& generators, const std::vector<I
         return discriminator_loss(discriminator_loss_for(k), rows_of(pair_real, at), rows_of(pair_fake, at), bce,
                                   LossMean::kPerMember);
       }).per_member;
-  const torch::Tensor host = torch::stack({g_losses, d_losses}).to(torch::kCPU, torch::kFloat64);
-  const auto value = host.accessor<double, 2>();
+  return torch::stack({g_losses, d_losses});
+}
+
+// Each generator's fitness becomes its mean loss over the discriminators,
+// and the reverse, summed in the order the pairs were played; the pairs'
+// losses are `value[0..1][at + i * ND + j]`.
+void set_fitness(const std::vector<Individual*>& generators, const std::vector<Individual*>& discriminators,
+                 const at::TensorAccessor<double, 2>& value, std::int64_t at) {
+  const auto ng = static_cast<std::int64_t>(generators.size());
+  const auto nd = static_cast<std::int64_t>(discriminators.size());
   std::vector<double> d_total(discriminators.size(), 0.0);
   for (std::int64_t i = 0; i < ng; ++i) {
     double g_total = 0.0;
     for (std::int64_t j = 0; j < nd; ++j) {
-      g_total += value[0][i * nd + j];
-      d_total[static_cast<std::size_t>(j)] += value[1][i * nd + j];
+      g_total += value[0][at + i * nd + j];
+      d_total[static_cast<std::size_t>(j)] += value[1][at + i * nd + j];
     }
     generators[static_cast<std::size_t>(i)]->fitness = g_total / static_cast<double>(nd);
   }
   for (std::int64_t j = 0; j < nd; ++j)
     discriminators[static_cast<std::size_t>(j)]->fitness = d_total[static_cast<std::size_t>(j)] / static_cast<double>(ng);
+}
+
+// The input of a stack whose row r reads `per_row[r]`: one tensor expanded
+// over the rows (no copy) where every row reads the same one, else the rows
+// stacked.
+torch::Tensor rows_reading(const std::vector<torch::Tensor>& per_row) {
+  const bool one = std::all_of(per_row.begin(), per_row.end(),
+                               [&](const torch::Tensor& t) { return t.is_same(per_row.front()); });
+  if (!one) return torch::stack(per_row);
+  const torch::Tensor& t = per_row.front();
+  std::vector<std::int64_t> size{static_cast<std::int64_t>(per_row.size())};
+  for (const std::int64_t d : t.sizes()) size.push_back(d);
+  return t.unsqueeze(0).expand(size);
 }
 
 }  // namespace
@@ -86,56 +105,116 @@ StackedNetworkImpl& PairGame::stack_of(const Individual& like, std::int64_t memb
 
 void PairGame::play(const std::vector<Individual*>& generators, const std::vector<Individual*>& discriminators,
                     const torch::Tensor& real, const torch::Tensor& z, BceForm bce, PlayedOutputs* reuse) {
-  if (generators.empty() || discriminators.empty() || !is_stacked(generators.front()->shape().kind)) {
-    play_one_pair_at_a_time(generators, discriminators, real, z, bce, reuse);
-    return;
-  }
-  torch::NoGradGuard no_grad;
-  const auto ng = static_cast<std::int64_t>(generators.size());
-  const auto nd = static_cast<std::int64_t>(discriminators.size());
-  // Every generator's fakes, from `reuse` where it has them.
-  std::vector<torch::Tensor> fakes(generators.size());
-  std::vector<std::int64_t> missing;
-  for (std::int64_t i = 0; i < ng; ++i) {
-    const auto known = reuse ? reuse->fakes.find(generators[i]) : decltype(reuse->fakes.end()){};
-    if (reuse && known != reuse->fakes.end())
-      fakes[i] = known->second;
+  play_cells({CellGame{generators, discriminators, real, z, reuse}}, bce);
+}
+
+void PairGame::play_cells(const std::vector<CellGame>& all, BceForm bce) {
+  std::vector<const CellGame*> cells;
+  for (const CellGame& c : all) {
+    if (!c.generators.empty() && !c.discriminators.empty() && is_stacked(c.generators.front()->shape().kind))
+      cells.push_back(&c);
     else
-      missing.push_back(i);
+      play_one_pair_at_a_time(c.generators, c.discriminators, c.real, c.z, bce, c.reuse);
+  }
+  if (cells.empty()) return;
+  torch::NoGradGuard no_grad;
+  // Every generator's fakes, from its cell's `reuse` where it has them, the
+  // others from one stack.
+  std::vector<std::vector<torch::Tensor>> fakes(cells.size());
+  std::vector<std::pair<std::size_t, std::size_t>> missing;  // (cell, generator)
+  std::size_t most_generators = 0;
+  for (std::size_t c = 0; c < cells.size(); ++c) {
+    const CellGame& cell = *cells[c];
+    most_generators = std::max(most_generators, cell.generators.size());
+    fakes[c].resize(cell.generators.size());
+    for (std::size_t i = 0; i < cell.generators.size(); ++i) {
+      const auto known = cell.reuse ? cell.reuse->fakes.find(cell.generators[i]) : decltype(cell.reuse->fakes.end()){};
+      if (cell.reuse && known != cell.reuse->fakes.end())
+        fakes[c][i] = known->second;
+      else
+        missing.emplace_back(c, i);
+    }
   }
   if (!missing.empty()) {
-    StackedNetworkImpl& g = stack_of(*generators.front(), static_cast<std::int64_t>(missing.size()));
-    for (std::size_t k = 0; k < missing.size(); ++k) load_weights(g, static_cast<std::int64_t>(k), *generators[missing[k]]);
-    const torch::Tensor made = g.forward(z.unsqueeze(0).expand({g.members(), z.size(0), z.size(1)}));
+    StackedNetworkImpl& g = stack_of(*cells[missing.front().first]->generators.front(),
+                                     static_cast<std::int64_t>(missing.size()));
+    std::vector<torch::Tensor> latents;
     for (std::size_t k = 0; k < missing.size(); ++k) {
-      fakes[missing[k]] = made[static_cast<std::int64_t>(k)];
-      if (reuse) reuse->fakes[generators[missing[k]]] = fakes[missing[k]];
+      const CellGame& cell = *cells[missing[k].first];
+      load_weights(g, static_cast<std::int64_t>(k), *cell.generators[missing[k].second]);
+      latents.push_back(cell.z);
+    }
+    const torch::Tensor made = g.forward(rows_reading(latents));
+    for (std::size_t k = 0; k < missing.size(); ++k) {
+      const auto [c, i] = missing[k];
+      fakes[c][i] = made[static_cast<std::int64_t>(k)];
+      if (cells[c]->reuse) cells[c]->reuse->fakes[cells[c]->generators[i]] = fakes[c][i];
     }
   }
-  // Every discriminator on the real batch and on all the fakes.
-  StackedNetworkImpl& d = stack_of(*discriminators.front(), nd);
-  for (std::int64_t j = 0; j < nd; ++j) load_weights(d, j, *discriminators[j]);
-  // [ND, NG * F, 1]: one generator's fakes at a time through every
-  // discriminator, which keeps the activations to [ND, F, width].
+  // Every discriminator, cell after cell, in one stack.
+  std::vector<std::int64_t> first_row;
+  std::int64_t nd = 0;
+  for (const CellGame* cell : cells) {
+    first_row.push_back(nd);
+    nd += static_cast<std::int64_t>(cell->discriminators.size());
+  }
+  StackedNetworkImpl& d = stack_of(*cells.front()->discriminators.front(), nd);
+  for (std::size_t c = 0; c < cells.size(); ++c)
+    for (std::size_t j = 0; j < cells[c]->discriminators.size(); ++j)
+      load_weights(d, first_row[c] + static_cast<std::int64_t>(j), *cells[c]->discriminators[j]);
+  // Round k scores the k-th generator's fakes of every cell through the
+  // cell's discriminators (a cell with fewer generators scores its last
+  // one again, unread), which keeps the activations to [ND, F, width]:
+  // [ND, most_generators * F, 1] in all.
   std::vector<torch::Tensor> scored;
-  for (const torch::Tensor& f : fakes) scored.push_back(d.forward(f.unsqueeze(0).expand({nd, f.size(0), f.size(1)})));
-  const torch::Tensor d_fake = torch::cat(scored, 1);
-  std::vector<torch::Tensor> d_real_rows(discriminators.size());
-  for (std::int64_t j = 0; j < nd; ++j) {
-    if (!reuse) continue;
-    const auto known = reuse->d_real.find(discriminators[j]);
-    if (known != reuse->d_real.end()) d_real_rows[j] = known->second;
+  for (std::size_t k = 0; k < most_generators; ++k) {
+    std::vector<torch::Tensor> inputs;
+    for (std::size_t c = 0; c < cells.size(); ++c)
+      inputs.insert(inputs.end(), cells[c]->discriminators.size(), fakes[c][std::min(k, fakes[c].size() - 1)]);
+    scored.push_back(d.forward(rows_reading(inputs)));
   }
-  const bool all_known = std::all_of(d_real_rows.begin(), d_real_rows.end(), [](const torch::Tensor& t) { return t.defined(); });
-  if (!all_known) {
-    const torch::Tensor computed = d.forward(real.unsqueeze(0).expand({nd, real.size(0), real.size(1)}));
-    for (std::int64_t j = 0; j < nd; ++j) {
-      if (d_real_rows[j].defined()) continue;
-      d_real_rows[j] = computed[j];
-      if (reuse) reuse->d_real[discriminators[j]] = d_real_rows[j];
+  const torch::Tensor d_fake = torch::cat(scored, 1);
+  // Every discriminator on its cell's real batch, from `reuse` where every
+  // one has it.
+  std::vector<torch::Tensor> d_real_rows(static_cast<std::size_t>(nd));
+  for (std::size_t c = 0; c < cells.size(); ++c) {
+    if (!cells[c]->reuse) continue;
+    for (std::size_t j = 0; j < cells[c]->discriminators.size(); ++j) {
+      const auto known = cells[c]->reuse->d_real.find(cells[c]->discriminators[j]);
+      if (known != cells[c]->reuse->d_real.end()) d_real_rows[first_row[c] + j] = known->second;
     }
   }
-  set_fitness(generators, discriminators, d_fake, torch::stack(d_real_rows), bce);
+  if (!std::all_of(d_real_rows.begin(), d_real_rows.end(), [](const torch::Tensor& t) { return t.defined(); })) {
+    std::vector<torch::Tensor> inputs;
+    for (const CellGame* cell : cells) inputs.insert(inputs.end(), cell->discriminators.size(), cell->real);
+    const torch::Tensor computed = d.forward(rows_reading(inputs));
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      for (std::size_t j = 0; j < cells[c]->discriminators.size(); ++j) {
+        torch::Tensor& row = d_real_rows[first_row[c] + j];
+        if (row.defined()) continue;
+        row = computed[first_row[c] + static_cast<std::int64_t>(j)];
+        if (cells[c]->reuse) cells[c]->reuse->d_real[cells[c]->discriminators[j]] = row;
+      }
+    }
+  }
+  // Every cell's pairs, read in one copy.
+  std::vector<torch::Tensor> losses;
+  for (std::size_t c = 0; c < cells.size(); ++c) {
+    const CellGame& cell = *cells[c];
+    const auto cell_nd = static_cast<std::int64_t>(cell.discriminators.size());
+    const std::int64_t fake_columns = static_cast<std::int64_t>(cell.generators.size()) * cell.real.size(0);
+    const torch::Tensor cell_fake = d_fake.narrow(0, first_row[c], cell_nd).narrow(1, 0, fake_columns).contiguous();
+    const torch::Tensor cell_real =
+        torch::stack(std::vector<torch::Tensor>(d_real_rows.begin() + first_row[c], d_real_rows.begin() + first_row[c] + cell_nd));
+    losses.push_back(pair_losses(cell.generators, cell_nd, cell_fake, cell_real, bce));
+  }
+  const torch::Tensor host = torch::cat(losses, 1).to(torch::kCPU, torch::kFloat64);
+  const auto value = host.accessor<double, 2>();
+  std::int64_t at = 0;
+  for (const CellGame* cell : cells) {
+    set_fitness(cell->generators, cell->discriminators, value, at);
+    at += static_cast<std::int64_t>(cell->generators.size() * cell->discriminators.size());
+  }
 }
 
 }  // namespace cellgan

@@ -1,15 +1,20 @@
 // The fitness game of a generation (play_every_pair() of generation_steps.h)
-// played on stacked networks (docs/architecture.md, "Stacked networks"):
+// played on stacked networks (docs/architecture.md, "Stacked networks"),
+// for one cell or for several cells at once (a worker's cells on a GPU):
 // the generators' weights are copied into the rows of a stack that turns
-// the latent batch into every generator's fakes in one batched pass, and
-// the discriminators' into a stack that scores the real batch, then each
-// generator's fakes, in a batched pass each. The losses of every pair are then taken per member
-// (losses.h, LossMean::kPerMember) and read in one copy.
+// each cell's latent batch into each generator's fakes in one batched pass,
+// and the discriminators' into a stack that scores each cell's real batch,
+// then its generators' fakes, a batched pass each (the k-th generator of
+// every cell in one pass). Only the pairs of one cell play each other. The
+// losses of every pair are then taken per member (losses.h,
+// LossMean::kPerMember) and read in one copy for all the cells.
 //
-// A pair's losses depend on its two networks and the batches only, not on
-// which others play (each member's products are its own, stacked_linear.h;
-// its elementwise kernels are laid out per member, stacked_tensor.h). They
-// may differ from a pair played alone in the last bits.
+// A pair's losses depend on its two networks and its cell's batches only,
+// not on which others play, in its cell or in the others (each member's
+// products are its own, stacked_linear.h; its elementwise kernels are laid
+// out per member, stacked_tensor.h): the cells played together give the
+// bits of the cells played one by one. They may differ from a pair played
+// alone in the last bits.
 //
 // The stacks are kept from game to game (their rows are overwritten), one
 // per role and size. Kinds that are not stacked (stacked_networks.h) play
@@ -34,6 +39,16 @@ namespace cellgan {
 struct PlayedOutputs;
 class StackedNetworkImpl;
 
+// One cell's game: every generator against every discriminator, on the
+// cell's fitness batches `real` and `z`; `reuse` as in play_every_pair().
+struct CellGame {
+  std::vector<Individual*> generators;
+  std::vector<Individual*> discriminators;
+  torch::Tensor real;
+  torch::Tensor z;
+  PlayedOutputs* reuse = nullptr;
+};
+
 class PairGame {
  public:
   PairGame();
@@ -44,6 +59,10 @@ class PairGame {
   // play_every_pair() of generation_steps.h, whose contract it keeps.
   void play(const std::vector<Individual*>& generators, const std::vector<Individual*>& discriminators,
             const torch::Tensor& real, const torch::Tensor& z, BceForm bce, PlayedOutputs* reuse);
+  // Every cell's game (play()'s contract, per cell) in one set of batched
+  // passes. The cells' networks must be of one shape and their batches
+  // agree in shape.
+  void play_cells(const std::vector<CellGame>& cells, BceForm bce);
 
  private:
   // A stack of `members` rows of `role` (the layers only: the game needs

@@ -1,6 +1,6 @@
 // A worker's block of cells: its cells read one another as they were when
-// the generation began, although they train one after another, and its
-// result message is the cells' ensembles.
+// the generation began, although they begin one after another or together,
+// and its result message is the cells' ensembles.
 #include "worker/cell_block.h"
 
 #include <gtest/gtest.h>
@@ -26,14 +26,16 @@ training: {generations: 3, batches_per_generation: 4, batch_size: 50, fitness_sa
                       "test");
 }
 
-TEST(CellBlock, CellsReadTheirBlockAsTheGenerationBeganIt) {
-  const Config config = block_config();
+// The block's cells against a reference that trains every cell alone on
+// copies of the centres taken before each generation.
+void expect_the_generations_began_alike(const Config& config, bool games_together) {
   const TrainingData data(config);
   std::unique_ptr<SampleScorer> scorer = make_scorer(config);
   const GridShape grid(3, 3);
   std::vector<int> cells(9);
   std::iota(cells.begin(), cells.end(), 0);
   CellBlock block(config, grid, cells, data, *scorer);
+  block.play_games_together(games_together);
 
   // The reference: before each generation, a copy of every centre; every
   // cell then trains on the copies of its neighbours.
@@ -63,6 +65,21 @@ TEST(CellBlock, CellsReadTheirBlockAsTheGenerationBeganIt) {
     EXPECT_EQ(result.ensembles[cell], CellTrainer::ensemble(s).encode()) << "cell " << cell;
   }
   EXPECT_THROW(block.centres({9}), std::logic_error);
+}
+
+TEST(CellBlock, CellsReadTheirBlockAsTheGenerationBeganIt) {
+  expect_the_generations_began_alike(block_config(), /*games_together=*/false);
+}
+
+// All nine cells' fitness games (and the copies' scores) played in one
+// PairGame::play_cells, as on a GPU: every cell's bits as when it begins
+// alone. Population 2 with if_better, so that both games decide something.
+TEST(CellBlock, CellsBegunTogetherGiveTheBitsOfCellsBegunAlone) {
+  Config config = block_config();
+  config.training.population_size = 2;
+  config.training.replacement = ReplacementRule::kIfBetter;
+  config.training.loss = LossKind::kMustangs;
+  expect_the_generations_began_alike(config, /*games_together=*/true);
 }
 
 }  // namespace

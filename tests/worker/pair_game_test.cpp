@@ -90,5 +90,44 @@ TEST(PairGame, APairsLossesDoNotDependOnTheOtherPlayers) {
   EXPECT_EQ(fitness(p.d), all_d);
 }
 
+// Two cells' games in one play_cells (cells of 3 Gs against 2 Ds and 2 Gs
+// against 3 Ds, each on its own batches, one with outputs to take again):
+// every fitness is the bits of its cell's game played alone, and each
+// cell's `reuse` holds what it holds after playing alone.
+TEST(PairGame, CellsPlayedTogetherGiveTheBitsOfEachCellPlayedAlone) {
+  CELLGAN_SKIP_UNLESS_KERNELS_ROUND_ALIKE();
+  Fixture f(three_pairs());
+  Players a = players(f);
+  Players b = players(f);
+  b.real = b.real.flip(0).contiguous();  // batches of its own
+  b.z = -b.z;
+  const std::vector<Individual*> a_g = a.g, a_d{a.d[0], a.d[1]};
+  const std::vector<Individual*> b_g{b.g[0], b.g[2]}, b_d = b.d;
+  const auto lock = lock_torch_generator();
+  PairGame game;
+  PlayedOutputs a_known;
+  game.play({a_g[1]}, {a_d[0]}, a.real, a.z, BceForm::kPyTorch, &a_known);  // a's G 1 and D 0 already played
+  PlayedOutputs a_alone = a_known, b_alone;
+  game.play(a_g, a_d, a.real, a.z, BceForm::kPyTorch, &a_alone);
+  game.play(b_g, b_d, b.real, b.z, BceForm::kPyTorch, &b_alone);
+  const std::vector<double> alone[] = {fitness(a_g), fitness(a_d), fitness(b_g), fitness(b_d)};
+  for (Individual* i : {a_g[0], a_g[1], a_g[2], a_d[0], a_d[1], b_g[0], b_g[1], b_d[0], b_d[1], b_d[2]})
+    i->fitness = 0.0;
+
+  PlayedOutputs b_together;
+  game.play_cells({{a_g, a_d, a.real, a.z, &a_known}, {b_g, b_d, b.real, b.z, &b_together}}, BceForm::kPyTorch);
+  EXPECT_EQ(fitness(a_g), alone[0]);
+  EXPECT_EQ(fitness(a_d), alone[1]);
+  EXPECT_EQ(fitness(b_g), alone[2]);
+  EXPECT_EQ(fitness(b_d), alone[3]);
+  for (const auto& [known, played] : {std::pair{&a_known, &a_alone}, std::pair{&b_together, &b_alone}}) {
+    ASSERT_EQ(known->fakes.size(), played->fakes.size());
+    ASSERT_EQ(known->d_real.size(), played->d_real.size());
+    for (const auto& [who, fake] : played->fakes) EXPECT_TRUE(torch::equal(known->fakes.at(who), fake));
+    for (const auto& [who, out] : played->d_real) EXPECT_TRUE(torch::equal(known->d_real.at(who), out));
+  }
+  EXPECT_NE(alone[2][0], alone[0][0]);  // the same G, against other Ds on other batches
+}
+
 }  // namespace
 }  // namespace cellgan
