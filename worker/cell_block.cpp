@@ -147,7 +147,9 @@ std::vector<CellGeneration> CellBlock::begin_generations(const std::map<int, Hal
     }
     for (std::size_t i = first; i < end; ++i) begun.push_back(&generations[i]);
     CellTrainer::play_together(trainers, begun);
+    release_free_memory();  // the game's outputs, before the winners are copied
     for (std::size_t i = first; i < end; ++i) trainer_of(i).select(generations[i]);
+    release_free_memory();
     for (auto it = copies.begin(); it != copies.end();)
       it = last_reader.at(it->first) <= group ? copies.erase(it) : std::next(it);
   }

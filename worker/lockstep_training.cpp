@@ -24,6 +24,7 @@
 #include "common/nn/stacked_losses.h"
 #include "common/nn/stacked_networks.h"
 #include "common/nn/staged_dropout.h"
+#include "common/process_stats.h"
 #include "common/step_schedule.h"
 #include "worker/generation_steps.h"
 #include "worker/lockstep_parts.h"
@@ -131,6 +132,7 @@ class Lockstep {
   }
 
   void run(std::int64_t batches) {
+    release_free_memory();  // the copies, now in the stacks
     for (std::int64_t b = 0; b < batches; ++b) {
       if (delay_.count() > 0) std::this_thread::sleep_for(delay_);
       if (generator_steps_on(training_, b)) {
@@ -462,7 +464,10 @@ void Lockstep::finish() {
   read_back(d_watch_, d_members_, summing_, cells_, Role::kDiscriminator);
   report_skips(g_scaler_, g_members_, cells_, "generator");
   report_skips(d_scaler_, d_members_, cells_, "discriminator");
-  // Each stack freed once written back, so at most one role is held twice.
+  // No gradient is wanted now, and each stack is freed once written back,
+  // so at most one role is held twice.
+  for (StackedMembers* stack : {gens_.get(), discs_.get()})
+    for (torch::Tensor& p : stack->network()->parameters()) p.mutable_grad() = torch::Tensor();
   write_back(*gens_, g_members_, cells_, Role::kGenerator);
   gens_.reset();
   write_back(*discs_, d_members_, cells_, Role::kDiscriminator);
