@@ -15,6 +15,9 @@
 //   seeded as the device's default one, whose draws into a stack's rows do
 //   not depend on the other members of the stack; lockstep training on the
 //   GPU (toy and DCGAN networks, dropout, WGAN-GP) repeats to the bit;
+// - a worker's cells begun together on the GPU (every fitness game and
+//   copies' score in one PairGame::play_cells) give the bits of the cells
+//   begun one by one there;
 // - whole jobs (coevolution, data_parallel) on CUDA finish, record their
 //   devices in result.json, and repeat to the bit.
 // - where the build has NCCL: NCCL joins and sums on one GPU (W = 1), and
@@ -49,6 +52,7 @@
 #include "tests/nn/synthetic_images.h"
 #include "tests/worker/communicator_exchange.h"
 #include "tests/worker/toy_cell_fixture.h"
+#include "worker/cell_block.h"
 #include "worker/cell_checkpoint.h"
 #include "worker/cell_trainer.h"
 #include "worker/gradient_allreduce.h"
@@ -160,6 +164,32 @@ TEST(Gpu, TheSameSeedGivesTheSameBitsRunAfterRun) {
   }
   EXPECT_EQ(runs[0], runs[1]);
   EXPECT_EQ(objectives[0], objectives[1]);
+}
+
+// The centres of a 2x2 toy block on the GPU after 2 generations, its cells
+// begun together (the default there) or one by one.
+std::vector<Bytes> block_centres_on_gpu(bool games_together) {
+  Config c = toy_config();
+  c.training.population_size = 2;
+  c.training.replacement = ReplacementRule::kIfBetter;
+  c.training.loss = LossKind::kMustangs;
+  const TrainingData data(c, gpu());
+  const std::unique_ptr<SampleScorer> scorer = make_scorer(c, gpu());
+  CellBlock block(c, GridShape(2, 2), {0, 1, 2, 3}, data, *scorer);
+  block.play_games_together(games_together);
+  for (int g = 0; g < 2; ++g) block.run_generation({});
+  std::vector<Bytes> out;
+  for (const auto& [cell, centre] : block.centres({0, 1, 2, 3})) {
+    out.push_back(centre.first);
+    out.push_back(centre.second);
+  }
+  return out;
+}
+
+TEST(Gpu, CellsBegunTogetherGiveTheBitsOfCellsBegunOneByOne) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<Bytes> together = block_centres_on_gpu(true);
+  EXPECT_EQ(together, block_centres_on_gpu(false));
 }
 
 TEST(Gpu, ACheckpointGoesGpuToCpuToGpuAndTrainsOnBoth) {
