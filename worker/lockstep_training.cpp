@@ -468,6 +468,7 @@ void Lockstep::finish() {
   // so at most one role is held twice.
   for (StackedMembers* stack : {gens_.get(), discs_.get()})
     for (torch::Tensor& p : stack->network()->parameters()) p.mutable_grad() = torch::Tensor();
+  release_free_memory();  // and what the steps' passes left free
   write_back(*gens_, g_members_, cells_, Role::kGenerator);
   gens_.reset();
   write_back(*discs_, d_members_, cells_, Role::kDiscriminator);
