@@ -412,36 +412,27 @@ void score_trained_copies(BceForm bce, const std::vector<GenerationWorkingSet*>&
   if (works.empty()) return;
   PairGame own;
   PairGame& game = works.front()->game ? *works.front()->game : own;
-  struct Copies {
-    std::vector<Individual*> g, d;
-    std::vector<double> saved;
-  };
-  std::vector<Copies> copies(works.size());
   // Copies of G against the gathered Ds, then copies of D against the
-  // gathered Gs; the game also rescores the pool side, which is put back.
-  std::vector<CellGame> games;
-  for (std::size_t c = 0; c < works.size(); ++c) {
-    GenerationWorkingSet& work = *works[c];
-    for (auto& g : work.selected_generators) copies[c].g.push_back(&g);
-    for (auto& d : work.selected_discriminators) copies[c].d.push_back(&d);
-    for (const Individual* d : work.discriminator_pool) copies[c].saved.push_back(d->fitness);
-    games.push_back({copies[c].g, work.discriminator_pool, work.fitness_real, work.fitness_latent, &work.played});
+  // gathered Gs; each game also rescores the pool side, which is put back.
+  std::vector<std::vector<Individual*>> copies_g(works.size()), copies_d(works.size());
+  for (const bool generators : {true, false}) {
+    std::vector<CellGame> games;
+    std::vector<std::vector<double>> saved(works.size());
+    for (std::size_t c = 0; c < works.size(); ++c) {
+      GenerationWorkingSet& w = *works[c];
+      std::vector<Individual*>& copies = generators ? copies_g[c] : copies_d[c];
+      for (Individual& i : generators ? w.selected_generators : w.selected_discriminators) copies.push_back(&i);
+      for (const Individual* i : generators ? w.discriminator_pool : w.generator_pool) saved[c].push_back(i->fitness);
+      games.push_back(generators ? CellGame{copies, w.discriminator_pool, w.fitness_real, w.fitness_latent, &w.played}
+                                 : CellGame{w.generator_pool, copies, w.fitness_real, w.fitness_latent, &w.played});
+    }
+    game.play_cells(games, bce);
+    for (std::size_t c = 0; c < works.size(); ++c) {
+      const std::vector<Individual*>& pool = generators ? works[c]->discriminator_pool : works[c]->generator_pool;
+      for (std::size_t k = 0; k < pool.size(); ++k) pool[k]->fitness = saved[c][k];
+    }
   }
-  game.play_cells(games, bce);
-  games.clear();
-  for (std::size_t c = 0; c < works.size(); ++c) {
-    GenerationWorkingSet& work = *works[c];
-    for (std::size_t j = 0; j < work.discriminator_pool.size(); ++j) work.discriminator_pool[j]->fitness = copies[c].saved[j];
-    copies[c].saved.clear();
-    for (const Individual* g : work.generator_pool) copies[c].saved.push_back(g->fitness);
-    games.push_back({work.generator_pool, copies[c].d, work.fitness_real, work.fitness_latent, &work.played});
-  }
-  game.play_cells(games, bce);
-  for (std::size_t c = 0; c < works.size(); ++c) {
-    GenerationWorkingSet& work = *works[c];
-    for (std::size_t i = 0; i < work.generator_pool.size(); ++i) work.generator_pool[i]->fitness = copies[c].saved[i];
-    note_discards(copies[c].g, copies[c].d, work);
-  }
+  for (std::size_t c = 0; c < works.size(); ++c) note_discards(copies_g[c], copies_d[c], *works[c]);
 }
 
 void take_training_losses(GenerationWorkingSet& work) {

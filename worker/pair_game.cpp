@@ -108,6 +108,63 @@ void PairGame::play(const std::vector<Individual*>& generators, const std::vecto
   play_cells({CellGame{generators, discriminators, real, z, reuse}}, bce);
 }
 
+std::vector<std::vector<torch::Tensor>> PairGame::fakes_of(const std::vector<const CellGame*>& cells) {
+  std::vector<std::vector<torch::Tensor>> fakes(cells.size());
+  std::vector<std::pair<std::size_t, std::size_t>> missing;  // (cell, generator)
+  for (std::size_t c = 0; c < cells.size(); ++c) {
+    const CellGame& cell = *cells[c];
+    fakes[c].resize(cell.generators.size());
+    for (std::size_t i = 0; i < cell.generators.size(); ++i) {
+      const auto known = cell.reuse ? cell.reuse->fakes.find(cell.generators[i]) : decltype(cell.reuse->fakes.end()){};
+      if (cell.reuse && known != cell.reuse->fakes.end())
+        fakes[c][i] = known->second;
+      else
+        missing.emplace_back(c, i);
+    }
+  }
+  if (missing.empty()) return fakes;
+  StackedNetworkImpl& g =
+      stack_of(*cells[missing.front().first]->generators.front(), static_cast<std::int64_t>(missing.size()));
+  std::vector<torch::Tensor> latents;
+  for (std::size_t k = 0; k < missing.size(); ++k) {
+    const CellGame& cell = *cells[missing[k].first];
+    load_weights(g, static_cast<std::int64_t>(k), *cell.generators[missing[k].second]);
+    latents.push_back(cell.z);
+  }
+  const torch::Tensor made = g.forward(rows_reading(latents));
+  for (std::size_t k = 0; k < missing.size(); ++k) {
+    const auto [c, i] = missing[k];
+    fakes[c][i] = made[static_cast<std::int64_t>(k)];
+    if (cells[c]->reuse) cells[c]->reuse->fakes[cells[c]->generators[i]] = fakes[c][i];
+  }
+  return fakes;
+}
+
+std::vector<torch::Tensor> PairGame::real_outputs_of(const std::vector<const CellGame*>& cells, StackedNetworkImpl& d,
+                                                     const std::vector<std::int64_t>& first_row) {
+  std::vector<torch::Tensor> rows(static_cast<std::size_t>(d.members()));
+  for (std::size_t c = 0; c < cells.size(); ++c) {
+    if (!cells[c]->reuse) continue;
+    for (std::size_t j = 0; j < cells[c]->discriminators.size(); ++j) {
+      const auto known = cells[c]->reuse->d_real.find(cells[c]->discriminators[j]);
+      if (known != cells[c]->reuse->d_real.end()) rows[first_row[c] + j] = known->second;
+    }
+  }
+  if (std::all_of(rows.begin(), rows.end(), [](const torch::Tensor& t) { return t.defined(); })) return rows;
+  std::vector<torch::Tensor> inputs;
+  for (const CellGame* cell : cells) inputs.insert(inputs.end(), cell->discriminators.size(), cell->real);
+  const torch::Tensor computed = d.forward(rows_reading(inputs));
+  for (std::size_t c = 0; c < cells.size(); ++c) {
+    for (std::size_t j = 0; j < cells[c]->discriminators.size(); ++j) {
+      torch::Tensor& row = rows[first_row[c] + j];
+      if (row.defined()) continue;
+      row = computed[first_row[c] + static_cast<std::int64_t>(j)];
+      if (cells[c]->reuse) cells[c]->reuse->d_real[cells[c]->discriminators[j]] = row;
+    }
+  }
+  return rows;
+}
+
 void PairGame::play_cells(const std::vector<CellGame>& all, BceForm bce) {
   std::vector<const CellGame*> cells;
   for (const CellGame& c : all) {
@@ -118,45 +175,15 @@ void PairGame::play_cells(const std::vector<CellGame>& all, BceForm bce) {
   }
   if (cells.empty()) return;
   torch::NoGradGuard no_grad;
-  // Every generator's fakes, from its cell's `reuse` where it has them, the
-  // others from one stack.
-  std::vector<std::vector<torch::Tensor>> fakes(cells.size());
-  std::vector<std::pair<std::size_t, std::size_t>> missing;  // (cell, generator)
-  std::size_t most_generators = 0;
-  for (std::size_t c = 0; c < cells.size(); ++c) {
-    const CellGame& cell = *cells[c];
-    most_generators = std::max(most_generators, cell.generators.size());
-    fakes[c].resize(cell.generators.size());
-    for (std::size_t i = 0; i < cell.generators.size(); ++i) {
-      const auto known = cell.reuse ? cell.reuse->fakes.find(cell.generators[i]) : decltype(cell.reuse->fakes.end()){};
-      if (cell.reuse && known != cell.reuse->fakes.end())
-        fakes[c][i] = known->second;
-      else
-        missing.emplace_back(c, i);
-    }
-  }
-  if (!missing.empty()) {
-    StackedNetworkImpl& g = stack_of(*cells[missing.front().first]->generators.front(),
-                                     static_cast<std::int64_t>(missing.size()));
-    std::vector<torch::Tensor> latents;
-    for (std::size_t k = 0; k < missing.size(); ++k) {
-      const CellGame& cell = *cells[missing[k].first];
-      load_weights(g, static_cast<std::int64_t>(k), *cell.generators[missing[k].second]);
-      latents.push_back(cell.z);
-    }
-    const torch::Tensor made = g.forward(rows_reading(latents));
-    for (std::size_t k = 0; k < missing.size(); ++k) {
-      const auto [c, i] = missing[k];
-      fakes[c][i] = made[static_cast<std::int64_t>(k)];
-      if (cells[c]->reuse) cells[c]->reuse->fakes[cells[c]->generators[i]] = fakes[c][i];
-    }
-  }
+  const std::vector<std::vector<torch::Tensor>> fakes = fakes_of(cells);
   // Every discriminator, cell after cell, in one stack.
   std::vector<std::int64_t> first_row;
   std::int64_t nd = 0;
+  std::size_t most_generators = 0;
   for (const CellGame* cell : cells) {
     first_row.push_back(nd);
     nd += static_cast<std::int64_t>(cell->discriminators.size());
+    most_generators = std::max(most_generators, cell->generators.size());
   }
   StackedNetworkImpl& d = stack_of(*cells.front()->discriminators.front(), nd);
   for (std::size_t c = 0; c < cells.size(); ++c)
@@ -174,39 +201,17 @@ void PairGame::play_cells(const std::vector<CellGame>& all, BceForm bce) {
     scored.push_back(d.forward(rows_reading(inputs)));
   }
   const torch::Tensor d_fake = torch::cat(scored, 1);
-  // Every discriminator on its cell's real batch, from `reuse` where every
-  // one has it.
-  std::vector<torch::Tensor> d_real_rows(static_cast<std::size_t>(nd));
-  for (std::size_t c = 0; c < cells.size(); ++c) {
-    if (!cells[c]->reuse) continue;
-    for (std::size_t j = 0; j < cells[c]->discriminators.size(); ++j) {
-      const auto known = cells[c]->reuse->d_real.find(cells[c]->discriminators[j]);
-      if (known != cells[c]->reuse->d_real.end()) d_real_rows[first_row[c] + j] = known->second;
-    }
-  }
-  if (!std::all_of(d_real_rows.begin(), d_real_rows.end(), [](const torch::Tensor& t) { return t.defined(); })) {
-    std::vector<torch::Tensor> inputs;
-    for (const CellGame* cell : cells) inputs.insert(inputs.end(), cell->discriminators.size(), cell->real);
-    const torch::Tensor computed = d.forward(rows_reading(inputs));
-    for (std::size_t c = 0; c < cells.size(); ++c) {
-      for (std::size_t j = 0; j < cells[c]->discriminators.size(); ++j) {
-        torch::Tensor& row = d_real_rows[first_row[c] + j];
-        if (row.defined()) continue;
-        row = computed[first_row[c] + static_cast<std::int64_t>(j)];
-        if (cells[c]->reuse) cells[c]->reuse->d_real[cells[c]->discriminators[j]] = row;
-      }
-    }
-  }
+  const std::vector<torch::Tensor> d_real = real_outputs_of(cells, d, first_row);
   // Every cell's pairs, read in one copy.
   std::vector<torch::Tensor> losses;
   for (std::size_t c = 0; c < cells.size(); ++c) {
     const CellGame& cell = *cells[c];
     const auto cell_nd = static_cast<std::int64_t>(cell.discriminators.size());
     const std::int64_t fake_columns = static_cast<std::int64_t>(cell.generators.size()) * cell.real.size(0);
-    const torch::Tensor cell_fake = d_fake.narrow(0, first_row[c], cell_nd).narrow(1, 0, fake_columns).contiguous();
-    const torch::Tensor cell_real =
-        torch::stack(std::vector<torch::Tensor>(d_real_rows.begin() + first_row[c], d_real_rows.begin() + first_row[c] + cell_nd));
-    losses.push_back(pair_losses(cell.generators, cell_nd, cell_fake, cell_real, bce));
+    const auto real_rows = d_real.begin() + first_row[c];
+    losses.push_back(pair_losses(cell.generators, cell_nd,
+                                 d_fake.narrow(0, first_row[c], cell_nd).narrow(1, 0, fake_columns).contiguous(),
+                                 torch::stack(std::vector<torch::Tensor>(real_rows, real_rows + cell_nd)), bce));
   }
   const torch::Tensor host = torch::cat(losses, 1).to(torch::kCPU, torch::kFloat64);
   const auto value = host.accessor<double, 2>();

@@ -68,6 +68,14 @@ class PairGame {
   // A stack of `members` rows of `role` (the layers only: the game needs
   // no Adam state), for individuals like `like`.
   StackedNetworkImpl& stack_of(const Individual& like, std::int64_t members);
+  // Every generator's fakes, cell by cell, from its cell's `reuse` where it
+  // has them, the others from one stack (added to `reuse`).
+  std::vector<std::vector<torch::Tensor>> fakes_of(const std::vector<const CellGame*>& cells);
+  // Every discriminator's output on its cell's real batch, row r of `d`
+  // (cell c's from first_row[c]), from `reuse` where every one has it, else
+  // from one pass of `d` (added to `reuse`).
+  static std::vector<torch::Tensor> real_outputs_of(const std::vector<const CellGame*>& cells, StackedNetworkImpl& d,
+                                                    const std::vector<std::int64_t>& first_row);
 
   std::map<std::pair<Role, std::int64_t>, std::shared_ptr<StackedNetworkImpl>> stacks_;
 };
