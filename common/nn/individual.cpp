@@ -162,10 +162,48 @@ Individual Individual::decode(const std::vector<std::uint8_t>& bytes, const Netw
   return ind;
 }
 
-Individual Individual::clone() const { return decode(encode(), shape_, adam_, true, device_); }
+Individual Individual::clone() const { return copy(/*with_optimizer_state=*/true); }
 
-Individual Individual::clone_weights() const {
-  return decode(encode(/*with_optimizer_state=*/false), shape_, adam_, true, device_);
+Individual Individual::clone_weights() const { return copy(/*with_optimizer_state=*/false); }
+
+Individual Individual::copy(bool with_optimizer_state) const {
+  auto& self = const_cast<Individual&>(*this);
+  Individual ind(role_, shape_, adam_, device_);  // draws as decode() does
+  ind.loss = loss;
+  ind.source_cell = source_cell;
+  ind.fitness = fitness;
+  ind.make_optimizer(learning_rate_);
+  torch::NoGradGuard no_grad;
+  const auto params = self.module().parameters();
+  auto into = ind.module().parameters();
+  for (std::size_t i = 0; i < params.size(); ++i) into[i].copy_(params[i]);
+  const auto buffers = self.module().buffers();
+  auto buffers_into = ind.module().buffers();
+  for (std::size_t i = 0; i < buffers.size(); ++i) buffers_into[i].copy_(buffers[i]);
+  for (std::size_t i = 0; with_optimizer_state && i < params.size(); ++i)
+    if (const std::optional<Moments> m = moments(i))
+      ind.set_moments(i, {m->step, m->exp_avg.clone(torch::MemoryFormat::Contiguous),
+                          m->exp_avg_sq.clone(torch::MemoryFormat::Contiguous)});
+  return ind;
+}
+
+std::optional<Individual::Moments> Individual::moments(std::size_t i) const {
+  auto& self = const_cast<Individual&>(*this);
+  const auto params = self.module().parameters();
+  auto& state = self.optimizer_->state();
+  const auto it = state.find(state_key(params.at(i)));
+  if (it == state.end()) return std::nullopt;
+  const auto& s = static_cast<const torch::optim::AdamParamState&>(*it->second);
+  return Moments{s.step(), s.exp_avg(), s.exp_avg_sq()};
+}
+
+void Individual::set_moments(std::size_t i, Moments m) {
+  const auto params = module().parameters();
+  auto s = std::make_unique<torch::optim::AdamParamState>();
+  s->step(m.step);
+  s->exp_avg(std::move(m.exp_avg));
+  s->exp_avg_sq(std::move(m.exp_avg_sq));
+  optimizer_->state()[state_key(params.at(i))] = std::move(s);
 }
 
 void Individual::release_gradients() {

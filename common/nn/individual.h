@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "common/config.h"
@@ -52,11 +53,24 @@ class Individual {
   Individual(Individual&&) = default;
   Individual& operator=(Individual&&) = default;
 
-  // Deep copy: weights, buffers, Adam state, lr and bookkeeping.
+  // Deep copy: weights, buffers, Adam state, lr and bookkeeping, made on
+  // the individual's device without a trip through the bytes, and equal to
+  // decode(encode()): Adam's learning rate becomes learning_rate().
   Individual clone() const;
   // The same without the Adam state (a fresh one): for ensembles and
   // mixtures, which only sample.
   Individual clone_weights() const;
+
+  // Adam's state of parameter i (in module().parameters() order), if Adam
+  // has one for it; and setting it (the moments are kept as given, of the
+  // parameter's sizes and device).
+  struct Moments {
+    std::int64_t step = 0;
+    torch::Tensor exp_avg;
+    torch::Tensor exp_avg_sq;
+  };
+  std::optional<Moments> moments(std::size_t i) const;
+  void set_moments(std::size_t i, Moments m);
 
   Role role() const { return role_; }
   const NetworkShape& shape() const { return shape_; }
@@ -109,6 +123,7 @@ class Individual {
  private:
   Individual(Role role, const NetworkShape& shape, AdamSettings adam, torch::Device device);
   void make_optimizer(double lr);
+  Individual copy(bool with_optimizer_state) const;
 
   Role role_;
   NetworkShape shape_;

@@ -133,9 +133,10 @@ class StackedMembers {
   // Row p in the Individual byte form (reads the step count back from the
   // device).
   Bytes row_bytes(std::int64_t p, bool with_optimizer_state = true) const;
-  // Row p as an Individual on the stack's device (Individual::decode of
-  // row_bytes(p), which draws from Torch's global generator as decode
-  // does), with Adam's learning rate too.
+  // Row p as an Individual on the stack's device, equal to
+  // Individual::decode of row_bytes(p) (and drawing from Torch's global
+  // generator as decode does), with Adam's learning rate too; copied
+  // device to device.
   Individual to_individual(std::int64_t p) const;
 
  protected:

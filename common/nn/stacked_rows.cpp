@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -105,7 +106,36 @@ std::vector<double> StackedMembers::adam_learning_rates() const {
 
 void StackedMembers::load_row(std::int64_t p, const Individual& individual) {
   if (individual.role() != role_) throw std::invalid_argument("StackedMembers::load_row: the individual's role differs");
-  load_row(p, individual.encode());
+  check_member(p, "load_row");
+  auto& from = const_cast<Individual&>(individual);
+  const std::vector<StackedTensor> params = network_->parameter_tensors();
+  const std::vector<StackedTensor> buffers = network_->buffer_tensors();
+  const std::vector<torch::Tensor> own_params = from.module().parameters();
+  const std::vector<torch::Tensor> own_buffers = from.module().buffers();
+  if (own_params.size() != params.size() || own_buffers.size() != buffers.size())
+    throw std::invalid_argument("StackedMembers::load_row: the individual's network differs from the stack's");
+  // Device to device, as load_row(p, individual.encode()) would write it.
+  std::vector<std::optional<Individual::Moments>> moments;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    moments.push_back(individual.moments(i));
+    if (moments.back().has_value() != moments.front().has_value() ||
+        (moments.back() && moments.back()->step != moments.front()->step))
+      throw InputError("individual: its tensors' Adam step counts differ; a stack keeps one per member");
+  }
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    set_member_row(params[i], params[i].stacked, p, own_params[i]);
+    const std::optional<Individual::Moments>& m = moments[i];
+    set_member_row(params[i], optimizer_->exp_avg()[i], p, m ? m->exp_avg : torch::zeros(params[i].member_sizes));
+    set_member_row(params[i], optimizer_->exp_avg_sq()[i], p,
+                   m ? m->exp_avg_sq : torch::zeros(params[i].member_sizes));
+  }
+  for (std::size_t i = 0; i < buffers.size(); ++i) set_member_row(buffers[i], buffers[i].stacked, p, own_buffers[i]);
+  optimizer_->set_step(p, moments.empty() || !moments.front() ? 0 : moments.front()->step);
+  const auto row_index = static_cast<std::size_t>(p);
+  loss[row_index] = individual.loss;
+  source_cell[row_index] = individual.source_cell;
+  fitness[row_index] = individual.fitness;
+  set_learning_rate(p, individual.learning_rate());
   optimizer_->set_learning_rate(p, individual.adam_learning_rate());
 }
 
@@ -179,7 +209,26 @@ Bytes StackedMembers::row_bytes(std::int64_t p, bool with_optimizer_state) const
 }
 
 Individual StackedMembers::to_individual(std::int64_t p) const {
-  Individual individual = Individual::decode(row_bytes(p), shape_, adam_, /*with_optimizer_state=*/true, device_);
+  check_member(p, "to_individual");
+  const auto row_index = static_cast<std::size_t>(p);
+  // Device to device, as Individual::decode(row_bytes(p)) would make it.
+  Individual individual(role_, shape_, learning_rates_[row_index], adam_, loss[row_index], device_);
+  individual.source_cell = source_cell[row_index];
+  individual.fitness = fitness[row_index];
+  const std::vector<StackedTensor> params = network_->parameter_tensors();
+  const std::vector<StackedTensor> buffers = network_->buffer_tensors();
+  std::vector<torch::Tensor> own_params = individual.module().parameters();
+  std::vector<torch::Tensor> own_buffers = individual.module().buffers();
+  const std::int64_t step = optimizer_->steps()[p].item<std::int64_t>();
+  {
+    torch::NoGradGuard no_grad;
+    for (std::size_t i = 0; i < params.size(); ++i) own_params[i].copy_(member_row(params[i], params[i].stacked, p));
+    for (std::size_t i = 0; i < buffers.size(); ++i)
+      own_buffers[i].copy_(member_row(buffers[i], buffers[i].stacked, p));
+  }
+  for (std::size_t i = 0; step > 0 && i < params.size(); ++i)
+    individual.set_moments(i, {step, member_row(params[i], optimizer_->exp_avg()[i], p),
+                               member_row(params[i], optimizer_->exp_avg_sq()[i], p)});
   individual.set_adam_learning_rate(optimizer_->learning_rates()[p].item<double>());
   return individual;
 }

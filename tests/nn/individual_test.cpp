@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <utility>
+
 #include "common/bytes.h"
 #include "common/error.h"
 #include "tests/nn/small_networks.h"
@@ -126,6 +128,37 @@ TEST(Individual, CloneIsIndependent) {
   const auto pa = a.module().parameters();
   const auto pb = b.module().parameters();
   EXPECT_FALSE(torch::equal(pa[0], pb[0]));
+}
+
+// clone() copies on the device without the bytes, and gives what
+// decode(encode()) gives: the same bytes, Adam's learning rate back to the
+// individual's own, and the same draws from Torch's generator; for the toy
+// and for sngan's discriminator, whose spectral-norm vectors are buffers.
+TEST(Individual, CloneIsTheDecodeOfItsBytes) {
+  NetworkShape sngan;
+  sngan.kind = NetworkKind::kSngan;
+  for (const auto& [role, shape] : {std::pair{Role::kGenerator, test::small_toy_shape()},
+                                    std::pair{Role::kDiscriminator, sngan}}) {
+    torch::manual_seed(1);
+    Individual a(role, shape, 2e-4, {}, LossKind::kMse);
+    if (role == Role::kGenerator) step(a);
+    a.fitness = 0.5;
+    a.source_cell = 4;
+    a.set_learning_rate(3e-4);
+    a.set_adam_learning_rate(9e-4);
+    torch::manual_seed(7);
+    const Individual decoded = Individual::decode(a.encode(), shape, {}, true);
+    const double after_decode = torch::rand({1}).item<double>();
+    torch::manual_seed(7);
+    const Individual cloned = a.clone();
+    EXPECT_EQ(torch::rand({1}).item<double>(), after_decode);
+    EXPECT_EQ(cloned.encode(), decoded.encode());
+    EXPECT_EQ(cloned.encode(), a.encode());
+    EXPECT_DOUBLE_EQ(cloned.adam_learning_rate(), decoded.adam_learning_rate());
+    EXPECT_DOUBLE_EQ(cloned.adam_learning_rate(), 3e-4);
+    EXPECT_EQ(a.clone_weights().encode(), Individual::decode(a.encode(false), shape, {}, true).encode());
+    EXPECT_EQ(cloned.moments(0).has_value(), role == Role::kGenerator);
+  }
 }
 
 TEST(Individual, RestoredAdamStateKeepsTheMutatedLearningRate) {
