@@ -111,7 +111,9 @@ std::vector<CellGeneration> CellBlock::begin_generations(const std::map<int, Hal
     for (std::size_t k = 1; k < hoods[i].size(); ++k)
       if (position.count(hoods[i][k])) last_reader[hoods[i][k]] = group_of(i);  // ascending i: the last one stays
   }
-  std::map<int, std::pair<Bytes, Bytes>> copies;  // cells of this group or an earlier one that are still read
+  // Cells of this group or an earlier one that are still read: deep copies
+  // of their centres, on the cells' device.
+  std::map<int, std::pair<Individual, Individual>> copies;
   std::vector<CellGeneration> generations;
   generations.reserve(states_.size());
   for (std::size_t first = 0; first < states_.size(); first += size) {
@@ -119,7 +121,9 @@ std::vector<CellGeneration> CellBlock::begin_generations(const std::map<int, Hal
     // A cell read by its own group or a later one is read from a copy taken before the group begins.
     for (std::size_t i = first; i < end; ++i) {
       const auto reader = last_reader.find(states_[i].cell);
-      if (reader != last_reader.end() && reader->second >= group) copies[states_[i].cell] = encode_centre(states_[i]);
+      if (reader != last_reader.end() && reader->second >= group)
+        copies.emplace(states_[i].cell,
+                       std::pair{states_[i].centre_generator().clone(), states_[i].centre_discriminator().clone()});
     }
     std::vector<CellGeneration*> begun;
     std::vector<CellTrainer*> trainers;
@@ -137,7 +141,7 @@ std::vector<CellGeneration> CellBlock::begin_generations(const std::map<int, Hal
           neighbours.push_back({nullptr, nullptr, &unbegun.centre_generator(), &unbegun.centre_discriminator()});
         } else {
           const auto& copy = copies.at(other);
-          neighbours.push_back({&copy.first, &copy.second});
+          neighbours.push_back({nullptr, nullptr, &copy.first, &copy.second});
         }
         neighbours.back().cell = other;
       }

@@ -49,7 +49,7 @@ class CellBlock {
   // stack of every cell's copies; per_class's cells too when their batch
   // counts agree), then each finishes (steps 6-8). A cell reads its
   // neighbours in this block as they were when the generation began: live
-  // while they have not begun, and from a copy (Individual::encode) taken
+  // while they have not begun, and from a copy (Individual::clone) taken
   // just before one begins, kept only while a later cell still reads it.
   // On a GPU (or after play_games_together(true)) the cells are begun
   // together: each prepares (steps 0 and 1) in order, then all play their
