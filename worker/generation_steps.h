@@ -5,7 +5,7 @@
 //   replace_non_finite    docs/operations.md, "Faults: what is survived": non-finite local individuals go
 //   gather_neighbourhood  step 1, before the seed
 //   seed_generation       then draw_generation_losses (mustangs)
-//   evaluate_fitness      step 2
+//   evaluate_fitness      step 2 (CellTrainer: its draws, then the game with other cells' on one PairGame)
 //   select_by_tournament  step 3
 //   train                 steps 4 and 5 (mutation before each Adam step)
 //   score_trained_copies  step 6, first half
