@@ -209,6 +209,9 @@ say "| --- | --- | --- |"
 say "| G2 mnist-4x4, 1 worker (16 cells stacked) | $(per_gen g2-w1) | $(memory g2-w1) |"
 say "| mnist-4x4, 4 workers sharing the GPU | $(per_gen g2-w4) | |"
 say "| G5 mnist-8x8, 1 worker (64 cells stacked) | $(per_gen g5-w1) | $(memory g5-w1) |"
+phases() { python3 tests/gpu/g_report.py phases "$OUT/runs/$1" 2>/dev/null || echo "n/a"; }
+say "- where a g2-w1 generation goes (each phase summed over the cells): $(phases g2-w1)"
+say "- and a g5-w1 generation: $(phases g5-w1)"
 
 say ""
 say "## G2 with CUDA graphs on against off (runtime.cuda_graphs)"

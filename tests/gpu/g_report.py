@@ -9,6 +9,9 @@
   g_report.py images-per-second DIR   median images_per_second of a data_parallel
                                       run's metrics.jsonl
   g_report.py scores DIR              the best ensemble's scores in DIR/result.json
+  g_report.py phases DIR              where a generation's time goes: each phase's
+                                      seconds summed over the cells, per generation,
+                                      from DIR/metrics.jsonl (generation 1 left out)
 """
 import json
 import re
@@ -48,6 +51,22 @@ def scores(run_dir):
     return " ".join(f"{k} {v:.4f}" for k, v in sorted(result["scores"].items()))
 
 
+def phases(run_dir):
+    totals, generations = {}, set()
+    with open(f"{run_dir}/metrics.jsonl") as f:
+        for line in f:
+            record = json.loads(line)
+            if record.get("generation", 0) < 2 or "seconds" not in record:
+                continue
+            generations.add(record["generation"])
+            for phase, seconds in record["seconds"].items():
+                totals[phase] = totals.get(phase, 0.0) + seconds
+    if not generations:
+        raise SystemExit(f"{run_dir}/metrics.jsonl: no generation after the first")
+    return ", ".join(f"{phase} {1000 * seconds / len(generations):.1f} ms"
+                     for phase, seconds in sorted(totals.items(), key=lambda kv: -kv[1]))
+
+
 def main():
     if len(sys.argv) != 3:
         raise SystemExit(__doc__)
@@ -58,6 +77,8 @@ def main():
         print(f"{images_per_second(where):.1f}")
     elif what == "scores":
         print(scores(where))
+    elif what == "phases":
+        print(phases(where))
     else:
         raise SystemExit(__doc__)
 
