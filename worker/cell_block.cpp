@@ -38,7 +38,7 @@ std::vector<int> CellBlock::hood(int cell) const {
 }
 
 void CellBlock::start(const ResumeFrom& from) {
-  games_together_ = trainers_.front().device().is_cuda();
+  cells_per_game_ = trainers_.front().device().is_cuda() ? cells_per_game() : 1;
   if (from.generation > 0) {
     for (int cell : cells_) {
       const std::string what = fmt::format("{}: cell {}", from.folder, cell);
@@ -96,11 +96,23 @@ std::vector<GenerationRecord> CellBlock::run_generation(const std::map<int, Halo
   return records;
 }
 
+std::size_t CellBlock::cells_per_game() const {
+  // A convolutional discriminator's activations take about 75 KB a fitness
+  // sample: 64 of them on 1,000 samples, about 5 GB.
+  constexpr std::size_t kConvolutionalRows = 64;
+  const NetworkKind kind = config_.network.kind;
+  const bool convolutional = kind == NetworkKind::kDcgan || kind == NetworkKind::kSngan ||
+                             kind == NetworkKind::kDcganConditional;
+  if (!convolutional || states_.empty()) return std::max<std::size_t>(1, states_.size());
+  const std::size_t rows = static_cast<std::size_t>(config_.training.population_size) * hood(states_.front().cell).size();
+  return std::clamp<std::size_t>(kConvolutionalRows / std::max<std::size_t>(1, rows), 1, states_.size());
+}
+
 std::vector<CellGeneration> CellBlock::begin_generations(const std::map<int, HaloMessage>& halos,
                                                          const FaultInjector* faults) {
   // The cells begin in groups of `size`, in order: a group's cells are
   // prepared one by one, then play their fitness games at once, then select.
-  const std::size_t size = games_together_ ? std::max<std::size_t>(1, states_.size()) : 1;
+  const std::size_t size = std::max<std::size_t>(1, cells_per_game_);
   const auto group_of = [size](std::size_t i) { return i / size; };
   // Where each local cell begins in the order, and the last group that reads it.
   std::map<int, std::size_t> position, last_reader;

@@ -51,12 +51,14 @@ class CellBlock {
   // neighbours in this block as they were when the generation began: live
   // while they have not begun, and from a copy (Individual::clone) taken
   // just before one begins, kept only while a later cell still reads it.
-  // On a GPU (or after play_games_together(true)) the cells are begun
-  // together: each prepares (steps 0 and 1) in order, then all play their
-  // fitness games in one PairGame::play_cells, then each selects, and every
-  // local neighbour is read from a copy taken before the cells begin. On
-  // the CPU they begin one by one (no gain there, and every cell's game at
-  // once would raise the peak memory); both give the same bits.
+  // On a GPU (or after set_cells_per_game) the cells are begun in
+  // groups: each cell of a group prepares (steps 0 and 1) in order, then
+  // they play their fitness games in one PairGame::play_cells, then each
+  // selects; a local neighbour read by its own group or a later one is read
+  // from a copy taken before the group begins. A group is every cell, or for
+  // the convolutional kinds as many as keep a game to 64 discriminators. On
+  // the CPU the cells begin one by one (no gain there, and every cell's game
+  // at once would raise the peak memory). Every grouping gives the same bits.
   // Runs under lock_torch_generator() (torch_generator_lock.h); each cell
   // draws from streams of its own, so its result does not depend on the
   // other cells of the block. `faults` (null = none) says what each cell's
@@ -64,9 +66,9 @@ class CellBlock {
   std::vector<GenerationRecord> run_generation(const std::map<int, HaloMessage>& halos,
                                                const FaultInjector* faults = nullptr);
 
-  // Whether run_generation() begins the cells together (above); the
-  // default is on a GPU.
-  void play_games_together(bool on) { games_together_ = on; }
+  // How many cells run_generation() begins together (above; 1: one by
+  // one), instead of the default.
+  void set_cells_per_game(std::size_t cells) { cells_per_game_ = cells; }
 
   // The worker's answer to the master's gather: encode(ResultMessage) of
   // every cell's final ensemble, written straight from the cells' states,
@@ -83,7 +85,7 @@ class CellBlock {
   GridShape grid_;
   std::vector<int> cells_;
   bool isolated_ = false;
-  bool games_together_ = false;
+  std::size_t cells_per_game_ = 1;
   std::vector<CellTrainer> trainers_;  // one for all cells, or one per cell (isolated)
   std::vector<CellState> states_;
 
@@ -91,6 +93,8 @@ class CellBlock {
   std::vector<CellGeneration> begin_generations(const std::map<int, HaloMessage>& halos, const FaultInjector* faults);
   // The cell's neighbourhood, itself first: just itself when isolated.
   std::vector<int> hood(int cell) const;
+  // The size of a group of cells begun together on a GPU (run_generation).
+  std::size_t cells_per_game() const;
   CellTrainer& trainer_of(std::size_t i) { return trainers_[isolated_ ? i : 0]; }
 };
 

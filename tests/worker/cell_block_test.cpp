@@ -28,14 +28,14 @@ training: {generations: 3, batches_per_generation: 4, batch_size: 50, fitness_sa
 
 // The block's cells against a reference that trains every cell alone on
 // copies of the centres taken before each generation.
-void expect_the_generations_began_alike(const Config& config, bool games_together) {
+void expect_the_generations_began_alike(const Config& config, std::size_t cells_per_game) {
   const TrainingData data(config);
   std::unique_ptr<SampleScorer> scorer = make_scorer(config);
   const GridShape grid(3, 3);
   std::vector<int> cells(9);
   std::iota(cells.begin(), cells.end(), 0);
   CellBlock block(config, grid, cells, data, *scorer);
-  block.play_games_together(games_together);
+  block.set_cells_per_game(cells_per_game);
 
   // The reference: before each generation, a copy of every centre; every
   // cell then trains on the copies of its neighbours.
@@ -68,18 +68,20 @@ void expect_the_generations_began_alike(const Config& config, bool games_togethe
 }
 
 TEST(CellBlock, CellsReadTheirBlockAsTheGenerationBeganIt) {
-  expect_the_generations_began_alike(block_config(), /*games_together=*/false);
+  expect_the_generations_began_alike(block_config(), /*cells_per_game=*/1);
 }
 
-// All nine cells' fitness games (and the copies' scores) played in one
-// PairGame::play_cells, as on a GPU: every cell's bits as when it begins
-// alone. Population 2 with if_better, so that both games decide something.
+// The cells' fitness games (and the copies' scores) played in one
+// PairGame::play_cells, all nine or in groups of 4, 4 and 1, as on a GPU:
+// every cell's bits as when it begins alone. Population 2 with if_better,
+// so that both games decide something.
 TEST(CellBlock, CellsBegunTogetherGiveTheBitsOfCellsBegunAlone) {
   Config config = block_config();
   config.training.population_size = 2;
   config.training.replacement = ReplacementRule::kIfBetter;
   config.training.loss = LossKind::kMustangs;
-  expect_the_generations_began_alike(config, /*games_together=*/true);
+  expect_the_generations_began_alike(config, /*cells_per_game=*/9);
+  expect_the_generations_began_alike(config, /*cells_per_game=*/4);
 }
 
 }  // namespace
