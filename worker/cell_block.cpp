@@ -38,7 +38,10 @@ std::vector<int> CellBlock::hood(int cell) const {
 }
 
 void CellBlock::start(const ResumeFrom& from) {
-  cells_per_game_ = trainers_.front().device().is_cuda() ? cells_per_game() : 1;
+  cells_per_game_ = !trainers_.front().device().is_cuda() || cells_.empty()
+                        ? 1
+                        : cells_per_game_on_gpu(config_.network.kind, config_.training.population_size,
+                                                hood(cells_.front()).size(), cells_.size());
   if (from.generation > 0) {
     for (int cell : cells_) {
       const std::string what = fmt::format("{}: cell {}", from.folder, cell);
@@ -96,16 +99,17 @@ std::vector<GenerationRecord> CellBlock::run_generation(const std::map<int, Halo
   return records;
 }
 
-std::size_t CellBlock::cells_per_game() const {
+std::size_t cells_per_game_on_gpu(NetworkKind kind, std::int64_t population, std::size_t hood_size,
+                                  std::size_t cells) {
   // A convolutional discriminator's activations take about 75 KB a fitness
   // sample: 64 of them on 1,000 samples, about 5 GB.
   constexpr std::size_t kConvolutionalRows = 64;
-  const NetworkKind kind = config_.network.kind;
-  const bool convolutional = kind == NetworkKind::kDcgan || kind == NetworkKind::kSngan ||
-                             kind == NetworkKind::kDcganConditional;
-  if (!convolutional || states_.empty()) return std::max<std::size_t>(1, states_.size());
-  const std::size_t rows = static_cast<std::size_t>(config_.training.population_size) * hood(states_.front().cell).size();
-  return std::clamp<std::size_t>(kConvolutionalRows / std::max<std::size_t>(1, rows), 1, states_.size());
+  const bool convolutional =
+      kind == NetworkKind::kDcgan || kind == NetworkKind::kSngan || kind == NetworkKind::kDcganConditional;
+  if (!convolutional) return std::max<std::size_t>(1, cells);
+  // A game's discriminators: the cell's own and one centre a neighbour.
+  const std::size_t rows = static_cast<std::size_t>(std::max<std::int64_t>(1, population)) + hood_size - 1;
+  return std::clamp<std::size_t>(kConvolutionalRows / std::max<std::size_t>(1, rows), 1, std::max<std::size_t>(1, cells));
 }
 
 std::vector<CellGeneration> CellBlock::begin_generations(const std::map<int, HaloMessage>& halos,

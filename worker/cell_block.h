@@ -20,6 +20,13 @@ namespace cellgan {
 
 class FaultInjector;
 
+// How many of a worker's `cells` begin their generation together on a GPU
+// (CellBlock::run_generation): all of them, or for the convolutional kinds
+// (dcgan, sngan, dcgan_conditional) as many as keep a fitness game to 64
+// discriminators (`population` + `hood_size` - 1 each), at least one.
+std::size_t cells_per_game_on_gpu(NetworkKind kind, std::int64_t population, std::size_t hood_size,
+                                  std::size_t cells);
+
 class CellBlock {
  public:
   // `data` and `scorer` must outlive the block. The cells start fresh
@@ -67,7 +74,8 @@ class CellBlock {
                                                const FaultInjector* faults = nullptr);
 
   // How many cells run_generation() begins together (above; 1: one by
-  // one), instead of the default.
+  // one): cells_per_game_on_gpu() on a GPU, else 1, unless set.
+  std::size_t cells_per_game() const { return cells_per_game_; }
   void set_cells_per_game(std::size_t cells) { cells_per_game_ = cells; }
 
   // The worker's answer to the master's gather: encode(ResultMessage) of
@@ -93,8 +101,6 @@ class CellBlock {
   std::vector<CellGeneration> begin_generations(const std::map<int, HaloMessage>& halos, const FaultInjector* faults);
   // The cell's neighbourhood, itself first: just itself when isolated.
   std::vector<int> hood(int cell) const;
-  // The size of a group of cells begun together on a GPU (run_generation).
-  std::size_t cells_per_game() const;
   CellTrainer& trainer_of(std::size_t i) { return trainers_[isolated_ ? i : 0]; }
 };
 

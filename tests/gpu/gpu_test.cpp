@@ -176,6 +176,7 @@ std::vector<Bytes> block_centres_on_gpu(bool games_together) {
   const TrainingData data(c, gpu());
   const std::unique_ptr<SampleScorer> scorer = make_scorer(c, gpu());
   CellBlock block(c, GridShape(2, 2), {0, 1, 2, 3}, data, *scorer);
+  EXPECT_EQ(block.cells_per_game(), 4u);  // a toy: every cell at once on a GPU
   if (!games_together) block.set_cells_per_game(1);
   for (int g = 0; g < 2; ++g) block.run_generation({});
   std::vector<Bytes> out;

@@ -71,6 +71,22 @@ TEST(CellBlock, CellsReadTheirBlockAsTheGenerationBeganIt) {
   expect_the_generations_began_alike(block_config(), /*cells_per_game=*/1);
 }
 
+// On a GPU every cell begins together, but a convolutional kind's game
+// keeps to 64 discriminators; on the CPU the cells begin one by one.
+TEST(CellBlock, HowManyCellsBeginTogether) {
+  EXPECT_EQ(cells_per_game_on_gpu(NetworkKind::kMlp, 1, 5, 64), 64u);
+  EXPECT_EQ(cells_per_game_on_gpu(NetworkKind::kToy, 4, 9, 9), 9u);
+  EXPECT_EQ(cells_per_game_on_gpu(NetworkKind::kDcgan, 1, 5, 16), 12u);  // 12 games of 5 discriminators
+  EXPECT_EQ(cells_per_game_on_gpu(NetworkKind::kSngan, 8, 9, 16), 4u);   // of 16
+  EXPECT_EQ(cells_per_game_on_gpu(NetworkKind::kDcganConditional, 1, 5, 4), 4u);
+  EXPECT_EQ(cells_per_game_on_gpu(NetworkKind::kDcgan, 100, 5, 16), 1u);
+  const Config config = block_config();
+  const TrainingData data(config);
+  std::unique_ptr<SampleScorer> scorer = make_scorer(config);
+  const CellBlock block(config, GridShape(3, 3), {0, 1, 2}, data, *scorer);
+  EXPECT_EQ(block.cells_per_game(), 1u);
+}
+
 // The cells' fitness games (and the copies' scores) played in one
 // PairGame::play_cells, all nine or in groups of 4, 4 and 1, as on a GPU:
 // every cell's bits as when it begins alone. Population 2 with if_better,
