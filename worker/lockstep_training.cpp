@@ -466,8 +466,8 @@ void Lockstep::finish() {
   report_skips(d_scaler_, d_members_, cells_, "discriminator");
   // No gradient is wanted now, and each stack is freed once written back,
   // so at most one role is held twice.
-  for (StackedMembers* stack : {gens_.get(), discs_.get()})
-    for (torch::Tensor& p : stack->network()->parameters()) p.mutable_grad() = torch::Tensor();
+  gens_->release_gradients();
+  discs_->release_gradients();
   release_free_memory();  // and what the steps' passes left free
   write_back(*gens_, g_members_, cells_, Role::kGenerator);
   gens_.reset();

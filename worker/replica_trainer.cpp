@@ -313,8 +313,8 @@ ReplicaTally ReplicaTrainer::take_tally() {
   pending_losses_.clear();
   ReplicaTally out = tally_;
   tally_ = ReplicaTally{};
-  for (StackedMembers* net : {static_cast<StackedMembers*>(&generator_), static_cast<StackedMembers*>(&discriminator_)})
-    for (const torch::Tensor& p : net->optimizer().params()) p.mutable_grad() = torch::Tensor();
+  generator_.release_gradients();
+  discriminator_.release_gradients();
   return out;
 }
 

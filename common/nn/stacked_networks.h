@@ -107,6 +107,9 @@ class StackedMembers {
 
   // [P, B, in] -> [P, B, out].
   torch::Tensor forward(const torch::Tensor& x) { return network_->forward(x); }
+  // Frees every member's gradient tensors (Individual::release_gradients):
+  // not state; the next backward pass recreates them.
+  void release_gradients();
 
   double learning_rate(std::int64_t p) const;
   void set_learning_rate(std::int64_t p, double lr);

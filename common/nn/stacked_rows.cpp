@@ -75,6 +75,10 @@ void StackedMembers::check_member(std::int64_t p, const char* what) const {
     throw std::out_of_range(fmt::format("StackedMembers::{}: member {} outside a stack of {}", what, p, members_));
 }
 
+void StackedMembers::release_gradients() {
+  for (torch::Tensor& p : network_->parameters()) p.mutable_grad() = torch::Tensor();
+}
+
 double StackedMembers::learning_rate(std::int64_t p) const {
   check_member(p, "learning_rate");
   return learning_rates_[static_cast<std::size_t>(p)];
