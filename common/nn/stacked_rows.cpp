@@ -34,15 +34,21 @@ torch::Tensor read_member_tensor(ByteReader& r, const StackedTensor& layout) {
   return t;
 }
 
+// A member's one Adam step count (-1: no state), given parameter i's
+// `step` (negative: none) and the count of the parameters before it.
+std::int64_t one_step_count(std::size_t i, std::int64_t so_far, std::int64_t step) {
+  const std::int64_t normalised = step < 0 ? -1 : step;
+  if (i > 0 && normalised != so_far)
+    throw InputError("individual: its tensors' Adam step counts differ (" + std::to_string(so_far) + " and " +
+                     std::to_string(step) + "); a stack keeps one per member");
+  return normalised;
+}
+
 // The Adam states of all parameters: one step count for all, or none.
 void read_adam_states(ByteReader& r, const std::vector<StackedTensor>& params, RowTensors& row) {
   for (std::size_t i = 0; i < params.size(); ++i) {
     const auto step = r.get<std::int64_t>();
-    const std::int64_t normalised = step < 0 ? -1 : step;
-    if (i > 0 && normalised != row.step)
-      throw InputError("individual: its tensors' Adam step counts differ (" + std::to_string(row.step) + " and " +
-                       std::to_string(step) + "); a stack keeps one per member");
-    row.step = normalised;
+    row.step = one_step_count(i, row.step, step);
     if (step < 0) continue;
     row.exp_avg.push_back(read_member_tensor(r, params[i]));
     row.exp_avg_sq.push_back(read_member_tensor(r, params[i]));
@@ -120,11 +126,10 @@ void StackedMembers::load_row(std::int64_t p, const Individual& individual) {
     throw std::invalid_argument("StackedMembers::load_row: the individual's network differs from the stack's");
   // Device to device, as load_row(p, individual.encode()) would write it.
   std::vector<std::optional<Individual::Moments>> moments;
+  std::int64_t step = -1;
   for (std::size_t i = 0; i < params.size(); ++i) {
     moments.push_back(individual.moments(i));
-    if (moments.back().has_value() != moments.front().has_value() ||
-        (moments.back() && moments.back()->step != moments.front()->step))
-      throw InputError("individual: its tensors' Adam step counts differ; a stack keeps one per member");
+    step = one_step_count(i, step, moments.back() ? moments.back()->step : -1);
   }
   for (std::size_t i = 0; i < params.size(); ++i) {
     set_member_row(params[i], params[i].stacked, p, own_params[i]);
@@ -134,7 +139,7 @@ void StackedMembers::load_row(std::int64_t p, const Individual& individual) {
                    m ? m->exp_avg_sq : torch::zeros(params[i].member_sizes));
   }
   for (std::size_t i = 0; i < buffers.size(); ++i) set_member_row(buffers[i], buffers[i].stacked, p, own_buffers[i]);
-  optimizer_->set_step(p, moments.empty() || !moments.front() ? 0 : moments.front()->step);
+  optimizer_->set_step(p, std::max<std::int64_t>(step, 0));
   const auto row_index = static_cast<std::size_t>(p);
   loss[row_index] = individual.loss;
   source_cell[row_index] = individual.source_cell;
