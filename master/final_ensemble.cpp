@@ -42,8 +42,11 @@ std::vector<std::string> drop_non_finite_generators(std::vector<Ensemble>& ensem
   std::vector<std::string> lines;
   for (auto e = ensembles.begin(); e != ensembles.end();) {
     double total = 0.0;
+    std::vector<const Individual*> generators;  // checked with one wait
+    for (const Individual& g : e->generators) generators.push_back(&g);
+    const std::vector<bool> finite = Individual::are_finite(generators);
     for (std::size_t i = e->generators.size(); i-- > 0;) {
-      if (e->generators[i].is_finite()) continue;
+      if (finite[i]) continue;
       lines.push_back(fmt::format("{} ensemble: generator {} non-finite: left out", ensemble_label(e->cell), i));
       e->generators.erase(e->generators.begin() + static_cast<std::ptrdiff_t>(i));
       e->weights.erase(e->weights.begin() + static_cast<std::ptrdiff_t>(i));

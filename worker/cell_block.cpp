@@ -189,10 +189,11 @@ Bytes CellBlock::encoded_results() const {
 std::vector<CellBytes> CellBlock::checkpoint() const {
   std::vector<CellBytes> cells;
   for (const CellState& s : states_) {
-    const auto finite = [](const std::vector<Individual>& p) {
-      return std::all_of(p.begin(), p.end(), [](const Individual& i) { return i.is_finite(); });
-    };
-    if (!finite(s.generators) || !finite(s.discriminators) || !finite(s.neighbour_generators))
+    std::vector<const Individual*> all;  // checked with one wait
+    for (const std::vector<Individual>* p : {&s.generators, &s.discriminators, &s.neighbour_generators})
+      for (const Individual& i : *p) all.push_back(&i);
+    const std::vector<bool> finite = Individual::are_finite(all);
+    if (!std::all_of(finite.begin(), finite.end(), [](bool f) { return f; }))
       throw std::runtime_error(
           fmt::format("checkpoint of cell {} after generation {}: a non-finite individual is never saved", s.cell,
                       s.generation));

@@ -232,10 +232,11 @@ void CellTrainer::replace(CellGeneration& generation) {
   CellState& state = *generation.state;
   GenerationWorkingSet& work = *generation.work;
   PhaseClock clock;
+  // score_trained_copies or take_training_losses left a NaN fitness to every copy with non-finite weights.
   generation.record.generators_replaced = replace_worst(state.generators, work.selected_generators, t.n_replacements,
-                                                        t.replacement);
+                                                        t.replacement, /*check_weights=*/false);
   generation.record.discriminators_replaced = replace_worst(state.discriminators, work.selected_discriminators,
-                                                            t.n_replacements, t.replacement);
+                                                            t.n_replacements, t.replacement, /*check_weights=*/false);
   generation.record.seconds["replace"] = clock.lap();
   keep_neighbour_generators(state, work);
 }

@@ -80,23 +80,41 @@ void read_watches(const std::vector<LossWatch>& watches, bool summing, std::vect
 
 const char* role_name(Role role) { return role == Role::kGenerator ? "generator" : "discriminator"; }
 
-// What replace_worst() will discard of the trained copies, and why (docs/operations.md, "Faults: what is survived"):
-// a line in work.events for each; a copy that diverged in training gets a NaN fitness.
-void note_discards(std::vector<Individual*>& copies_g, std::vector<Individual*>& copies_d, GenerationWorkingSet& work) {
-  for (const Role role : {Role::kGenerator, Role::kDiscriminator}) {
-    const bool g = role == Role::kGenerator;
-    std::vector<Individual*>& copies = g ? copies_g : copies_d;
-    const std::vector<bool>& diverged = g ? work.diverged_generators : work.diverged_discriminators;
-    for (std::size_t i = 0; i < copies.size(); ++i) {
-      const bool lost = i < diverged.size() && diverged[i];
-      if (lost) copies[i]->fitness = std::numeric_limits<double>::quiet_NaN();
-      const char* why = lost ? "a non-finite loss in training"
-                        : !std::isfinite(copies[i]->fitness) ? "a non-finite fitness"
-                        : !copies[i]->is_finite()            ? "non-finite weights"
-                                                             : nullptr;
-      if (why) work.events.push_back(fmt::format("trained {} copy {} has {}: discarded", role_name(role), i, why));
-    }
-  }
+// One cell's trained copies, as note_discards() reads them.
+struct TrainedCopies {
+  std::vector<Individual*> generators, discriminators;
+  GenerationWorkingSet* work = nullptr;
+};
+
+// What replace_worst() will discard of each cell's trained copies, and why (docs/operations.md, "Faults: what is
+// survived"): a line in the cell's work.events for each, and a NaN fitness, so that replace_worst() need not look at
+// the weights again. The weights of every copy not discarded already are checked with one wait for them all.
+void note_discards(const std::vector<TrainedCopies>& cells) {
+  const auto each_copy = [&cells](auto&& visit) {
+    for (const TrainedCopies& c : cells)
+      for (const Role role : {Role::kGenerator, Role::kDiscriminator}) {
+        const bool g = role == Role::kGenerator;
+        const std::vector<Individual*>& copies = g ? c.generators : c.discriminators;
+        const std::vector<bool>& diverged = g ? c.work->diverged_generators : c.work->diverged_discriminators;
+        for (std::size_t i = 0; i < copies.size(); ++i)
+          visit(*c.work, role, i, *copies[i], i < diverged.size() && diverged[i]);
+      }
+  };
+  std::vector<const Individual*> unjudged;  // lost nothing in training, finite fitness
+  each_copy([&unjudged](GenerationWorkingSet&, Role, std::size_t, Individual& copy, bool lost) {
+    if (!lost && std::isfinite(copy.fitness)) unjudged.push_back(&copy);
+  });
+  const std::vector<bool> finite = Individual::are_finite(unjudged);
+  std::size_t next = 0;
+  each_copy([&finite, &next](GenerationWorkingSet& work, Role role, std::size_t i, Individual& copy, bool lost) {
+    const char* why = lost                           ? "a non-finite loss in training"
+                      : !std::isfinite(copy.fitness) ? "a non-finite fitness"
+                      : !finite[next++]              ? "non-finite weights"
+                                                     : nullptr;
+    if (!why) return;
+    copy.fitness = std::numeric_limits<double>::quiet_NaN();
+    work.events.push_back(fmt::format("trained {} copy {} has {}: discarded", role_name(role), i, why));
+  });
 }
 
 }  // namespace
@@ -109,13 +127,20 @@ void poison_generators(CellState& state) {
 
 void replace_non_finite(CellState& state, const std::vector<NeighbourCentre>& neighbours, const NetworkShape& shape,
                         const AdamSettings& adam, GenerationWorkingSet& work) {
+  // Every local individual checked with one wait; the rest is for faults only.
+  std::vector<const Individual*> locals;
+  for (const std::vector<Individual>* role : {&state.generators, &state.discriminators})
+    for (const Individual& i : *role) locals.push_back(&i);
+  const std::vector<bool> finite_local = Individual::are_finite(locals);
+  if (std::all_of(finite_local.begin(), finite_local.end(), [](bool f) { return f; })) return;
   for (const Role role : {Role::kGenerator, Role::kDiscriminator}) {
     std::vector<Individual>& local = role == Role::kGenerator ? state.generators : state.discriminators;
+    const std::size_t offset = role == Role::kGenerator ? 0 : state.generators.size();
     std::optional<Individual> donor;  // the first finite neighbour centre, read when first needed
     int donor_cell = -1;
     bool searched = false;
     for (std::size_t i = 0; i < local.size(); ++i) {
-      if (local[i].is_finite()) continue;
+      if (finite_local[offset + i]) continue;  // as it was: local[i] is unchanged until now
       if (!searched) {
         searched = true;
         for (const NeighbourCentre& n : neighbours) {
@@ -161,11 +186,15 @@ void gather_neighbourhood(CellState& state, const std::vector<NeighbourCentre>& 
     work.discriminator_pool.push_back(&d);
     work.discriminator_origin.push_back(nullptr);
   }
+  std::vector<const Individual*> gathered;  // G and D of each neighbour, checked with one wait
+  for (std::size_t k = 0; k < neighbours.size(); ++k)
+    gathered.insert(gathered.end(), {&work.neighbour_generators[k], &work.neighbour_discriminators[k]});
+  const std::vector<bool> finite = Individual::are_finite(gathered);
   for (std::size_t k = 0; k < neighbours.size(); ++k) {
     for (const Role role : {Role::kGenerator, Role::kDiscriminator}) {
       const bool g = role == Role::kGenerator;
       Individual& n = g ? work.neighbour_generators[k] : work.neighbour_discriminators[k];
-      if (!n.is_finite()) {  // never a fitness opponent or a parent (docs/operations.md, "Faults: what is survived")
+      if (!finite[2 * k + (g ? 0 : 1)]) {  // never a fitness opponent or a parent (docs/operations.md, "Faults: what is survived")
         work.events.push_back(fmt::format("cell {}'s centre {} non-finite: left out of the neighbourhood",
                                           neighbours[k].cell, role_name(role)));
         continue;
@@ -432,7 +461,9 @@ void score_trained_copies(BceForm bce, const std::vector<GenerationWorkingSet*>&
       for (std::size_t k = 0; k < pool.size(); ++k) pool[k]->fitness = saved[c][k];
     }
   }
-  for (std::size_t c = 0; c < works.size(); ++c) note_discards(copies_g[c], copies_d[c], *works[c]);
+  std::vector<TrainedCopies> trained;
+  for (std::size_t c = 0; c < works.size(); ++c) trained.push_back({copies_g[c], copies_d[c], works[c]});
+  note_discards(trained);
 }
 
 void take_training_losses(GenerationWorkingSet& work) {
@@ -445,11 +476,11 @@ void take_training_losses(GenerationWorkingSet& work) {
     copies_d.push_back(&work.selected_discriminators[j]);
     copies_d.back()->fitness = work.training_discriminator_losses.at(j);
   }
-  note_discards(copies_g, copies_d, work);
+  note_discards({{copies_g, copies_d, &work}});
 }
 
 int replace_worst(std::vector<Individual>& local, std::vector<Individual>& copies, std::int64_t n_replacements,
-                  ReplacementRule rule) {
+                  ReplacementRule rule, bool check_weights) {
   std::vector<std::size_t> worst(local.size());
   std::iota(worst.begin(), worst.end(), 0);
   std::stable_sort(worst.begin(), worst.end(), [&](std::size_t a, std::size_t b) {
@@ -460,12 +491,22 @@ int replace_worst(std::vector<Individual>& local, std::vector<Individual>& copie
   std::stable_sort(best.begin(), best.end(), [&](std::size_t a, std::size_t b) {
     return finite_or_inf(copies[a].fitness) < finite_or_inf(copies[b].fitness);
   });
+  // Copies with non-finite fitness or weights are discarded (docs/operations.md, "Faults: what is survived").
+  std::vector<bool> usable(copies.size());
+  std::vector<const Individual*> to_check;
+  for (std::size_t i = 0; i < copies.size(); ++i) {
+    usable[i] = std::isfinite(copies[i].fitness);
+    if (usable[i] && check_weights) to_check.push_back(&copies[i]);
+  }
+  if (!to_check.empty()) {
+    const std::vector<bool> finite = Individual::are_finite(to_check);
+    for (std::size_t i = 0, next = 0; i < copies.size(); ++i)
+      if (usable[i]) usable[i] = finite[next++];
+  }
   int replaced = 0;
   std::size_t next_copy = 0;
   for (std::int64_t k = 0; k < n_replacements && k < static_cast<std::int64_t>(worst.size()); ++k) {
-    while (next_copy < best.size() &&
-           (!std::isfinite(copies[best[next_copy]].fitness) || !copies[best[next_copy]].is_finite()))
-      ++next_copy;  // non-finite copies are discarded (docs/operations.md, "Faults: what is survived")
+    while (next_copy < best.size() && !usable[best[next_copy]]) ++next_copy;
     if (next_copy >= best.size()) break;
     Individual& copy = copies[best[next_copy]];
     Individual& target = local[worst[k]];

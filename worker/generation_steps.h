@@ -241,9 +241,10 @@ void mutate_learning_rate(const TrainingConfig& training, Individual& individual
 
 // Step 6, first half: sets the trained copies' fitness against the
 // gathered pools on the fitness samples (copies of G against the pool's Ds
-// and the reverse); the pools' own fitness is left as it was. A diverged
-// copy's fitness becomes NaN, and every copy that replace_worst() will
-// discard as non-finite (fitness or weights) is a line in work.events.
+// and the reverse); the pools' own fitness is left as it was. Every copy
+// that replace_worst() will discard as non-finite (a loss in training,
+// fitness or weights) gets a NaN fitness and a line in work.events; the
+// weights of all the copies are checked with one wait for the device.
 // `bce` is training.bce, as evaluate_fitness played with it.
 void score_trained_copies(BceForm bce, GenerationWorkingSet& work);
 // The same for several cells' working sets, their games played together
@@ -259,11 +260,14 @@ void take_training_losses(GenerationWorkingSet& work);
 
 // Step 6, second half: up to `n_replacements` copies (best first) replace
 // the worst local individuals (worst first). Copies with a non-finite
-// fitness or weights are skipped. kIfBetter replaces only when the copy's
+// fitness or weights are skipped; the weights of those with a finite
+// fitness are checked with one wait, unless `check_weights` is false
+// (after score_trained_copies or take_training_losses, which leave every
+// copy with non-finite weights a NaN fitness). kIfBetter replaces only when the copy's
 // fitness is strictly lower than the local one's (a NaN local counts as
 // +inf). Returns how many were replaced. Draws nothing.
 int replace_worst(std::vector<Individual>& local, std::vector<Individual>& copies, std::int64_t n_replacements,
-                  ReplacementRule rule);
+                  ReplacementRule rule, bool check_weights = true);
 
 // Step 7, first half: the gathered neighbours' generators become
 // state.neighbour_generators, the mixture's other slots. The pools are not

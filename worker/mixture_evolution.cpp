@@ -50,15 +50,14 @@ std::int64_t preview_rows(const Config& config, std::int64_t generation) {
 // - finish() keeps the better vector.
 class MixturePlan {
  public:
-  MixturePlan(const Config& config, std::int64_t generation, CellState& state, SplitMix64& rng, bool score_always)
-      : state_(state) {
+  // `finite`: Individual::are_finite() of mixture_of(state).
+  MixturePlan(const Config& config, std::int64_t generation, CellState& state, SplitMix64& rng, bool score_always,
+              std::vector<bool> finite)
+      : state_(state), mixture_(mixture_of(state)), finite_(std::move(finite)) {
     const TrainingConfig& t = config.training;
-    for (auto& g : state.generators) mixture_.push_back(&g);
-    for (auto& g : state.neighbour_generators) mixture_.push_back(&g);
     // A non-finite generator keeps its slot but never its weight (docs/operations.md, "Faults: what is survived").
     for (std::size_t i = 0; i < mixture_.size(); ++i) {
-      finite_.push_back(mixture_[i]->is_finite());
-      if (!finite_.back())
+      if (!finite_.at(i))
         outcome_.events.push_back(fmt::format("mixture generator {} ({}) non-finite: weight 0", i,
                                               i < state.generators.size() ? "local" : "a neighbour's"));
     }
@@ -74,6 +73,14 @@ class MixturePlan {
     same_ = candidate_ == state.mixture_weights;
     current_counts_ = Ensemble::sample_counts(state.mixture_weights, t.score_samples);
     candidate_counts_ = Ensemble::sample_counts(candidate_, t.score_samples);
+  }
+
+  // The generators of the cell's mixture: its own, then its neighbours'.
+  static std::vector<Individual*> mixture_of(CellState& state) {
+    std::vector<Individual*> mixture;
+    for (auto& g : state.generators) mixture.push_back(&g);
+    for (auto& g : state.neighbour_generators) mixture.push_back(&g);
+    return mixture;
   }
 
   bool scored() const { return scored_; }
@@ -198,9 +205,19 @@ void classify_together(std::vector<MixturePlan*>& plans, SampleScorer& scorer) {
 std::vector<MixtureOutcome> evolve_mixtures(const Config& config, SampleScorer& scorer, const std::string& objective,
                                             std::int64_t generation, const std::vector<MixtureCell>& cells,
                                             bool score_always, bool one_call) {
+  // Every cell's generators checked with one wait.
+  std::vector<const Individual*> generators;
+  for (const MixtureCell& c : cells)
+    for (const Individual* g : MixturePlan::mixture_of(*c.state)) generators.push_back(g);
+  const std::vector<bool> finite = Individual::are_finite(generators);
   std::vector<MixturePlan> plans;
   plans.reserve(cells.size());
-  for (const MixtureCell& c : cells) plans.emplace_back(config, generation, *c.state, *c.rng, score_always);
+  auto from = finite.begin();
+  for (const MixtureCell& c : cells) {
+    const auto to = from + static_cast<std::ptrdiff_t>(MixturePlan::mixture_of(*c.state).size());
+    plans.emplace_back(config, generation, *c.state, *c.rng, score_always, std::vector<bool>(from, to));
+    from = to;
+  }
   std::vector<MixturePlan*> scored;
   for (MixturePlan& plan : plans)
     if (plan.scored()) scored.push_back(&plan);

@@ -210,19 +210,35 @@ void Individual::release_gradients() {
   for (auto& p : module().parameters()) p.mutable_grad() = torch::Tensor();
 }
 
-bool Individual::is_finite() const {
-  auto& self = const_cast<Individual&>(*this);
-  if (!std::isfinite(learning_rate_)) return false;
+bool Individual::is_finite() const { return are_finite({this}).front(); }
+
+std::vector<bool> Individual::are_finite(const std::vector<const Individual*>& individuals) {
   torch::NoGradGuard no_grad;
-  // Every tensor's verdict on the device, then one read of them all.
-  std::vector<torch::Tensor> finite;
-  for (const auto& p : self.module().parameters()) finite.push_back(torch::isfinite(p).all());
-  for (const auto& [key, st] : self.optimizer_->state()) {
-    const auto& s = static_cast<const torch::optim::AdamParamState&>(*st);
-    finite.push_back(torch::isfinite(s.exp_avg()).all());
-    finite.push_back(torch::isfinite(s.exp_avg_sq()).all());
+  std::vector<bool> finite(individuals.size(), false);
+  std::vector<torch::Tensor> verdicts;  // one per individual with a finite lr and some tensor
+  std::vector<std::size_t> judged;      // whose verdict each is
+  for (std::size_t i = 0; i < individuals.size(); ++i) {
+    auto& x = const_cast<Individual&>(*individuals[i]);
+    if (!std::isfinite(x.learning_rate_)) continue;
+    std::vector<torch::Tensor> flat;
+    for (const auto& p : x.module().parameters()) flat.push_back(p.reshape(-1));
+    for (const auto& [key, st] : x.optimizer_->state()) {
+      const auto& s = static_cast<const torch::optim::AdamParamState&>(*st);
+      flat.push_back(s.exp_avg().reshape(-1));
+      flat.push_back(s.exp_avg_sq().reshape(-1));
+    }
+    if (flat.empty()) {
+      finite[i] = true;
+      continue;
+    }
+    verdicts.push_back(torch::isfinite(torch::cat(flat)).all());
+    judged.push_back(i);
   }
-  return finite.empty() || torch::stack(finite).all().item<bool>();
+  if (verdicts.empty()) return finite;
+  const torch::Tensor read = torch::stack(verdicts).to(torch::kCPU);
+  const auto values = read.accessor<bool, 1>();
+  for (std::size_t k = 0; k < judged.size(); ++k) finite[judged[k]] = values[static_cast<std::int64_t>(k)];
+  return finite;
 }
 
 }  // namespace cellgan

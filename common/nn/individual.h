@@ -116,9 +116,14 @@ class Individual {
   // leaves them out) and the next backward pass recreates them.
   void release_gradients();
 
-  // True when every parameter and Adam moment is finite (one wait for the
-  // device).
+  // True when the learning rate and every parameter and Adam moment are
+  // finite (one wait for the device): are_finite() of this one.
   bool is_finite() const;
+  // is_finite() of each of `individuals` (none null), in order, with one
+  // wait for the device for them all and a few kernels each (each one's
+  // tensors are checked as one flat copy), so that a GPU is not drained
+  // once per individual.
+  static std::vector<bool> are_finite(const std::vector<const Individual*>& individuals);
 
  private:
   Individual(Role role, const NetworkShape& shape, AdamSettings adam, torch::Device device);

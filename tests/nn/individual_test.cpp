@@ -195,5 +195,30 @@ TEST(Individual, NonFiniteWeightsAreDetected) {
   EXPECT_FALSE(a.is_finite());
 }
 
+TEST(Individual, AreFiniteJudgesEachAsIsFiniteDoes) {
+  torch::manual_seed(1);
+  std::vector<Individual> individuals;
+  for (int i = 0; i < 6; ++i) {
+    individuals.emplace_back(i % 2 ? Role::kDiscriminator : Role::kGenerator, test::small_toy_shape(), 2e-4,
+                             AdamSettings{}, LossKind::kBce);
+    if (i % 2 == 0) step(individuals.back());  // generators with Adam moments, discriminators without
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  {
+    torch::NoGradGuard no_grad;
+    individuals[1].module().parameters().back().view(-1)[0] = -inf;  // the last parameter's first weight
+    individuals[3].set_learning_rate(std::numeric_limits<double>::quiet_NaN());
+    individuals[4].moments(1)->exp_avg_sq.view(-1)[2] = std::numeric_limits<float>::quiet_NaN();  // Adam only
+  }
+  std::vector<const Individual*> all;
+  for (const Individual& i : individuals) all.push_back(&i);
+  const std::vector<bool> expected{true, false, true, false, false, true};
+  EXPECT_EQ(Individual::are_finite(all), expected);
+  for (std::size_t i = 0; i < individuals.size(); ++i) EXPECT_EQ(individuals[i].is_finite(), expected[i]) << i;
+  // Any order, any subset; none at all.
+  EXPECT_EQ(Individual::are_finite({all[4], all[0], all[1]}), (std::vector<bool>{false, true, false}));
+  EXPECT_TRUE(Individual::are_finite({}).empty());
+}
+
 }  // namespace
 }  // namespace cellgan

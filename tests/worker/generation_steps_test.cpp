@@ -439,6 +439,29 @@ TEST(ScoreTrainedCopies, ACopyThatMetANonFiniteLossIsDiscarded) {
   EXPECT_EQ(s.generators[0].encode(), before);
 }
 
+// Non-finite Adam moments leave the game's score finite: only the check of the weights finds them. The copy's fitness
+// becomes NaN, so replace_worst() needs no second look.
+TEST(ScoreTrainedCopies, ACopyWithNonFiniteAdamStateIsDiscardedWithANaNFitness) {
+  Fixture f(toy_config());
+  CellState s = f.trainer.initial_state(4, 4);
+  const std::vector<NeighbourCentre> neighbours = f.neighbours();
+  GenerationWorkingSet work;
+  train_up_to_scoring(f, s, neighbours, 2, work);
+  Individual& copy = work.selected_discriminators[0];
+  ASSERT_TRUE(copy.moments(0).has_value());
+  copy.moments(0)->exp_avg.view(-1)[0] = std::numeric_limits<float>::quiet_NaN();
+  score_trained_copies(BceForm::kClamped, work);
+  EXPECT_TRUE(std::isnan(copy.fitness));
+  EXPECT_TRUE(std::isfinite(work.selected_generators[0].fitness));
+  EXPECT_EQ(work.events, std::vector<std::string>{"trained discriminator copy 0 has non-finite weights: discarded"});
+  const std::vector<std::uint8_t> before = s.discriminators[0].encode();
+  EXPECT_EQ(replace_worst(s.discriminators, work.selected_discriminators, 1, ReplacementRule::kAlways,
+                          /*check_weights=*/false),
+            0);
+  EXPECT_EQ(s.discriminators[0].encode(), before);
+  EXPECT_EQ(replace_worst(s.generators, work.selected_generators, 1, ReplacementRule::kAlways, false), 1);
+}
+
 TEST(Train, ABatchDelayChangesNothingButTheTime) {
   Fixture f(toy_config());
   std::vector<std::vector<std::uint8_t>> out;
