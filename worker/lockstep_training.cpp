@@ -440,11 +440,9 @@ void read_back(const StackWatch& watch, const std::vector<Member>& members, bool
 // copy by copy), marked as trained there.
 void write_back(StackedMembers& stack, const std::vector<Member>& members, const std::vector<LockstepCell>& cells,
                 Role role) {
-  for (std::size_t p = 0; p < members.size(); ++p) {
-    const LockstepCell& c = cells[members[p].cell];
-    stack.source_cell[p] = c.cell;
-    copies_of(c, role).push_back(stack.to_individual(static_cast<std::int64_t>(p)));
-  }
+  for (std::size_t p = 0; p < members.size(); ++p) stack.source_cell[p] = cells[members[p].cell].cell;
+  std::vector<Individual> rows = stack.to_individuals();
+  for (std::size_t p = 0; p < members.size(); ++p) copies_of(cells[members[p].cell], role).push_back(std::move(rows[p]));
 }
 
 // fp16's skipped steps, a line per member that skipped any, in its cell's events.

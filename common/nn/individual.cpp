@@ -33,21 +33,38 @@ StateMap::key_type state_key(const torch::Tensor& p) { return state_key_of<State
 
 }  // namespace
 
-Individual::Individual(Role role, const NetworkShape& shape, AdamSettings adam, torch::Device device)
+Individual::Individual(Role role, const NetworkShape& shape, AdamSettings adam, torch::Device device, Values values)
     : role_(role), shape_(shape), adam_(adam), device_(device) {
   if (role_ == Role::kGenerator) {
     generator_ = Generator(shape_);
   } else {
     discriminator_ = Discriminator(shape_);
   }
-  if (!device_.is_cpu()) module().to(device_);
+  if (device_.is_cpu()) return;
+  if (values == Values::kDrawn) {
+    module().to(device_);
+    return;
+  }
+  // Written by the caller: storage on the device, and no copy of the drawn
+  // values from the host (each a wait for the device).
+  torch::NoGradGuard no_grad;
+  for (torch::Tensor& t : module().parameters()) t.set_data(torch::empty_like(t, t.options().device(device_)));
+  for (torch::Tensor& t : module().buffers()) t.set_data(torch::empty_like(t, t.options().device(device_)));
 }
 
 Individual::Individual(Role role, const NetworkShape& shape, double learning_rate, AdamSettings adam, LossKind loss,
                        torch::Device device)
-    : Individual(role, shape, adam, device) {
+    : Individual(role, shape, adam, device, Values::kDrawn) {
   this->loss = loss;
   make_optimizer(learning_rate);
+}
+
+Individual Individual::to_be_written(Role role, const NetworkShape& shape, double learning_rate, AdamSettings adam,
+                                     LossKind loss, torch::Device device) {
+  Individual ind(role, shape, adam, device, Values::kWrittenByCaller);
+  ind.loss = loss;
+  ind.make_optimizer(learning_rate);
+  return ind;
 }
 
 void Individual::make_optimizer(double lr) {
@@ -128,7 +145,7 @@ Individual Individual::decode(const std::vector<std::uint8_t>& bytes, const Netw
                               bool with_optimizer_state, torch::Device device) {
   ByteReader r(bytes, "individual");
   const IndividualHeader header = read_individual_header(r);
-  Individual ind(header.role, shape, adam, device);
+  Individual ind(header.role, shape, adam, device, Values::kWrittenByCaller);
   ind.loss = header.loss;
   ind.source_cell = header.source_cell;
   ind.fitness = header.fitness;
@@ -168,7 +185,7 @@ Individual Individual::clone_weights() const { return copy(/*with_optimizer_stat
 
 Individual Individual::copy(bool with_optimizer_state) const {
   auto& self = const_cast<Individual&>(*this);
-  Individual ind(role_, shape_, adam_, device_);  // draws as decode() does
+  Individual ind(role_, shape_, adam_, device_, Values::kWrittenByCaller);  // draws as decode() does
   ind.loss = loss;
   ind.source_cell = source_cell;
   ind.fitness = fitness;
@@ -231,13 +248,15 @@ std::vector<bool> Individual::are_finite(const std::vector<const Individual*>& i
       finite[i] = true;
       continue;
     }
-    verdicts.push_back(torch::isfinite(torch::cat(flat)).all());
+    // Summed in double, finite values never overflow: the sum is finite
+    // exactly when every value is (and a sum is far faster than isfinite).
+    verdicts.push_back(torch::cat(flat).sum(torch::kFloat64));
     judged.push_back(i);
   }
   if (verdicts.empty()) return finite;
   const torch::Tensor read = torch::stack(verdicts).to(torch::kCPU);
-  const auto values = read.accessor<bool, 1>();
-  for (std::size_t k = 0; k < judged.size(); ++k) finite[judged[k]] = values[static_cast<std::int64_t>(k)];
+  const auto sums = read.accessor<double, 1>();
+  for (std::size_t k = 0; k < judged.size(); ++k) finite[judged[k]] = std::isfinite(sums[static_cast<std::int64_t>(k)]);
   return finite;
 }
 

@@ -50,6 +50,12 @@ class Individual {
   Individual(Role role, const NetworkShape& shape, double learning_rate, AdamSettings adam, LossKind loss,
              torch::Device device = torch::kCPU);
 
+  // The same draws, but on a device other than the CPU the network's
+  // parameters and buffers hold no values: the caller writes every one of
+  // them (as decode() and clone() do), and no drawn value is copied there.
+  static Individual to_be_written(Role role, const NetworkShape& shape, double learning_rate, AdamSettings adam,
+                                  LossKind loss, torch::Device device);
+
   Individual(Individual&&) = default;
   Individual& operator=(Individual&&) = default;
 
@@ -126,7 +132,8 @@ class Individual {
   static std::vector<bool> are_finite(const std::vector<const Individual*>& individuals);
 
  private:
-  Individual(Role role, const NetworkShape& shape, AdamSettings adam, torch::Device device);
+  enum class Values { kDrawn, kWrittenByCaller };
+  Individual(Role role, const NetworkShape& shape, AdamSettings adam, torch::Device device, Values values);
   void make_optimizer(double lr);
   Individual copy(bool with_optimizer_state) const;
 

@@ -141,6 +141,9 @@ class StackedMembers {
   // generator as decode does), with Adam's learning rate too; copied
   // device to device.
   Individual to_individual(std::int64_t p) const;
+  // to_individual() of every row, in order, with one read of the step
+  // counts and Adam's rates from the device for them all.
+  std::vector<Individual> to_individuals() const;
 
  protected:
   StackedMembers(Role role, const NetworkShape& shape, std::int64_t members, double learning_rate,
@@ -148,6 +151,8 @@ class StackedMembers {
 
  private:
   void check_member(std::int64_t p, const char* what) const;
+  // to_individual(p) given the row's step count and Adam's rate, read already.
+  Individual row_individual(std::int64_t p, std::int64_t step, double adam_learning_rate) const;
 
   Role role_;
   NetworkShape shape_;

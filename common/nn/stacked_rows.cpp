@@ -219,16 +219,31 @@ Bytes StackedMembers::row_bytes(std::int64_t p, bool with_optimizer_state) const
 
 Individual StackedMembers::to_individual(std::int64_t p) const {
   check_member(p, "to_individual");
+  return row_individual(p, optimizer_->steps()[p].item<std::int64_t>(),
+                        optimizer_->learning_rates()[p].item<double>());
+}
+
+std::vector<Individual> StackedMembers::to_individuals() const {
+  const torch::Tensor steps = optimizer_->steps().cpu().contiguous();
+  const std::vector<double> rates = adam_learning_rates();
+  std::vector<Individual> out;
+  out.reserve(static_cast<std::size_t>(members_));
+  for (std::int64_t p = 0; p < members_; ++p)
+    out.push_back(row_individual(p, steps.data_ptr<std::int64_t>()[p], rates[static_cast<std::size_t>(p)]));
+  return out;
+}
+
+Individual StackedMembers::row_individual(std::int64_t p, std::int64_t step, double adam_learning_rate) const {
   const auto row_index = static_cast<std::size_t>(p);
   // Device to device, as Individual::decode(row_bytes(p)) would make it.
-  Individual individual(role_, shape_, learning_rates_[row_index], adam_, loss[row_index], device_);
+  Individual individual =
+      Individual::to_be_written(role_, shape_, learning_rates_[row_index], adam_, loss[row_index], device_);
   individual.source_cell = source_cell[row_index];
   individual.fitness = fitness[row_index];
   const std::vector<StackedTensor> params = network_->parameter_tensors();
   const std::vector<StackedTensor> buffers = network_->buffer_tensors();
   std::vector<torch::Tensor> own_params = individual.module().parameters();
   std::vector<torch::Tensor> own_buffers = individual.module().buffers();
-  const std::int64_t step = optimizer_->steps()[p].item<std::int64_t>();
   {
     torch::NoGradGuard no_grad;
     for (std::size_t i = 0; i < params.size(); ++i) own_params[i].copy_(member_row(params[i], params[i].stacked, p));
@@ -238,7 +253,7 @@ Individual StackedMembers::to_individual(std::int64_t p) const {
   for (std::size_t i = 0; step > 0 && i < params.size(); ++i)
     individual.set_moments(i, {step, member_row(params[i], optimizer_->exp_avg()[i], p),
                                member_row(params[i], optimizer_->exp_avg_sq()[i], p)});
-  individual.set_adam_learning_rate(optimizer_->learning_rates()[p].item<double>());
+  individual.set_adam_learning_rate(adam_learning_rate);
   return individual;
 }
 

@@ -87,6 +87,16 @@ TEST(StackedNetworks, RowBytesAreTheIndividualsEncodedBytes) {
   again.load_row(0, members[2].encode());
   EXPECT_EQ(again.row_bytes(0), members[2].encode());
   EXPECT_EQ(again.to_individual(0).encode(), members[2].encode());
+  // Every row at once, each as to_individual() gives it, its Adam rate too.
+  stack.optimizer().set_learning_rate(2, 9e-4);
+  const std::vector<Individual> rows = stack.to_individuals();
+  ASSERT_EQ(rows.size(), 3u);
+  for (int p = 0; p < 3; ++p) {
+    EXPECT_EQ(rows[p].encode(), members[p].encode()) << "member " << p;
+    EXPECT_EQ(rows[p].encode(), stack.to_individual(p).encode()) << "member " << p;
+    EXPECT_DOUBLE_EQ(rows[p].adam_learning_rate(), stack.to_individual(p).adam_learning_rate()) << "member " << p;
+  }
+  EXPECT_DOUBLE_EQ(rows[2].adam_learning_rate(), 9e-4);
 }
 
 TEST(StackedNetworks, BytesWithoutAdamStateLoadAsAFreshAdam) {
