@@ -33,20 +33,21 @@ StateMap::key_type state_key(const torch::Tensor& p) { return state_key_of<State
 
 }  // namespace
 
-Individual::Individual(Role role, const NetworkShape& shape, AdamSettings adam, torch::Device device, Values values)
+Individual::Individual(Role role, const NetworkShape& shape, AdamSettings adam, torch::Device device,
+                       InitialWeights weights)
     : role_(role), shape_(shape), adam_(adam), device_(device) {
   if (role_ == Role::kGenerator) {
-    generator_ = Generator(shape_);
+    generator_ = Generator(shape_, weights);
   } else {
-    discriminator_ = Discriminator(shape_);
+    discriminator_ = Discriminator(shape_, weights);
   }
   if (device_.is_cpu()) return;
-  if (values == Values::kDrawn) {
+  if (weights == InitialWeights::kDrawn) {
     module().to(device_);
     return;
   }
-  // Written by the caller: storage on the device, and no copy of the drawn
-  // values from the host (each a wait for the device).
+  // Written by the caller: storage on the device, and no copy of values
+  // from the host (each a wait for the device).
   torch::NoGradGuard no_grad;
   for (torch::Tensor& t : module().parameters()) t.set_data(torch::empty_like(t, t.options().device(device_)));
   for (torch::Tensor& t : module().buffers()) t.set_data(torch::empty_like(t, t.options().device(device_)));
@@ -54,14 +55,14 @@ Individual::Individual(Role role, const NetworkShape& shape, AdamSettings adam, 
 
 Individual::Individual(Role role, const NetworkShape& shape, double learning_rate, AdamSettings adam, LossKind loss,
                        torch::Device device)
-    : Individual(role, shape, adam, device, Values::kDrawn) {
+    : Individual(role, shape, adam, device, InitialWeights::kDrawn) {
   this->loss = loss;
   make_optimizer(learning_rate);
 }
 
 Individual Individual::to_be_written(Role role, const NetworkShape& shape, double learning_rate, AdamSettings adam,
                                      LossKind loss, torch::Device device) {
-  Individual ind(role, shape, adam, device, Values::kWrittenByCaller);
+  Individual ind(role, shape, adam, device, InitialWeights::kUndrawn);
   ind.loss = loss;
   ind.make_optimizer(learning_rate);
   return ind;
@@ -145,7 +146,7 @@ Individual Individual::decode(const std::vector<std::uint8_t>& bytes, const Netw
                               bool with_optimizer_state, torch::Device device) {
   ByteReader r(bytes, "individual");
   const IndividualHeader header = read_individual_header(r);
-  Individual ind(header.role, shape, adam, device, Values::kWrittenByCaller);
+  Individual ind(header.role, shape, adam, device, InitialWeights::kUndrawn);
   ind.loss = header.loss;
   ind.source_cell = header.source_cell;
   ind.fitness = header.fitness;
@@ -185,7 +186,7 @@ Individual Individual::clone_weights() const { return copy(/*with_optimizer_stat
 
 Individual Individual::copy(bool with_optimizer_state) const {
   auto& self = const_cast<Individual&>(*this);
-  Individual ind(role_, shape_, adam_, device_, Values::kWrittenByCaller);  // draws as decode() does
+  Individual ind(role_, shape_, adam_, device_, InitialWeights::kUndrawn);  // as decode() makes it
   ind.loss = loss;
   ind.source_cell = source_cell;
   ind.fitness = fitness;

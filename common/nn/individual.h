@@ -50,9 +50,11 @@ class Individual {
   Individual(Role role, const NetworkShape& shape, double learning_rate, AdamSettings adam, LossKind loss,
              torch::Device device = torch::kCPU);
 
-  // The same draws, but on a device other than the CPU the network's
-  // parameters and buffers hold no values: the caller writes every one of
-  // them (as decode() and clone() do), and no drawn value is copied there.
+  // An individual whose network's parameters and buffers the caller writes,
+  // every one of them (as decode() and clone() do): made as
+  // InitialWeights::kUndrawn (networks.h), so the mlp and toy kinds draw
+  // nothing, and on a device other than the CPU no value is copied there
+  // from the host.
   static Individual to_be_written(Role role, const NetworkShape& shape, double learning_rate, AdamSettings adam,
                                   LossKind loss, torch::Device device);
 
@@ -132,8 +134,7 @@ class Individual {
   static std::vector<bool> are_finite(const std::vector<const Individual*>& individuals);
 
  private:
-  enum class Values { kDrawn, kWrittenByCaller };
-  Individual(Role role, const NetworkShape& shape, AdamSettings adam, torch::Device device, Values values);
+  Individual(Role role, const NetworkShape& shape, AdamSettings adam, torch::Device device, InitialWeights weights);
   void make_optimizer(double lr);
   Individual copy(bool with_optimizer_state) const;
 

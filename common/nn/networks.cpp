@@ -9,6 +9,7 @@
 
 #include <fmt/core.h>
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -56,14 +57,40 @@ void check_shape(const NetworkShape& shape) {
   }
 }
 
+// LibTorch's linear layer (parameters "weight" [out, in] and "bias" [out],
+// drawn as its reset_parameters() draws them, the same forward), which can
+// also be made without drawing (InitialWeights::kUndrawn).
+class MlpLinearImpl : public torch::nn::Cloneable<MlpLinearImpl> {
+ public:
+  MlpLinearImpl(std::int64_t in, std::int64_t out, InitialWeights weights) : in_(in), out_(out), weights_(weights) {
+    reset();
+  }
+  void reset() override {
+    weight = register_parameter("weight", torch::empty({out_, in_}));
+    bias = register_parameter("bias", torch::empty(out_));
+    if (weights_ == InitialWeights::kUndrawn) return;
+    torch::nn::init::kaiming_uniform_(weight, std::sqrt(5.0));
+    const double bound = 1.0 / std::sqrt(static_cast<double>(in_));
+    torch::nn::init::uniform_(bias, -bound, bound);
+  }
+  torch::Tensor forward(const torch::Tensor& x) { return torch::nn::functional::linear(x, weight, bias); }
+
+  torch::Tensor weight, bias;
+
+ private:
+  std::int64_t in_, out_;
+  InitialWeights weights_;
+};
+TORCH_MODULE(MlpLinear);
+
 // `layers` hidden layers of width `hidden` with LeakyReLU 0.2, then `out`.
-torch::nn::Sequential hidden_mlp(const HiddenMlpWidths& widths) {
+torch::nn::Sequential hidden_mlp(const HiddenMlpWidths& widths, InitialWeights weights) {
   torch::nn::Sequential body;
   for (std::int64_t i = 0; i < widths.layers; ++i) {
-    body->push_back(torch::nn::Linear(i == 0 ? widths.in : widths.hidden, widths.hidden));
+    body->push_back(MlpLinear(i == 0 ? widths.in : widths.hidden, widths.hidden, weights));
     body->push_back(leaky());
   }
-  body->push_back(torch::nn::Linear(widths.hidden, widths.out));
+  body->push_back(MlpLinear(widths.hidden, widths.out, weights));
   return body;
 }
 
@@ -168,7 +195,7 @@ HiddenMlpWidths discriminator_mlp_widths(const NetworkShape& shape) {
                               " is not mlp or toy");
 }
 
-GeneratorImpl::GeneratorImpl(NetworkShape shape) : shape_(shape) {
+GeneratorImpl::GeneratorImpl(NetworkShape shape, InitialWeights weights) : shape_(shape), weights_(weights) {
   check_shape(shape_);
   reset();
 }
@@ -176,7 +203,7 @@ GeneratorImpl::GeneratorImpl(NetworkShape shape) : shape_(shape) {
 void GeneratorImpl::reset() {
   switch (shape_.kind) {
     case NetworkKind::kMlp:
-      body_ = hidden_mlp(generator_mlp_widths(shape_));
+      body_ = hidden_mlp(generator_mlp_widths(shape_), weights_);
       body_->push_back(torch::nn::Tanh());
       break;
     case NetworkKind::kDcgan:
@@ -187,7 +214,7 @@ void GeneratorImpl::reset() {
       body_ = conditional_generator_body(shape_);
       break;
     case NetworkKind::kToy:
-      body_ = hidden_mlp(generator_mlp_widths(shape_));
+      body_ = hidden_mlp(generator_mlp_widths(shape_), weights_);
       break;
   }
   register_module("body", body_);
@@ -199,7 +226,8 @@ torch::Tensor GeneratorImpl::forward(const torch::Tensor& z) {
   return body_->forward(z);
 }
 
-DiscriminatorImpl::DiscriminatorImpl(NetworkShape shape) : shape_(shape) {
+DiscriminatorImpl::DiscriminatorImpl(NetworkShape shape, InitialWeights weights)
+    : shape_(shape), weights_(weights) {
   check_shape(shape_);
   reset();
 }
@@ -207,7 +235,7 @@ DiscriminatorImpl::DiscriminatorImpl(NetworkShape shape) : shape_(shape) {
 void DiscriminatorImpl::reset() {
   switch (shape_.kind) {
     case NetworkKind::kMlp:
-      body_ = hidden_mlp(discriminator_mlp_widths(shape_));
+      body_ = hidden_mlp(discriminator_mlp_widths(shape_), weights_);
       break;
     case NetworkKind::kDcgan:
       body_ = shape_.d_output == DiscriminatorOutput::kScore ? dcgan_critic() : dcgan_discriminator();
@@ -219,7 +247,7 @@ void DiscriminatorImpl::reset() {
       body_ = conditional_discriminator_body();
       break;
     case NetworkKind::kToy:
-      body_ = hidden_mlp(discriminator_mlp_widths(shape_));
+      body_ = hidden_mlp(discriminator_mlp_widths(shape_), weights_);
       break;
   }
   if (shape_.d_output == DiscriminatorOutput::kProbability) body_->push_back(torch::nn::Sigmoid());

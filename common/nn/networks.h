@@ -50,28 +50,37 @@ struct NetworkShape {
 // d_output from training.loss).
 NetworkShape network_shape(const Config& config);
 
+// Whether a network's weights are drawn when it is made: kDrawn, from
+// Torch's global generator as LibTorch's layers draw them; or kUndrawn, for
+// a caller that writes every parameter and buffer itself (an individual's
+// copies, individual.h): the mlp and toy kinds then draw nothing and hold
+// no values, the other kinds draw all the same.
+enum class InitialWeights { kDrawn, kUndrawn };
+
 class GeneratorImpl : public torch::nn::Cloneable<GeneratorImpl> {
  public:
-  explicit GeneratorImpl(NetworkShape shape);
+  explicit GeneratorImpl(NetworkShape shape, InitialWeights weights = InitialWeights::kDrawn);
   void reset() override;
   torch::Tensor forward(const torch::Tensor& z);
   const NetworkShape& shape() const { return shape_; }
 
  private:
   NetworkShape shape_;
+  InitialWeights weights_;
   torch::nn::Sequential body_{nullptr};
 };
 TORCH_MODULE(Generator);
 
 class DiscriminatorImpl : public torch::nn::Cloneable<DiscriminatorImpl> {
  public:
-  explicit DiscriminatorImpl(NetworkShape shape);
+  explicit DiscriminatorImpl(NetworkShape shape, InitialWeights weights = InitialWeights::kDrawn);
   void reset() override;
   torch::Tensor forward(const torch::Tensor& x);
   const NetworkShape& shape() const { return shape_; }
 
  private:
   NetworkShape shape_;
+  InitialWeights weights_;
   torch::nn::Sequential body_{nullptr};
 };
 TORCH_MODULE(Discriminator);

@@ -7,6 +7,8 @@
 #include <torch/torch.h>
 
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "common/error.h"
 
@@ -32,6 +34,35 @@ TEST(NetworksTest, MlpPairHasLipizzanersParameterCounts) {
 
 // Toy MLPs: h = toy_hidden, L = toy_layers hidden layers of width h.
 // G: (latent+1)h + (L-1)(h+1)h + (h+1)2;  D: 3h + (L-1)(h+1)h + (h+1).
+// The mlp and toy kinds' linear layers draw as LibTorch's own (so runs keep
+// their initial weights), and made undrawn they draw nothing at all.
+TEST(NetworksTest, MlpLayersDrawAsLibTorchsLinearAndUndrawnOnesDrawNothing) {
+  for (const auto& [kind, dim] : {std::pair{NetworkKind::kMlp, 784}, std::pair{NetworkKind::kToy, 2}}) {
+    const NetworkShape shape = shape_of(kind, dim);
+    torch::manual_seed(7);
+    Discriminator d(shape);
+    torch::manual_seed(7);
+    std::vector<torch::Tensor> reference;
+    const std::int64_t width = kind == NetworkKind::kMlp ? 256 : shape.toy_hidden;  // two hidden layers each
+    for (const auto& [in, out] : {std::pair<std::int64_t, std::int64_t>{dim, width}, {width, width}, {width, 1}}) {
+      torch::nn::Linear layer(in, out);
+      reference.push_back(layer->weight.detach().clone());
+      reference.push_back(layer->bias.detach().clone());
+    }
+    const std::vector<torch::Tensor> drawn = d->parameters();
+    ASSERT_EQ(drawn.size(), reference.size());
+    for (std::size_t i = 0; i < drawn.size(); ++i) EXPECT_TRUE(torch::equal(drawn[i], reference[i])) << i;
+
+    torch::manual_seed(11);
+    const torch::Tensor expected = torch::rand({4});
+    torch::manual_seed(11);
+    Generator g(shape, InitialWeights::kUndrawn);
+    Discriminator undrawn(shape, InitialWeights::kUndrawn);
+    EXPECT_TRUE(torch::equal(torch::rand({4}), expected)) << "the global generator was drawn from";
+    EXPECT_EQ(parameter_count(*undrawn), parameter_count(*d));
+  }
+}
+
 TEST(NetworksTest, ToyDepthFollowsToyLayers) {
   auto shape = shape_of(NetworkKind::kToy, 2);
   shape.latent_dim = 2;
