@@ -230,34 +230,79 @@ void Individual::release_gradients() {
 
 bool Individual::is_finite() const { return are_finite({this}).front(); }
 
+namespace {
+
+// An individual's parameters and Adam moments, flattened.
+std::vector<torch::Tensor> flat_state(torch::nn::Module& module, torch::optim::Adam& adam) {
+  std::vector<torch::Tensor> flat;
+  for (const auto& p : module.parameters()) flat.push_back(p.reshape(-1));
+  for (const auto& [key, st] : adam.state()) {
+    const auto& s = static_cast<const torch::optim::AdamParamState&>(*st);
+    flat.push_back(s.exp_avg().reshape(-1));
+    flat.push_back(s.exp_avg_sq().reshape(-1));
+  }
+  return flat;
+}
+
+// Each of `groups` reduced to one value on its device, read with one wait:
+// `reduce` of its tensors put together, on the CPU as `combine` of each
+// tensor's `reduce` where it lies (no copy); elsewhere put together first,
+// so that a group takes a few kernels.
+template <typename Reduce, typename Combine>
+torch::Tensor reduced_on_host(const std::vector<std::vector<torch::Tensor>>& groups, const Reduce& reduce,
+                              const Combine& combine) {
+  std::vector<torch::Tensor> values;
+  for (const std::vector<torch::Tensor>& flat : groups) {
+    if (flat.front().device().is_cpu()) {
+      std::vector<torch::Tensor> each;
+      for (const torch::Tensor& t : flat) each.push_back(reduce(t));
+      values.push_back(combine(torch::stack(each)));
+    } else {
+      values.push_back(reduce(torch::cat(flat)));
+    }
+  }
+  return torch::stack(values).to(torch::kCPU).contiguous();
+}
+
+}  // namespace
+
 std::vector<bool> Individual::are_finite(const std::vector<const Individual*>& individuals) {
   torch::NoGradGuard no_grad;
   std::vector<bool> finite(individuals.size(), false);
-  std::vector<torch::Tensor> verdicts;  // one per individual with a finite lr and some tensor
-  std::vector<std::size_t> judged;      // whose verdict each is
+  std::vector<std::vector<torch::Tensor>> states;  // of each individual with a finite lr and some tensor
+  std::vector<std::size_t> judged;                 // whose state each is
   for (std::size_t i = 0; i < individuals.size(); ++i) {
     auto& x = const_cast<Individual&>(*individuals[i]);
     if (!std::isfinite(x.learning_rate_)) continue;
-    std::vector<torch::Tensor> flat;
-    for (const auto& p : x.module().parameters()) flat.push_back(p.reshape(-1));
-    for (const auto& [key, st] : x.optimizer_->state()) {
-      const auto& s = static_cast<const torch::optim::AdamParamState&>(*st);
-      flat.push_back(s.exp_avg().reshape(-1));
-      flat.push_back(s.exp_avg_sq().reshape(-1));
-    }
+    std::vector<torch::Tensor> flat = flat_state(x.module(), *x.optimizer_);
     if (flat.empty()) {
       finite[i] = true;
       continue;
     }
-    // Summed in double, finite values never overflow: the sum is finite
-    // exactly when every value is (and a sum is far faster than isfinite).
-    verdicts.push_back(torch::cat(flat).sum(torch::kFloat64));
+    states.push_back(std::move(flat));
     judged.push_back(i);
   }
-  if (verdicts.empty()) return finite;
-  const torch::Tensor read = torch::stack(verdicts).to(torch::kCPU);
-  const auto sums = read.accessor<double, 1>();
-  for (std::size_t k = 0; k < judged.size(); ++k) finite[judged[k]] = std::isfinite(sums[static_cast<std::int64_t>(k)]);
+  if (states.empty()) return finite;
+  // A sum is far faster than isfinite(), and finite when every value is,
+  // unless finite values overflow: a sum that is not finite is looked at
+  // again, value by value.
+  const auto sum = [](const torch::Tensor& t) { return t.sum(); };
+  const torch::Tensor sums = reduced_on_host(states, sum, sum);
+  std::vector<std::vector<torch::Tensor>> doubtful;
+  std::vector<std::size_t> which;
+  for (std::size_t k = 0; k < judged.size(); ++k) {
+    if (std::isfinite(sums[static_cast<std::int64_t>(k)].item<float>())) {
+      finite[judged[k]] = true;
+    } else {
+      doubtful.push_back(std::move(states[k]));
+      which.push_back(judged[k]);
+    }
+  }
+  if (doubtful.empty()) return finite;
+  const torch::Tensor exact = reduced_on_host(
+      doubtful, [](const torch::Tensor& t) { return torch::isfinite(t).all(); },
+      [](const torch::Tensor& t) { return t.all(); });
+  for (std::size_t k = 0; k < which.size(); ++k) finite[which[k]] = exact[static_cast<std::int64_t>(k)].item<bool>();
   return finite;
 }
 

@@ -209,6 +209,7 @@ TEST(Individual, AreFiniteJudgesEachAsIsFiniteDoes) {
     individuals[1].module().parameters().back().view(-1)[0] = -inf;  // the last parameter's first weight
     individuals[3].set_learning_rate(std::numeric_limits<double>::quiet_NaN());
     individuals[4].moments(1)->exp_avg_sq.view(-1)[2] = std::numeric_limits<float>::quiet_NaN();  // Adam only
+    individuals[5].module().parameters()[0].fill_(3e38F);  // finite, though their float sum overflows
   }
   std::vector<const Individual*> all;
   for (const Individual& i : individuals) all.push_back(&i);
