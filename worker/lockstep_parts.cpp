@@ -69,11 +69,14 @@ void Opponents::return_buffers() {
 
 void Opponents::make_copy() {
   const AdamSettings& adam = stack_.adam_settings();
+  // stack() copies every row in before each use: nothing to draw.
+  constexpr InitialWeights kUndrawn = InitialWeights::kUndrawn;
   if (stack_.role() == Role::kGenerator)
-    copy_ = std::make_unique<StackedGenerator>(stack_.shape(), members_, 0.0, adam, LossKind::kBce, stack_.device());
+    copy_ = std::make_unique<StackedGenerator>(stack_.shape(), members_, 0.0, adam, LossKind::kBce, stack_.device(),
+                                               kUndrawn);
   else
-    copy_ =
-        std::make_unique<StackedDiscriminator>(stack_.shape(), members_, 0.0, adam, LossKind::kBce, stack_.device());
+    copy_ = std::make_unique<StackedDiscriminator>(stack_.shape(), members_, 0.0, adam, LossKind::kBce,
+                                                   stack_.device(), kUndrawn);
   for (const StackedTensor& t : copy_->network()->parameter_tensors()) t.stacked.requires_grad_(false);
   copy_->network()->set_member_generators(streams_);
 }

@@ -58,12 +58,13 @@ std::unique_ptr<StackedMembers> stack_copies(const std::vector<LockstepCell>& ce
   const Individual& first = copies_of(cells[members.front().cell], role).front();
   const auto size = static_cast<std::int64_t>(members.size());
   std::unique_ptr<StackedMembers> stack;
+  // Every row is loaded below: nothing to draw.
   if (role == Role::kGenerator)
     stack = std::make_unique<StackedGenerator>(first.shape(), size, first.learning_rate(), first.adam_settings(),
-                                               first.loss, device);
+                                               first.loss, device, InitialWeights::kUndrawn);
   else
     stack = std::make_unique<StackedDiscriminator>(first.shape(), size, first.learning_rate(), first.adam_settings(),
-                                                   first.loss, device);
+                                                   first.loss, device, InitialWeights::kUndrawn);
   for (std::int64_t p = 0; p < size; ++p) {
     const Member& m = members[static_cast<std::size_t>(p)];
     const Individual& copy = copies_of(cells[m.cell], role)[m.copy];

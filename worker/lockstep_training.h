@@ -35,8 +35,9 @@
 //
 // Errors: std::invalid_argument for a configuration that
 // trains_in_lockstep() refuses, or cells whose copies differ in shape.
-// Thread-safety: builds stacks from Torch's global generator (values then
-// overwritten): hold lock_torch_generator().
+// Thread-safety: the convolutional kinds' stacks are built from Torch's
+// global generator (values then overwritten; initial_weights.h): hold
+// lock_torch_generator().
 #pragma once
 
 #include <cstdint>

@@ -95,11 +95,13 @@ StackedNetworkImpl& PairGame::stack_of(const Individual& like, std::int64_t memb
   std::shared_ptr<StackedNetworkImpl>& stack = stacks_[{like.role(), members}];
   if (!stack) {
     torch::NoGradGuard no_grad;
-    stack = std::make_shared<StackedNetworkImpl>(like.role(), like.shape(), members);
+    // Every row a game reads is loaded first (load_weights): nothing to draw.
+    stack = std::make_shared<StackedNetworkImpl>(like.role(), like.shape(), members, InitialWeights::kUndrawn);
     for (torch::Tensor& t : stack->parameters()) t.requires_grad_(false);
     stack->eval();  // as the game plays the individuals: running statistics, no dropout
   }
-  if (!(stack->parameters().front().device() == like.device())) stack->to(like.device());
+  if (!(stack->parameters().front().device() == like.device()))
+    place_on_device(*stack, like.device(), stack->drawn());
   return *stack;
 }
 

@@ -41,16 +41,8 @@ Individual::Individual(Role role, const NetworkShape& shape, AdamSettings adam, 
   } else {
     discriminator_ = Discriminator(shape_, weights);
   }
-  if (device_.is_cpu()) return;
-  if (weights == InitialWeights::kDrawn) {
-    module().to(device_);
-    return;
-  }
-  // Written by the caller: storage on the device, and no copy of values
-  // from the host (each a wait for the device).
-  torch::NoGradGuard no_grad;
-  for (torch::Tensor& t : module().parameters()) t.set_data(torch::empty_like(t, t.options().device(device_)));
-  for (torch::Tensor& t : module().buffers()) t.set_data(torch::empty_like(t, t.options().device(device_)));
+  // Written by the caller when undrawn, every kind: no value is copied from the host.
+  if (!device_.is_cpu()) place_on_device(module(), device_, weights == InitialWeights::kDrawn);
 }
 
 Individual::Individual(Role role, const NetworkShape& shape, double learning_rate, AdamSettings adam, LossKind loss,

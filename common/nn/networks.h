@@ -30,6 +30,7 @@
 #include <torch/nn.h>
 
 #include "common/config.h"
+#include "common/nn/initial_weights.h"
 
 namespace cellgan {
 
@@ -49,13 +50,6 @@ struct NetworkShape {
 // The shape a configuration implies (data_dim from the dataset kind,
 // d_output from training.loss).
 NetworkShape network_shape(const Config& config);
-
-// Whether a network's weights are drawn when it is made: kDrawn, from
-// Torch's global generator as LibTorch's layers draw them; or kUndrawn, for
-// a caller that writes every parameter and buffer itself (an individual's
-// copies, individual.h): the mlp and toy kinds then draw nothing and hold
-// no values, the other kinds draw all the same.
-enum class InitialWeights { kDrawn, kUndrawn };
 
 class GeneratorImpl : public torch::nn::Cloneable<GeneratorImpl> {
  public:

@@ -61,14 +61,19 @@ struct StackedLinearFunction : public torch::autograd::Function<StackedLinearFun
 
 }  // namespace
 
-StackedLinearImpl::StackedLinearImpl(std::int64_t members, std::int64_t in, std::int64_t out)
+StackedLinearImpl::StackedLinearImpl(std::int64_t members, std::int64_t in, std::int64_t out,
+                                     InitialWeights weights)
     : members_(members), in_(in), out_(out) {
   if (members < 1 || in < 1 || out < 1)
     throw std::invalid_argument(
         fmt::format("StackedLinear: members, in and out must be >= 1 (got {}, {}, {})", members, in, out));
+  weight = register_parameter("weight", torch::empty({members, out, in}));
+  bias = register_parameter("bias", torch::empty({members, 1, out}));
+  if (weights == InitialWeights::kUndrawn) return;
+  torch::NoGradGuard no_grad;
   const double bound = 1.0 / std::sqrt(static_cast<double>(in));
-  weight = register_parameter("weight", torch::empty({members, out, in}).uniform_(-bound, bound));
-  bias = register_parameter("bias", torch::empty({members, 1, out}).uniform_(-bound, bound));
+  weight.uniform_(-bound, bound);
+  bias.uniform_(-bound, bound);
 }
 
 torch::Tensor StackedLinearImpl::forward_with(const torch::Tensor& x, const torch::Tensor& w) {

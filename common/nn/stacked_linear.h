@@ -38,13 +38,17 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/nn/initial_weights.h"
 #include "common/nn/stacked_tensor.h"
 
 namespace cellgan {
 
 class StackedLinearImpl : public torch::nn::Module {
  public:
-  StackedLinearImpl(std::int64_t members, std::int64_t in, std::int64_t out);
+  // kUndrawn (initial_weights.h): the rows hold no values, for a caller
+  // that writes every one.
+  StackedLinearImpl(std::int64_t members, std::int64_t in, std::int64_t out,
+                    InitialWeights weights = InitialWeights::kDrawn);
 
   // x: [P, B, in] -> [P, B, out]; std::invalid_argument on other sizes.
   torch::Tensor forward(const torch::Tensor& x) { return forward_with(x, weight); }

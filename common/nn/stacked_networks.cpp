@@ -27,7 +27,8 @@ bool is_stacked(NetworkKind kind) {
   return false;
 }
 
-StackedNetworkImpl::StackedNetworkImpl(Role role, const NetworkShape& shape, std::int64_t members)
+StackedNetworkImpl::StackedNetworkImpl(Role role, const NetworkShape& shape, std::int64_t members,
+                                       InitialWeights weights)
     : role_(role), shape_(shape), members_(members) {
   if (!is_stacked(shape.kind))
     throw std::invalid_argument(fmt::format("StackedNetwork: network kind {} is not stacked yet", to_string(shape.kind)));
@@ -42,8 +43,9 @@ StackedNetworkImpl::StackedNetworkImpl(Role role, const NetworkShape& shape, std
   for (std::int64_t i = 0; i <= widths.layers; ++i) {
     const std::int64_t in = i == 0 ? widths.in : widths.hidden;
     const std::int64_t out = i == widths.layers ? widths.out : widths.hidden;
-    layers_.push_back(register_module("layer" + std::to_string(i), StackedLinear(members, in, out)));
+    layers_.push_back(register_module("layer" + std::to_string(i), StackedLinear(members, in, out, weights)));
   }
+  drawn_ = weights == InitialWeights::kDrawn;
   if (role == Role::kGenerator && shape.kind == NetworkKind::kMlp) output_ = Output::kTanh;
   if (role == Role::kDiscriminator && shape.d_output == DiscriminatorOutput::kProbability) output_ = Output::kSigmoid;
 }

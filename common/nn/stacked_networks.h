@@ -60,8 +60,11 @@ bool is_stacked(NetworkKind kind);
 class StackedNetworkImpl : public torch::nn::Module {
  public:
   // is_stacked(shape.kind) (std::invalid_argument otherwise); fresh rows
-  // are drawn from Torch's global generator (stacked_linear.h).
-  StackedNetworkImpl(Role role, const NetworkShape& shape, std::int64_t members);
+  // are drawn from Torch's global generator (stacked_linear.h), unless
+  // kUndrawn (initial_weights.h): the mlp and toy kinds then draw nothing
+  // and hold no values (drawn() is false), the others draw all the same.
+  StackedNetworkImpl(Role role, const NetworkShape& shape, std::int64_t members,
+                     InitialWeights weights = InitialWeights::kDrawn);
 
   // [P, B, in] -> [P, B, out] (in: latent_dim for a generator, data_dim for
   // a discriminator).
@@ -82,6 +85,8 @@ class StackedNetworkImpl : public torch::nn::Module {
   Role role() const { return role_; }
   const NetworkShape& shape() const { return shape_; }
   std::int64_t members() const { return members_; }
+  // False when the rows hold no values (made kUndrawn, an mlp or toy kind).
+  bool drawn() const { return drawn_; }
 
  private:
   enum class Output { kLinear, kTanh, kSigmoid };
@@ -91,6 +96,7 @@ class StackedNetworkImpl : public torch::nn::Module {
   std::vector<StackedLinear> layers_;             // mlp, toy
   std::shared_ptr<StackedDcganImpl> convolutional_;  // dcgan, sngan, dcgan_conditional
   Output output_ = Output::kLinear;
+  bool drawn_ = true;
 };
 TORCH_MODULE(StackedNetwork);
 
@@ -147,7 +153,7 @@ class StackedMembers {
 
  protected:
   StackedMembers(Role role, const NetworkShape& shape, std::int64_t members, double learning_rate,
-                 AdamSettings adam, LossKind loss_kind, torch::Device device);
+                 AdamSettings adam, LossKind loss_kind, torch::Device device, InitialWeights weights);
 
  private:
   void check_member(std::int64_t p, const char* what) const;
@@ -166,16 +172,19 @@ class StackedMembers {
 
 class StackedGenerator : public StackedMembers {
  public:
+  // `weights`: as StackedNetworkImpl's; kUndrawn for a stack whose every
+  // row is loaded (load_row) before it is used.
   StackedGenerator(const NetworkShape& shape, std::int64_t members, double learning_rate, AdamSettings adam,
-                   LossKind loss, torch::Device device = torch::kCPU)
-      : StackedMembers(Role::kGenerator, shape, members, learning_rate, adam, loss, device) {}
+                   LossKind loss, torch::Device device = torch::kCPU, InitialWeights weights = InitialWeights::kDrawn)
+      : StackedMembers(Role::kGenerator, shape, members, learning_rate, adam, loss, device, weights) {}
 };
 
 class StackedDiscriminator : public StackedMembers {
  public:
   StackedDiscriminator(const NetworkShape& shape, std::int64_t members, double learning_rate, AdamSettings adam,
-                       LossKind loss, torch::Device device = torch::kCPU)
-      : StackedMembers(Role::kDiscriminator, shape, members, learning_rate, adam, loss, device) {}
+                       LossKind loss, torch::Device device = torch::kCPU,
+                       InitialWeights weights = InitialWeights::kDrawn)
+      : StackedMembers(Role::kDiscriminator, shape, members, learning_rate, adam, loss, device, weights) {}
 };
 
 }  // namespace cellgan

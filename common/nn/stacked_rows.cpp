@@ -58,7 +58,7 @@ void read_adam_states(ByteReader& r, const std::vector<StackedTensor>& params, R
 }  // namespace
 
 StackedMembers::StackedMembers(Role role, const NetworkShape& shape, std::int64_t members, double learning_rate,
-                               AdamSettings adam, LossKind loss_kind, torch::Device device)
+                               AdamSettings adam, LossKind loss_kind, torch::Device device, InitialWeights weights)
     : fitness(static_cast<std::size_t>(members), std::numeric_limits<double>::quiet_NaN()),
       loss(static_cast<std::size_t>(members), loss_kind),
       source_cell(static_cast<std::size_t>(members), -1),
@@ -67,9 +67,9 @@ StackedMembers::StackedMembers(Role role, const NetworkShape& shape, std::int64_
       members_(members),
       adam_(adam),
       device_(device),
-      network_(StackedNetwork(role, shape, members)),
+      network_(StackedNetwork(role, shape, members, weights)),
       learning_rates_(static_cast<std::size_t>(members), learning_rate) {
-  if (!device_.is_cpu()) network_->to(device_);
+  if (!device_.is_cpu()) place_on_device(*network_, device_, network_->drawn());
   std::vector<torch::Tensor> params;
   for (const StackedTensor& t : network_->parameter_tensors()) params.push_back(t.stacked);
   optimizer_ = std::make_unique<BatchedAdam>(std::move(params), learning_rate,

@@ -162,6 +162,36 @@ TEST(StackedNetworks, EveryKindIsStacked) {
   EXPECT_THROW(StackedGenerator(shape, 0, 2e-4, {}, LossKind::kBce), std::invalid_argument);
 }
 
+// A stack whose rows are all loaded need not draw: an undrawn mlp stack
+// leaves Torch's global generator as it was, and once loaded it is the
+// drawn one loaded alike. The convolutional kinds draw all the same.
+TEST(StackedNetworks, AnUndrawnMlpStackDrawsNothingAndLoadsAsADrawnOne) {
+  const NetworkShape shape = test::mnist_mlp_shape();
+  const std::vector<Individual> members = members_of(Role::kGenerator, shape, 2);
+  torch::manual_seed(5);
+  const torch::Tensor expected = torch::rand({4});
+  torch::manual_seed(5);
+  StackedGenerator undrawn(shape, 2, 2e-4, {}, LossKind::kBce, torch::kCPU, InitialWeights::kUndrawn);
+  EXPECT_TRUE(torch::equal(torch::rand({4}), expected)) << "the global generator was drawn from";
+  EXPECT_FALSE(undrawn.network()->drawn());
+  StackedGenerator drawn(shape, 2, 2e-4, {}, LossKind::kBce);
+  EXPECT_TRUE(drawn.network()->drawn());
+  for (int p = 0; p < 2; ++p) {
+    undrawn.load_row(p, members[p]);
+    drawn.load_row(p, members[p]);
+  }
+  for (int p = 0; p < 2; ++p) EXPECT_EQ(undrawn.row_bytes(p), drawn.row_bytes(p)) << "member " << p;
+  const torch::Tensor z = torch::randn({2, 3, shape.latent_dim});
+  EXPECT_TRUE(torch::equal(undrawn.forward(z), drawn.forward(z)));
+
+  NetworkShape conv = shape;
+  conv.kind = NetworkKind::kDcgan;
+  torch::manual_seed(5);
+  StackedDiscriminator d(conv, 1, 2e-4, {}, LossKind::kBce, torch::kCPU, InitialWeights::kUndrawn);
+  EXPECT_TRUE(d.network()->drawn());
+  EXPECT_FALSE(torch::equal(torch::rand({4}), expected)) << "a dcgan stack draws all the same";
+}
+
 TEST(StackedLinear, EachMemberIsItsOwnAffineMap) {
   torch::manual_seed(2);
   StackedLinear layer(4, 5, 3);
