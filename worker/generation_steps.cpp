@@ -229,9 +229,9 @@ void draw_generation_losses(const TrainingConfig& training, CellState& state, Sp
 void draw_fitness_samples(const TrainingConfig& training, const TrainingData& data, std::int64_t latent_dim,
                           GenerationWorkingSet& work) {
   const torch::Tensor index = torch::randint(data.size(), {training.fitness_samples}, work.generator, torch::kLong);
-  work.fitness_real = data.rows(index.to(data.device()));
-  work.fitness_latent =
-      torch::randn({training.fitness_samples, latent_dim}, work.generator, torch::kFloat32).to(data.device());
+  work.fitness_real = data.rows(to_device_without_waiting(index, data.device()));
+  work.fitness_latent = to_device_without_waiting(
+      torch::randn({training.fitness_samples, latent_dim}, work.generator, torch::kFloat32), data.device());
   work.played = PlayedOutputs{};
 }
 
@@ -364,7 +364,7 @@ double train(const TrainingConfig& training, const TrainingData& data, std::int6
   const DiscriminatorPenalties penalties = discriminator_penalties(training);
   const std::int64_t n = data.size();
   torch::manual_seed(work.global_seed);
-  const torch::Tensor order = torch::randperm(n, work.generator, torch::kLong).to(data.device());
+  const torch::Tensor order = to_device_without_waiting(torch::randperm(n, work.generator, torch::kLong), data.device());
   const at::Generator latents = latent_generator(work, data.device());
   const auto latent = [&](std::int64_t rows) {
     return torch::randn({rows, latent_dim}, latents, torch::TensorOptions().dtype(torch::kFloat32).device(data.device()));

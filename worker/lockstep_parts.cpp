@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "common/nn/device.h"
 #include "common/nn/member_draws.h"
 #include "worker/generation_steps.h"
 
@@ -16,11 +17,9 @@ void copy_rows(const std::vector<StackedTensor>& from, const std::vector<Stacked
   for (std::size_t i = 0; i < from.size(); ++i) to[i].stacked.copy_(from[i].stacked.index_select(0, index));
 }
 
-// `rows` on `device`; to a GPU through pinned memory, without waiting for it.
+// `rows` on `device`, without waiting for it.
 torch::Tensor index_on(const std::vector<std::int64_t>& rows, const torch::Device& device) {
-  const torch::Tensor host = torch::tensor(rows, torch::kLong);
-  return device.is_cuda() ? host.pin_memory().to(torch::TensorOptions().device(device), /*non_blocking=*/true)
-                          : host.to(device);
+  return to_device_without_waiting(torch::tensor(rows, torch::kLong), device);
 }
 
 }  // namespace

@@ -121,7 +121,8 @@ class Lockstep {
         batch_rows_(std::min(training.batch_size, data.size())), cuda_graphs_(cuda_graphs) {
     for (const LockstepCell& c : cells) {
       const TrainingData& own = c.data ? *c.data : data;
-      orders_.push_back(torch::randperm(own.size(), c.work->generator, torch::kLong).to(data.device()));
+      orders_.push_back(
+          to_device_without_waiting(torch::randperm(own.size(), c.work->generator, torch::kLong), data.device()));
       delay_ = std::max(delay_, c.work->batch_delay);
     }
     gens_->network()->set_member_generators(of_members(streams_.noise, g_members_));

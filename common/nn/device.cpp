@@ -87,4 +87,9 @@ std::vector<double> host_values(const std::vector<torch::Tensor>& scalars) {
   return std::vector<double>(all.data_ptr<double>(), all.data_ptr<double>() + all.numel());
 }
 
+torch::Tensor to_device_without_waiting(const torch::Tensor& host, const torch::Device& device) {
+  if (!device.is_cuda()) return host.to(device);
+  return host.pin_memory().to(torch::TensorOptions().device(device), /*non_blocking=*/true);
+}
+
 }  // namespace cellgan

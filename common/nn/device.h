@@ -47,4 +47,9 @@ int visible_gpus();
 // the one item<double>() would read.
 std::vector<double> host_values(const std::vector<torch::Tensor>& scalars);
 
+// `host` (a CPU tensor) on `device`, the same values: to a GPU through
+// pinned memory, ordered on the current stream without waiting for the
+// device (a copy from pageable memory waits for it); elsewhere host.to().
+torch::Tensor to_device_without_waiting(const torch::Tensor& host, const torch::Device& device);
+
 }  // namespace cellgan

@@ -15,6 +15,7 @@
 #include "common/bytes.h"
 #include "common/error.h"
 #include "common/nn/conditional_networks.h"
+#include "common/nn/device.h"
 #include "common/image_files.h"
 #include "common/path_checks.h"
 
@@ -62,7 +63,8 @@ torch::Tensor sample_mixture(std::vector<Individual*>& generators, const std::ve
     for (std::int64_t start = 0; start < counts[i]; start += kSampleChunk) {
       const std::int64_t rows = std::min(kSampleChunk, counts[i] - start);
       const torch::Tensor part =
-          image_part(g->forward(z.narrow(0, start, rows).to(generators[i]->device())), g->shape());
+          image_part(g->forward(to_device_without_waiting(z.narrow(0, start, rows), generators[i]->device())),
+                     g->shape());
       if (!out.defined()) out = torch::empty({n, part.size(1)}, part.options());
       out.narrow(0, at + start, rows).copy_(part);
     }
