@@ -138,8 +138,8 @@ std::vector<CellGeneration> CellBlock::begin_generations(const std::map<int, Hal
     for (std::size_t i = first; i < end; ++i) {
       const auto reader = last_reader.find(states_[i].cell);
       if (reader != last_reader.end() && reader->second >= group)
-        copies.emplace(states_[i].cell,
-                       std::pair{states_[i].centre_generator().clone(), states_[i].centre_discriminator().clone()});
+        copies.emplace(states_[i].cell, std::pair{states_[i].centre_generator().snapshot(),
+                                                  states_[i].centre_discriminator().snapshot()});
     }
     std::vector<CellGeneration*> begun;
     std::vector<CellTrainer*> trainers;

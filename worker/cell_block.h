@@ -56,8 +56,10 @@ class CellBlock {
   // stack of every cell's copies; per_class's cells too when their batch
   // counts agree), then each finishes (steps 6-8). A cell reads its
   // neighbours in this block as they were when the generation began: live
-  // while they have not begun, and from a copy (Individual::clone) taken
-  // just before one begins, kept only while a later cell still reads it.
+  // while they have not begun, and from a copy taken just before one
+  // begins, kept only while a later cell still reads it (an
+  // Individual::snapshot: no Adam step is taken on a cell's own
+  // individuals before the last copy goes, at the end of the begin).
   // On a GPU (or after set_cells_per_game) the cells are begun in
   // groups: each cell of a group prepares (steps 0 and 1) in order, then
   // they play their fitness games in one PairGame::play_cells, then each

@@ -172,11 +172,13 @@ Individual Individual::decode(const std::vector<std::uint8_t>& bytes, const Netw
   return ind;
 }
 
-Individual Individual::clone() const { return copy(/*with_optimizer_state=*/true); }
+Individual Individual::clone() const { return copy(MomentsCopy::kCopied); }
 
-Individual Individual::clone_weights() const { return copy(/*with_optimizer_state=*/false); }
+Individual Individual::clone_weights() const { return copy(MomentsCopy::kFresh); }
 
-Individual Individual::copy(bool with_optimizer_state) const {
+Individual Individual::snapshot() const { return copy(MomentsCopy::kShared); }
+
+Individual Individual::copy(MomentsCopy moments_copy) const {
   auto& self = const_cast<Individual&>(*this);
   Individual ind(role_, shape_, adam_, device_, InitialWeights::kUndrawn);  // as decode() makes it
   ind.loss = loss;
@@ -190,10 +192,15 @@ Individual Individual::copy(bool with_optimizer_state) const {
   const auto buffers = self.module().buffers();
   auto buffers_into = ind.module().buffers();
   for (std::size_t i = 0; i < buffers.size(); ++i) buffers_into[i].copy_(buffers[i]);
-  for (std::size_t i = 0; with_optimizer_state && i < params.size(); ++i)
-    if (const std::optional<Moments> m = moments(i))
+  for (std::size_t i = 0; moments_copy != MomentsCopy::kFresh && i < params.size(); ++i) {
+    const std::optional<Moments> m = moments(i);
+    if (!m) continue;
+    if (moments_copy == MomentsCopy::kShared)
+      ind.set_moments(i, *m);
+    else
       ind.set_moments(i, {m->step, m->exp_avg.clone(torch::MemoryFormat::Contiguous),
                           m->exp_avg_sq.clone(torch::MemoryFormat::Contiguous)});
+  }
   return ind;
 }
 

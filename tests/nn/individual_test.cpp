@@ -161,6 +161,29 @@ TEST(Individual, CloneIsTheDecodeOfItsBytes) {
   }
 }
 
+// A snapshot is a clone whose Adam moments are the original's own tensors:
+// the same bytes, its weights its own, its moments shared.
+TEST(Individual, ASnapshotIsACloneSharingTheAdamMoments) {
+  torch::manual_seed(1);
+  Individual a(Role::kGenerator, test::small_toy_shape(), 2e-4, {}, LossKind::kMse);
+  step(a);
+  a.fitness = 0.5;
+  a.set_learning_rate(3e-4);
+  const Individual snap = a.snapshot();
+  EXPECT_EQ(snap.encode(), a.clone().encode());
+  ASSERT_TRUE(snap.moments(0).has_value());
+  EXPECT_TRUE(snap.moments(0)->exp_avg.is_same(a.moments(0)->exp_avg));
+  EXPECT_TRUE(snap.moments(0)->exp_avg_sq.is_same(a.moments(0)->exp_avg_sq));
+  EXPECT_FALSE(a.clone().moments(0)->exp_avg.is_same(a.moments(0)->exp_avg));
+  const std::vector<std::uint8_t> before = snap.encode();
+  {  // the weights are the snapshot's own: poisoning the original leaves it as it was
+    torch::NoGradGuard no_grad;
+    for (torch::Tensor& p : a.module().parameters()) p.fill_(std::numeric_limits<float>::quiet_NaN());
+  }
+  EXPECT_EQ(snap.encode(), before);
+  EXPECT_TRUE(snap.is_finite());
+}
+
 TEST(Individual, RestoredAdamStateKeepsTheMutatedLearningRate) {
   torch::manual_seed(1);
   Individual a(Role::kGenerator, test::small_toy_shape(), 2e-4, {}, LossKind::kBce);
