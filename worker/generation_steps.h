@@ -19,12 +19,14 @@
 // skipping one, changes every later draw. The steps that draw say so.
 //
 // Internal to cellgan_worker (and its tests); the public face is
-// worker/cell_trainer.h.
+// worker/cell_trainer.h. Steps 6 to the record are in copies_replacement.cpp,
+// the others in generation_steps.cpp.
 //
 // Thread-safety: the functions share no state of their own. The draws come
-// from the cell's own streams (seed_generation); networks are still built
-// from Torch's process-wide generator (values then overwritten) and
-// wgan_gp's penalty draws from it, so callers hold lock_torch_generator()
+// from the cell's own streams (seed_generation); the convolutional kinds'
+// networks are still built from Torch's process-wide generator (values then
+// overwritten; initial_weights.h) and wgan_gp's penalty draws from it, so
+// callers hold lock_torch_generator()
 // (the worker has one training thread).
 #pragma once
 
