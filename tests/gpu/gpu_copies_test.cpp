@@ -1,0 +1,102 @@
+// cellgan on a GPU, the copies (CTest label `gpu`; each test skips when
+// LibTorch sees no GPU): an individual made to be written there (decode,
+// clone, snapshot, a stack's rows) gets empty storage on the device and is
+// then written whole, so it encodes as its source; and are_finite() judges
+// on the device (its tensors put together first) as it does on the CPU.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <limits>
+#include <vector>
+
+#include "common/nn/device.h"
+#include "common/nn/individual.h"
+#include "common/nn/stacked_networks.h"
+
+namespace cellgan {
+namespace {
+
+#define SKIP_WITHOUT_GPU()                                         \
+  do {                                                             \
+    if (visible_gpus() == 0) GTEST_SKIP() << "no GPU is visible"; \
+  } while (0)
+
+torch::Device gpu() { return resolve_device("cuda:0", 0); }
+
+NetworkShape image_shape(NetworkKind kind) {
+  NetworkShape shape;
+  shape.kind = kind;
+  shape.latent_dim = 16;
+  shape.data_dim = 784;
+  return shape;
+}
+
+// An individual made on the CPU with one Adam step, so that it has moments.
+Individual stepped(Role role, const NetworkShape& shape, std::uint64_t seed) {
+  torch::manual_seed(seed);
+  Individual ind(role, shape, 2e-4, {}, LossKind::kBce);
+  ind.module().train();
+  const torch::Tensor out = role == Role::kGenerator ? ind.generator()->forward(torch::randn({4, shape.latent_dim}))
+                                                     : ind.discriminator()->forward(torch::rand({4, shape.data_dim}));
+  out.pow(2).sum().backward();
+  ind.optimizer().step();
+  return ind;
+}
+
+TEST(GpuCopies, CopiesMadeOnTheDeviceEncodeAsTheirSources) {
+  SKIP_WITHOUT_GPU();
+  for (const NetworkKind kind : {NetworkKind::kMlp, NetworkKind::kDcgan, NetworkKind::kSngan}) {
+    const NetworkShape shape = image_shape(kind);
+    for (const Role role : {Role::kGenerator, Role::kDiscriminator}) {
+      const Individual source = stepped(role, shape, 3);
+      const std::vector<std::uint8_t> bytes = source.encode();
+      const Individual on = Individual::decode(bytes, shape, {}, true, gpu());
+      EXPECT_EQ(on.device(), gpu());
+      EXPECT_EQ(on.encode(), bytes) << to_string(kind);
+      EXPECT_EQ(on.clone().encode(), bytes) << to_string(kind);
+      EXPECT_EQ(on.snapshot().encode(), bytes) << to_string(kind);
+      EXPECT_EQ(on.clone_weights().encode(), Individual::decode(source.encode(false), shape, {}).encode())
+          << to_string(kind);
+      // A stack made undrawn on the device, every row loaded, gives its rows back as they went in.
+      const Individual other = Individual::decode(stepped(role, shape, 4).encode(), shape, {}, true, gpu());
+      std::unique_ptr<StackedMembers> stack;
+      if (role == Role::kGenerator)
+        stack = std::make_unique<StackedGenerator>(shape, 2, 2e-4, AdamSettings{}, LossKind::kBce, gpu(),
+                                                   InitialWeights::kUndrawn);
+      else
+        stack = std::make_unique<StackedDiscriminator>(shape, 2, 2e-4, AdamSettings{}, LossKind::kBce, gpu(),
+                                                       InitialWeights::kUndrawn);
+      stack->load_row(0, on);
+      stack->load_row(1, other);
+      const std::vector<Individual> rows = stack->to_individuals();
+      EXPECT_EQ(rows[0].encode(), bytes) << to_string(kind);
+      EXPECT_EQ(rows[1].encode(), other.encode()) << to_string(kind);
+    }
+  }
+}
+
+TEST(GpuCopies, AreFiniteOnTheDeviceJudgesAsOnTheCpu) {
+  SKIP_WITHOUT_GPU();
+  const NetworkShape shape = image_shape(NetworkKind::kMlp);
+  std::vector<Individual> cpu;
+  for (int i = 0; i < 4; ++i) cpu.push_back(stepped(Role::kDiscriminator, shape, 10 + i));
+  {
+    torch::NoGradGuard no_grad;
+    cpu[1].module().parameters()[2].view(-1)[5] = std::numeric_limits<float>::quiet_NaN();
+    cpu[2].moments(3)->exp_avg.view(-1)[0] = -std::numeric_limits<float>::infinity();
+    cpu[3].module().parameters()[0].fill_(3e38F);  // finite, though their sum overflows
+  }
+  std::vector<Individual> on;
+  for (const Individual& i : cpu) on.push_back(Individual::decode(i.encode(), shape, {}, true, gpu()));
+  std::vector<const Individual*> cpu_all, on_all;
+  for (std::size_t i = 0; i < cpu.size(); ++i) {
+    cpu_all.push_back(&cpu[i]);
+    on_all.push_back(&on[i]);
+  }
+  const std::vector<bool> expected{true, false, false, true};
+  EXPECT_EQ(Individual::are_finite(cpu_all), expected);
+  EXPECT_EQ(Individual::are_finite(on_all), expected);
+}
+
+}  // namespace
+}  // namespace cellgan
