@@ -58,10 +58,13 @@ void write_individual_tensor(ByteWriter& w, const torch::Tensor& t) {
 
 void read_individual_tensor(ByteReader& r, torch::Tensor& into) {
   const std::uint64_t n = get_tensor_size(r, into);
-  torch::Tensor buf = torch::empty({static_cast<std::int64_t>(n)}, torch::kFloat32);
+  // To a GPU through pinned memory, without a wait for the device.
+  const bool gpu = into.is_cuda();
+  torch::Tensor buf =
+      torch::empty({static_cast<std::int64_t>(n)}, torch::TensorOptions(torch::kFloat32).pinned_memory(gpu));
   r.get_raw(buf.data_ptr<float>(), n * sizeof(float));
   torch::NoGradGuard no_grad;
-  into.copy_(buf.view(into.sizes()));
+  into.copy_(buf.view(into.sizes()), /*non_blocking=*/gpu);
 }
 
 void skip_individual_tensor(ByteReader& r, const torch::Tensor& like) {

@@ -28,8 +28,11 @@ struct RowTensors {
   std::vector<torch::Tensor> exp_avg_sq;
 };
 
+// A member's tensor read on the host; pinned when it goes to a GPU, so that
+// set_member_row() copies it there without a wait.
 torch::Tensor read_member_tensor(ByteReader& r, const StackedTensor& layout) {
-  torch::Tensor t = torch::empty(layout.member_sizes, torch::kFloat32);
+  torch::Tensor t = torch::empty(layout.member_sizes,
+                                 torch::TensorOptions(torch::kFloat32).pinned_memory(layout.stacked.is_cuda()));
   read_individual_tensor(r, t);
   return t;
 }

@@ -33,7 +33,9 @@ void set_member_row(const StackedTensor& layout, const torch::Tensor& like, std:
                                             fmt::join(member.sizes(), ", "), fmt::join(layout.member_sizes, ", ")));
   torch::NoGradGuard no_grad;
   torch::Tensor row = like[p];
-  row.copy_(member.reshape(row.sizes()));
+  // Into a GPU without waiting for it (from pinned memory, no wait at all);
+  // never into the host asynchronously.
+  row.copy_(member.reshape(row.sizes()), /*non_blocking=*/row.is_cuda());
 }
 
 torch::Tensor member_aligned(const torch::Tensor& x, const std::function<torch::Tensor(const torch::Tensor&)>& op) {

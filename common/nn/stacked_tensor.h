@@ -29,7 +29,10 @@ struct StackedTensor {
 torch::Tensor member_row(const StackedTensor& layout, const torch::Tensor& like, std::int64_t p);
 
 // Writes `member` (the individual's layout, any device) into row p of
-// `like`, without autograd. std::invalid_argument when the sizes differ.
+// `like`, without autograd, and into a GPU without waiting for it (so a
+// host `member` must not change until the device has read it: pinned
+// memory kept alive by its copy, or pageable memory, which the copy reads
+// before it returns). std::invalid_argument when the sizes differ.
 void set_member_row(const StackedTensor& layout, const torch::Tensor& like, std::int64_t p,
                     const torch::Tensor& member);
 

@@ -71,6 +71,9 @@ TEST(GpuCopies, CopiesMadeOnTheDeviceEncodeAsTheirSources) {
       const std::vector<Individual> rows = stack->to_individuals();
       EXPECT_EQ(rows[0].encode(), bytes) << to_string(kind);
       EXPECT_EQ(rows[1].encode(), other.encode()) << to_string(kind);
+      stack->load_row(1, bytes);  // from the bytes too, through pinned memory
+      EXPECT_EQ(stack->row_bytes(1), bytes) << to_string(kind);
+      EXPECT_EQ(stack->row_bytes(0), bytes) << to_string(kind);
     }
   }
 }
