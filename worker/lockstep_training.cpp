@@ -65,13 +65,14 @@ std::unique_ptr<StackedMembers> stack_copies(const std::vector<LockstepCell>& ce
   else
     stack = std::make_unique<StackedDiscriminator>(first.shape(), size, first.learning_rate(), first.adam_settings(),
                                                    first.loss, device, InitialWeights::kUndrawn);
-  for (std::int64_t p = 0; p < size; ++p) {
-    const Member& m = members[static_cast<std::size_t>(p)];
+  std::vector<const Individual*> rows;
+  for (const Member& m : members) {
     const Individual& copy = copies_of(cells[m.cell], role)[m.copy];
     if (copy.shape().kind != first.shape().kind || copy.role() != role)
       throw std::invalid_argument("train_in_lockstep: the copies differ in kind");
-    stack->load_row(p, copy);
+    rows.push_back(&copy);
   }
+  stack->load_rows(rows);
   // The copies live in the stack until write_back(): never twice.
   for (const LockstepCell& c : cells) copies_of(c, role).clear();
   return stack;

@@ -14,17 +14,20 @@
 namespace cellgan {
 namespace {
 
-// Row p of `stack` takes the individual's weights and buffers (not its Adam
-// state, which the game does not use).
-void load_weights(StackedNetworkImpl& stack, std::int64_t p, Individual& individual) {
+// Row p of `stack` takes individuals[p]'s weights and buffers (not its Adam
+// state, which the game does not use), for every row: one copy a tensor.
+void load_weights(StackedNetworkImpl& stack, const std::vector<Individual*>& individuals) {
   torch::NoGradGuard no_grad;
-  const std::vector<torch::Tensor> params = individual.module().parameters();
-  const std::vector<torch::Tensor> buffers = individual.module().buffers();
-  const std::vector<StackedTensor> rows = stack.parameter_tensors();
-  const std::vector<StackedTensor> buffer_rows = stack.buffer_tensors();
-  for (std::size_t i = 0; i < rows.size(); ++i) set_member_row(rows[i], rows[i].stacked, p, params[i]);
-  for (std::size_t i = 0; i < buffer_rows.size(); ++i)
-    set_member_row(buffer_rows[i], buffer_rows[i].stacked, p, buffers[i]);
+  for (const bool buffers : {false, true}) {
+    const std::vector<StackedTensor> rows = buffers ? stack.buffer_tensors() : stack.parameter_tensors();
+    std::vector<std::vector<torch::Tensor>> members(rows.size());
+    for (Individual* individual : individuals) {
+      const std::vector<torch::Tensor> own =
+          buffers ? individual->module().buffers() : individual->module().parameters();
+      for (std::size_t i = 0; i < rows.size(); ++i) members[i].push_back(own[i]);
+    }
+    for (std::size_t i = 0; i < rows.size(); ++i) set_member_rows(rows[i], rows[i].stacked, 0, members[i]);
+  }
 }
 
 // The losses of every pair of one cell from its discriminators' outputs on
@@ -128,11 +131,12 @@ std::vector<std::vector<torch::Tensor>> PairGame::fakes_of(const std::vector<con
   StackedNetworkImpl& g =
       stack_of(*cells[missing.front().first]->generators.front(), static_cast<std::int64_t>(missing.size()));
   std::vector<torch::Tensor> latents;
-  for (std::size_t k = 0; k < missing.size(); ++k) {
-    const CellGame& cell = *cells[missing[k].first];
-    load_weights(g, static_cast<std::int64_t>(k), *cell.generators[missing[k].second]);
-    latents.push_back(cell.z);
+  std::vector<Individual*> rows;
+  for (const auto& [c, i] : missing) {
+    rows.push_back(cells[c]->generators[i]);
+    latents.push_back(cells[c]->z);
   }
+  load_weights(g, rows);
   const torch::Tensor made = g.forward(rows_reading(latents));
   for (std::size_t k = 0; k < missing.size(); ++k) {
     const auto [c, i] = missing[k];
@@ -188,9 +192,9 @@ void PairGame::play_cells(const std::vector<CellGame>& all, BceForm bce) {
     most_generators = std::max(most_generators, cell->generators.size());
   }
   StackedNetworkImpl& d = stack_of(*cells.front()->discriminators.front(), nd);
-  for (std::size_t c = 0; c < cells.size(); ++c)
-    for (std::size_t j = 0; j < cells[c]->discriminators.size(); ++j)
-      load_weights(d, first_row[c] + static_cast<std::int64_t>(j), *cells[c]->discriminators[j]);
+  std::vector<Individual*> d_rows;  // row first_row[c] + j: cell c's discriminator j
+  for (const CellGame* cell : cells) d_rows.insert(d_rows.end(), cell->discriminators.begin(), cell->discriminators.end());
+  load_weights(d, d_rows);
   // Round k scores the k-th generator's fakes of every cell through the
   // cell's discriminators (a cell with fewer generators scores its last
   // one again, unread), which keeps the activations to [ND, F, width]:

@@ -7,6 +7,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace cellgan {
@@ -53,6 +54,19 @@ BatchedAdam::BatchedAdam(std::vector<torch::Tensor> params, double learning_rate
   steps_ = torch::zeros({members_}, on_device.dtype(torch::kLong));
 }
 
+namespace {
+
+// `host` into `into`: to a GPU through pinned memory, without waiting for
+// the GPU's queue.
+void copy_without_waiting(const torch::Tensor& host, torch::Tensor& into) {
+  if (into.is_cuda())
+    into.copy_(host.pin_memory(), /*non_blocking=*/true);
+  else
+    into.copy_(host);
+}
+
+}  // namespace
+
 void BatchedAdam::check_member(std::int64_t p, const char* what) const {
   if (p < 0 || p >= members_)
     throw std::out_of_range(fmt::format("BatchedAdam::{}: member {} outside a stack of {}", what, p, members_));
@@ -67,12 +81,16 @@ void BatchedAdam::set_learning_rates(const std::vector<double>& lrs) {
   if (static_cast<std::int64_t>(lrs.size()) != members_)
     throw std::invalid_argument(
         fmt::format("BatchedAdam::set_learning_rates: {} rates for {} members", lrs.size(), members_));
-  const torch::Tensor host = torch::tensor(lrs, torch::kFloat64);
-  // To a GPU through pinned memory, without waiting for the GPU's queue.
-  if (learning_rates_.is_cuda())
-    learning_rates_.copy_(host.pin_memory(), /*non_blocking=*/true);
-  else
-    learning_rates_.copy_(host);
+  copy_without_waiting(torch::tensor(lrs, torch::kFloat64), learning_rates_);
+}
+
+void BatchedAdam::set_steps(const std::vector<std::int64_t>& steps) {
+  if (static_cast<std::int64_t>(steps.size()) != members_)
+    throw std::invalid_argument(
+        fmt::format("BatchedAdam::set_steps: {} step counts for {} members", steps.size(), members_));
+  if (std::any_of(steps.begin(), steps.end(), [](std::int64_t s) { return s < 0; }))
+    throw std::invalid_argument("BatchedAdam::set_steps: a step count is >= 0");
+  copy_without_waiting(torch::tensor(steps, torch::kLong), steps_);
 }
 
 void BatchedAdam::set_step(std::int64_t p, std::int64_t step) {

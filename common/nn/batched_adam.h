@@ -87,6 +87,8 @@ class BatchedAdam {
   // [P] int64 on the device: each member's step count.
   const torch::Tensor& steps() const { return steps_; }
   void set_step(std::int64_t p, std::int64_t step);
+  // Every member's at once, as set_learning_rates() sets the rates.
+  void set_steps(const std::vector<std::int64_t>& steps);
 
   // The moments, one per parameter, of its shape.
   const std::vector<torch::Tensor>& params() const { return params_; }

@@ -150,6 +150,9 @@ class StackedMembers {
   // to_individual() of every row, in order, with one read of the step
   // counts and Adam's rates from the device for them all.
   std::vector<Individual> to_individuals() const;
+  // load_row(p, *individuals[p]) of every row (one individual a member,
+  // std::invalid_argument otherwise), with one copy a tensor for them all.
+  void load_rows(const std::vector<const Individual*>& individuals);
 
  protected:
   StackedMembers(Role role, const NetworkShape& shape, std::int64_t members, double learning_rate,

@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace cellgan {
@@ -36,6 +37,35 @@ void set_member_row(const StackedTensor& layout, const torch::Tensor& like, std:
   // Into a GPU without waiting for it (from pinned memory, no wait at all);
   // never into the host asynchronously.
   row.copy_(member.reshape(row.sizes()), /*non_blocking=*/row.is_cuda());
+}
+
+void set_member_rows(const StackedTensor& layout, const torch::Tensor& like, std::int64_t first,
+                     const std::vector<torch::Tensor>& members) {
+  if (members.empty()) return;
+  check_row(like, first);
+  check_row(like, first + static_cast<std::int64_t>(members.size()) - 1);
+  const bool together = std::all_of(members.begin(), members.end(), [&](const torch::Tensor& m) {
+    return m.device() == like.device() && m.scalar_type() == like.scalar_type();
+  });
+  if (!together) {
+    for (std::size_t k = 0; k < members.size(); ++k)
+      set_member_row(layout, like, first + static_cast<std::int64_t>(k), members[k]);
+    return;
+  }
+  const torch::IntArrayRef row_sizes = like.sizes().slice(1);
+  std::vector<torch::Tensor> rows;
+  for (const torch::Tensor& m : members) {
+    if (m.sizes() != torch::IntArrayRef(layout.member_sizes))
+      throw std::invalid_argument(fmt::format("stacked tensor: a member tensor of [{}], expected [{}]",
+                                              fmt::join(m.sizes(), ", "), fmt::join(layout.member_sizes, ", ")));
+    rows.push_back(m.detach().reshape(row_sizes));
+  }
+  torch::NoGradGuard no_grad;
+  torch::Tensor out = like.narrow(0, first, static_cast<std::int64_t>(members.size()));
+  if (out.is_contiguous())
+    at::stack_out(out, rows, 0);
+  else
+    out.copy_(torch::stack(rows));
 }
 
 torch::Tensor member_aligned(const torch::Tensor& x, const std::function<torch::Tensor(const torch::Tensor&)>& op) {

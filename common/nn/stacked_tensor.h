@@ -35,6 +35,10 @@ torch::Tensor member_row(const StackedTensor& layout, const torch::Tensor& like,
 // before it returns). std::invalid_argument when the sizes differ.
 void set_member_row(const StackedTensor& layout, const torch::Tensor& like, std::int64_t p,
                     const torch::Tensor& member);
+// set_member_row() of members[k] into row first + k, for every k: in one
+// copy when they are all on `like`'s device (a kernel, not one per row).
+void set_member_rows(const StackedTensor& layout, const torch::Tensor& like, std::int64_t first,
+                     const std::vector<torch::Tensor>& members);
 
 // Applies the elementwise `op` (an exp, log, pow, sigmoid or tanh: a
 // function whose vectorised and scalar CPU kernels round apart in the last

@@ -99,6 +99,35 @@ TEST(StackedNetworks, RowBytesAreTheIndividualsEncodedBytes) {
   EXPECT_DOUBLE_EQ(rows[2].adam_learning_rate(), 9e-4);
 }
 
+// Every row at once is each row loaded alone: weights, moments (none for a
+// member that never stepped), buffers, step counts, both rates, bookkeeping.
+TEST(StackedNetworks, LoadRowsIsLoadRowOfEachRow) {
+  NetworkShape dcgan = test::mnist_mlp_shape();
+  dcgan.kind = NetworkKind::kDcgan;  // batch norm: buffers too
+  for (const NetworkShape& shape : {test::mnist_mlp_shape(), dcgan}) {
+    std::vector<Individual> members = members_of(Role::kDiscriminator, shape, 3);  // ages 0, 1 and 2
+    members[1].set_adam_learning_rate(9e-4);
+    members[2].loss = LossKind::kMse;
+    StackedDiscriminator one_by_one(shape, 3, 2e-4, {}, LossKind::kBce);
+    StackedDiscriminator together(shape, 3, 2e-4, {}, LossKind::kBce);
+    for (int p = 0; p < 3; ++p) one_by_one.load_row(p, members[p]);
+    together.load_rows({&members[0], &members[1], &members[2]});
+    for (int p = 0; p < 3; ++p) {
+      EXPECT_EQ(together.row_bytes(p), one_by_one.row_bytes(p)) << to_string(shape.kind) << " member " << p;
+      EXPECT_EQ(together.row_bytes(p), members[p].encode()) << to_string(shape.kind) << " member " << p;
+      EXPECT_EQ(together.loss[p], members[p].loss);
+      EXPECT_EQ(together.source_cell[p], members[p].source_cell);
+      EXPECT_DOUBLE_EQ(together.fitness[p], members[p].fitness);
+      EXPECT_DOUBLE_EQ(together.learning_rate(p), members[p].learning_rate());
+    }
+    EXPECT_TRUE(torch::equal(together.optimizer().steps(), one_by_one.optimizer().steps()));
+    EXPECT_TRUE(torch::equal(together.optimizer().learning_rates(), one_by_one.optimizer().learning_rates()));
+    for (std::size_t i = 0; i < together.optimizer().exp_avg().size(); ++i)
+      EXPECT_TRUE(torch::equal(together.optimizer().exp_avg_sq()[i], one_by_one.optimizer().exp_avg_sq()[i])) << i;
+    EXPECT_THROW(together.load_rows({&members[0]}), std::invalid_argument);
+  }
+}
+
 TEST(StackedNetworks, BytesWithoutAdamStateLoadAsAFreshAdam) {
   const NetworkShape shape = test::small_toy_shape();
   Individual aged = aged_individual(Role::kGenerator, shape, 2e-4, 2, 9);
