@@ -246,7 +246,7 @@ void mutate_learning_rate(const TrainingConfig& training, Individual& individual
 // and the reverse); the pools' own fitness is left as it was. Every copy
 // that replace_worst() will discard as non-finite (a loss in training,
 // fitness or weights) gets a NaN fitness and a line in work.events; the
-// weights of all the copies are checked with one wait for the device.
+// weights of the copies not discarded already are checked with one wait.
 // `bce` is training.bce, as evaluate_fitness played with it.
 void score_trained_copies(BceForm bce, GenerationWorkingSet& work);
 // The same for several cells' working sets, their games played together

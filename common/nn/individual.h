@@ -133,10 +133,10 @@ class Individual {
   // True when the learning rate and every parameter and Adam moment are
   // finite (one wait for the device): are_finite() of this one.
   bool is_finite() const;
-  // is_finite() of each of `individuals` (none null), in order, with one
-  // wait for the device for them all and a few kernels each (each one's
-  // tensors are checked as one flat copy), so that a GPU is not drained
-  // once per individual.
+  // is_finite() of each of `individuals` (none null, all on one device), in
+  // order, with one wait for the device for them all (two when a sum is not
+  // finite and is looked at again) and a few kernels each, so that a GPU is
+  // not drained once per individual.
   static std::vector<bool> are_finite(const std::vector<const Individual*>& individuals);
 
  private:

@@ -5,7 +5,8 @@
 // them (seed it first for reproducible weights). kUndrawn: for a caller
 // that writes every parameter and buffer itself (an individual's copies,
 // a stack whose rows are all loaded): the mlp and toy kinds then draw
-// nothing and hold no values; the convolutional kinds draw all the same.
+// nothing and hold no values; the convolutional kinds draw all the same
+// (an Individual on a GPU still gets empty storage there, individual.h).
 //
 // Thread-safety: a module belongs to one thread at a time.
 #pragma once

@@ -147,8 +147,8 @@ class StackedMembers {
   // generator as decode does), with Adam's learning rate too; copied
   // device to device.
   Individual to_individual(std::int64_t p) const;
-  // to_individual() of every row, in order, with one read of the step
-  // counts and Adam's rates from the device for them all.
+  // to_individual() of every row, in order, reading the step counts and
+  // Adam's rates from the device once for them all (two reads, not two a row).
   std::vector<Individual> to_individuals() const;
   // load_row(p, *individuals[p]) of every row (one individual a member,
   // std::invalid_argument otherwise), with one copy a tensor for them all.
