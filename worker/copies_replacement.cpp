@@ -17,10 +17,6 @@
 namespace cellgan {
 namespace {
 
-double finite_or_inf(double v) { return std::isfinite(v) ? v : INFINITY; }
-
-const char* role_name(Role role) { return role == Role::kGenerator ? "generator" : "discriminator"; }
-
 // One cell's trained copies, as note_discards() reads them.
 struct TrainedCopies {
   std::vector<Individual*> generators, discriminators;

@@ -28,8 +28,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-double finite_or_inf(double v) { return std::isfinite(v) ? v : INFINITY; }
-
 // A neighbour's centre individual of `role`: weights only (for fitness and
 // the mixture) or whole, with its Adam state (for a tournament winner).
 Individual neighbour_individual(const NeighbourCentre& n, Role role, const NetworkShape& shape,
@@ -76,8 +74,6 @@ void read_watches(const std::vector<LossWatch>& watches, bool summing, std::vect
     if (summing) means[i] = read[at++];
   }
 }
-
-const char* role_name(Role role) { return role == Role::kGenerator ? "generator" : "discriminator"; }
 
 }  // namespace
 

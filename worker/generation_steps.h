@@ -34,6 +34,7 @@
 #include <torch/types.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -48,6 +49,11 @@
 #include "worker/cell_trainer.h"
 
 namespace cellgan {
+
+// A fitness as it orders: a non-finite one as +inf (the worst).
+inline double finite_or_inf(double v) { return std::isfinite(v) ? v : INFINITY; }
+// "generator" or "discriminator", for events lines.
+inline const char* role_name(Role role) { return role == Role::kGenerator ? "generator" : "discriminator"; }
 
 class PairGame;
 

@@ -15,8 +15,6 @@
 namespace cellgan {
 namespace {
 
-double finite_or_inf(double v) { return std::isfinite(v) ? v : INFINITY; }
-
 std::vector<double> normalised(std::vector<double> w) {
   const double total = std::accumulate(w.begin(), w.end(), 0.0);
   if (total <= 0.0) return std::vector<double>(w.size(), 1.0 / static_cast<double>(w.size()));
