@@ -5,6 +5,8 @@
 
 #include <stdexcept>
 
+#include "common/nn/layers.h"
+
 namespace cellgan {
 namespace {
 
@@ -23,23 +25,21 @@ torch::Tensor label_one_hot(const torch::Tensor& labels) {
 
 }  // namespace
 
-torch::nn::Sequential conditional_generator_body(const NetworkShape& shape) {
+torch::nn::Sequential conditional_generator_body(const NetworkShape& shape, InitialWeights weights) {
   // A DCGAN generator of the same latent width, fed [z, onehot(y)].
   NetworkShape inner = shape;
   inner.kind = NetworkKind::kDcgan;
   inner.data_dim = kImageDim;
-  return torch::nn::Sequential(Generator(inner));
+  return torch::nn::Sequential(Generator(inner, weights));
 }
 
-torch::nn::Sequential conditional_discriminator_body() {
+torch::nn::Sequential conditional_discriminator_body(InitialWeights weights) {
   namespace nn = torch::nn;
   return nn::Sequential(
       nn::Unflatten(nn::UnflattenOptions(/*dim=*/1, {1 + kClassCount, kImageSide, kImageSide})),
-      nn::Conv2d(nn::Conv2dOptions(1 + kClassCount, kChannels1, /*kernel_size=*/4).stride(2).padding(1)), leaky(),
-      nn::Dropout(kDropout),
-      nn::Conv2d(nn::Conv2dOptions(kChannels1, kChannels2, /*kernel_size=*/4).stride(2).padding(1)),
-      nn::BatchNorm2d(kChannels2), leaky(), nn::Dropout(kDropout), nn::Flatten(),
-      nn::Linear(kChannels2 * kQuarterSide * kQuarterSide, 1));
+      Conv2dLayer(halving(1 + kClassCount, kChannels1), weights), leaky(), nn::Dropout(kDropout),
+      Conv2dLayer(halving(kChannels1, kChannels2), weights), nn::BatchNorm2d(kChannels2), leaky(),
+      nn::Dropout(kDropout), nn::Flatten(), LinearLayer(kChannels2 * kQuarterSide * kQuarterSide, 1, weights));
 }
 
 torch::Tensor conditional_generator_forward(torch::nn::Sequential& body, const torch::Tensor& z,

@@ -32,8 +32,8 @@ inline bool is_conditional(const NetworkShape& shape) { return is_conditional(sh
 // The layers of the conditional generator and discriminator (registered
 // by GeneratorImpl / DiscriminatorImpl as their body; D's Sigmoid, which
 // DiscriminatorImpl appends, is the body's last layer).
-torch::nn::Sequential conditional_generator_body(const NetworkShape& shape);
-torch::nn::Sequential conditional_discriminator_body();
+torch::nn::Sequential conditional_generator_body(const NetworkShape& shape, InitialWeights weights);
+torch::nn::Sequential conditional_discriminator_body(InitialWeights weights);
 // G's and D's forward through those bodies ([N, latent_dim] -> [N, 794];
 // [N, 794] -> [N, 1] probabilities).
 torch::Tensor conditional_generator_forward(torch::nn::Sequential& body, const torch::Tensor& z,

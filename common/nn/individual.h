@@ -52,9 +52,8 @@ class Individual {
 
   // An individual whose network's parameters and buffers the caller writes,
   // every one of them (as decode() and clone() do): made as
-  // InitialWeights::kUndrawn (initial_weights.h), so the mlp and toy kinds draw
-  // nothing, and on a device other than the CPU no value is copied there
-  // from the host.
+  // InitialWeights::kUndrawn (initial_weights.h), so nothing is drawn, and on
+  // a device other than the CPU no value is copied there from the host.
   static Individual to_be_written(Role role, const NetworkShape& shape, double learning_rate, AdamSettings adam,
                                   LossKind loss, torch::Device device);
 

@@ -4,9 +4,8 @@
 // kDrawn: drawn from Torch's global generator, as LibTorch's layers draw
 // them (seed it first for reproducible weights). kUndrawn: for a caller
 // that writes every parameter and buffer itself (an individual's copies,
-// a stack whose rows are all loaded): the mlp and toy kinds then draw
-// nothing and hold no values; the convolutional kinds draw all the same
-// (an Individual on a GPU still gets empty storage there, individual.h).
+// a stack whose rows are all loaded): nothing is drawn and the weights
+// hold no values (layers.h; the norms' ones and zeros are still filled in).
 //
 // Thread-safety: a module belongs to one thread at a time.
 #pragma once

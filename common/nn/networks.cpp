@@ -15,8 +15,9 @@
 #include <vector>
 
 #include "common/error.h"
-#include "common/nn/spectral_norm.h"
 #include "common/nn/conditional_networks.h"
+#include "common/nn/layers.h"
+#include "common/nn/spectral_norm.h"
 
 namespace cellgan {
 namespace {
@@ -57,100 +58,71 @@ void check_shape(const NetworkShape& shape) {
   }
 }
 
-// LibTorch's linear layer (parameters "weight" [out, in] and "bias" [out],
-// drawn as its reset_parameters() draws them, the same forward), which can
-// also be made without drawing (InitialWeights::kUndrawn).
-class MlpLinearImpl : public torch::nn::Cloneable<MlpLinearImpl> {
- public:
-  MlpLinearImpl(std::int64_t in, std::int64_t out, InitialWeights weights) : in_(in), out_(out), weights_(weights) {
-    reset();
-  }
-  void reset() override {
-    weight = register_parameter("weight", torch::empty({out_, in_}));
-    bias = register_parameter("bias", torch::empty(out_));
-    if (weights_ == InitialWeights::kUndrawn) return;
-    torch::nn::init::kaiming_uniform_(weight, std::sqrt(5.0));
-    const double bound = 1.0 / std::sqrt(static_cast<double>(in_));
-    torch::nn::init::uniform_(bias, -bound, bound);
-  }
-  torch::Tensor forward(const torch::Tensor& x) { return torch::nn::functional::linear(x, weight, bias); }
-
-  torch::Tensor weight, bias;
-
- private:
-  std::int64_t in_, out_;
-  InitialWeights weights_;
-};
-TORCH_MODULE(MlpLinear);
-
 // `layers` hidden layers of width `hidden` with LeakyReLU 0.2, then `out`.
 torch::nn::Sequential hidden_mlp(const HiddenMlpWidths& widths, InitialWeights weights) {
   torch::nn::Sequential body;
   for (std::int64_t i = 0; i < widths.layers; ++i) {
-    body->push_back(MlpLinear(i == 0 ? widths.in : widths.hidden, widths.hidden, weights));
+    body->push_back(LinearLayer(i == 0 ? widths.in : widths.hidden, widths.hidden, weights));
     body->push_back(leaky());
   }
-  body->push_back(MlpLinear(widths.hidden, widths.out, weights));
+  body->push_back(LinearLayer(widths.hidden, widths.out, weights));
   return body;
 }
 
-torch::nn::Sequential dcgan_generator(const NetworkShape& shape) {
+torch::nn::Sequential dcgan_generator(const NetworkShape& shape, InitialWeights weights) {
   namespace nn = torch::nn;
   return nn::Sequential(
-      nn::Linear(shape.latent_dim, kGenChannels * kSeedSide * kSeedSide),
+      LinearLayer(shape.latent_dim, kGenChannels * kSeedSide * kSeedSide, weights),
       nn::Unflatten(nn::UnflattenOptions(/*dim=*/1, {kGenChannels, kSeedSide, kSeedSide})),
       nn::BatchNorm2d(kGenChannels), nn::ReLU(), upsample_twice(),
-      nn::Conv2d(nn::Conv2dOptions(kGenChannels, kGenMidChannels, /*kernel_size=*/3).padding(1)),
+      Conv2dLayer(Conv2dGeometry{kGenChannels, kGenMidChannels, /*kernel=*/3, /*stride=*/1, /*padding=*/1}, weights),
       nn::BatchNorm2d(kGenMidChannels), nn::ReLU(), upsample_twice(),
-      nn::Conv2d(nn::Conv2dOptions(kGenMidChannels, 1, /*kernel_size=*/3).padding(1)), nn::Tanh(),
+      Conv2dLayer(Conv2dGeometry{kGenMidChannels, 1, /*kernel=*/3, /*stride=*/1, /*padding=*/1}, weights), nn::Tanh(),
       nn::Flatten());
 }
 
 // (The layers are constructed, and draw their initial weights, in the
 // unspecified order of a call's arguments: kept as it is, so that the
 // weights a seed gives stay the same.)
-torch::nn::Sequential dcgan_discriminator() {
+torch::nn::Sequential dcgan_discriminator(InitialWeights weights) {
   namespace nn = torch::nn;
   return nn::Sequential(
       nn::Unflatten(nn::UnflattenOptions(/*dim=*/1, {1, kImageSide, kImageSide})),
-      nn::Conv2d(nn::Conv2dOptions(1, kDiscChannels1, /*kernel_size=*/4).stride(2).padding(1)), leaky(),
-      nn::Dropout(kDropout),
-      nn::Conv2d(nn::Conv2dOptions(kDiscChannels1, kDiscChannels2, /*kernel_size=*/4).stride(2).padding(1)),
-      nn::BatchNorm2d(kDiscChannels2), leaky(), nn::Dropout(kDropout), nn::Flatten(),
-      nn::Linear(kDiscChannels2 * kSeedSide * kSeedSide, 1));
+      Conv2dLayer(halving(1, kDiscChannels1), weights), leaky(), nn::Dropout(kDropout),
+      Conv2dLayer(halving(kDiscChannels1, kDiscChannels2), weights), nn::BatchNorm2d(kDiscChannels2), leaky(),
+      nn::Dropout(kDropout), nn::Flatten(), LinearLayer(kDiscChannels2 * kSeedSide * kSeedSide, 1, weights));
 }
 
 // The same layers with LayerNorm for the BatchNorm: a critic normalises
 // each sample on its own. Built layer by layer, in order.
-torch::nn::Sequential dcgan_critic() {
+torch::nn::Sequential dcgan_critic(InitialWeights weights) {
   namespace nn = torch::nn;
   nn::Sequential body;
   body->push_back(nn::Unflatten(nn::UnflattenOptions(/*dim=*/1, {1, kImageSide, kImageSide})));
-  body->push_back(nn::Conv2d(nn::Conv2dOptions(1, kDiscChannels1, /*kernel_size=*/4).stride(2).padding(1)));
+  body->push_back(Conv2dLayer(halving(1, kDiscChannels1), weights));
   body->push_back(leaky());
   body->push_back(nn::Dropout(kDropout));
-  body->push_back(
-      nn::Conv2d(nn::Conv2dOptions(kDiscChannels1, kDiscChannels2, /*kernel_size=*/4).stride(2).padding(1)));
+  body->push_back(Conv2dLayer(halving(kDiscChannels1, kDiscChannels2), weights));
   body->push_back(nn::LayerNorm(nn::LayerNormOptions({kDiscChannels2, kSeedSide, kSeedSide})));
   body->push_back(leaky());
   body->push_back(nn::Dropout(kDropout));
   body->push_back(nn::Flatten());
-  body->push_back(nn::Linear(kDiscChannels2 * kSeedSide * kSeedSide, 1));
+  body->push_back(LinearLayer(kDiscChannels2 * kSeedSide * kSeedSide, 1, weights));
   return body;
 }
 
 // The dcgan discriminator's convolutions, spectrally normalised, without
 // BatchNorm and dropout. Built layer by layer, in order.
-torch::nn::Sequential sngan_discriminator() {
+torch::nn::Sequential sngan_discriminator(InitialWeights weights) {
   namespace nn = torch::nn;
   nn::Sequential body;
   body->push_back(nn::Unflatten(nn::UnflattenOptions(/*dim=*/1, {1, kImageSide, kImageSide})));
-  body->push_back(SNConv2d(nn::Conv2dOptions(1, kDiscChannels1, /*kernel_size=*/4).stride(2).padding(1)));
+  body->push_back(SNConv2d(halving(1, kDiscChannels1), weights));
   body->push_back(leaky());
-  body->push_back(SNConv2d(nn::Conv2dOptions(kDiscChannels1, kDiscChannels2, /*kernel_size=*/4).stride(2).padding(1)));
+  body->push_back(SNConv2d(halving(kDiscChannels1, kDiscChannels2), weights));
   body->push_back(leaky());
   body->push_back(nn::Flatten());
-  body->push_back(SNLinear(kDiscChannels2 * kSeedSide * kSeedSide, 1));
+  body->push_back(SNLinear(kDiscChannels2 * kSeedSide * kSeedSide, 1, weights));
   return body;
 }
 
@@ -208,10 +180,10 @@ void GeneratorImpl::reset() {
       break;
     case NetworkKind::kDcgan:
     case NetworkKind::kSngan:
-      body_ = dcgan_generator(shape_);
+      body_ = dcgan_generator(shape_, weights_);
       break;
     case NetworkKind::kDcganConditional:
-      body_ = conditional_generator_body(shape_);
+      body_ = conditional_generator_body(shape_, weights_);
       break;
     case NetworkKind::kToy:
       body_ = hidden_mlp(generator_mlp_widths(shape_), weights_);
@@ -238,13 +210,13 @@ void DiscriminatorImpl::reset() {
       body_ = hidden_mlp(discriminator_mlp_widths(shape_), weights_);
       break;
     case NetworkKind::kDcgan:
-      body_ = shape_.d_output == DiscriminatorOutput::kScore ? dcgan_critic() : dcgan_discriminator();
+      body_ = shape_.d_output == DiscriminatorOutput::kScore ? dcgan_critic(weights_) : dcgan_discriminator(weights_);
       break;
     case NetworkKind::kSngan:
-      body_ = sngan_discriminator();
+      body_ = sngan_discriminator(weights_);
       break;
     case NetworkKind::kDcganConditional:
-      body_ = conditional_discriminator_body();
+      body_ = conditional_discriminator_body(weights_);
       break;
     case NetworkKind::kToy:
       body_ = hidden_mlp(discriminator_mlp_widths(shape_), weights_);

@@ -8,8 +8,6 @@
 
 #include <stdexcept>
 
-#include <torch/version.h>
-
 namespace cellgan {
 namespace {
 
@@ -19,14 +17,16 @@ torch::Tensor normalised(const torch::Tensor& v) { return v / v.norm().clamp_min
 
 }  // namespace
 
-SpectralNormImpl::SpectralNormImpl(std::int64_t rows, std::int64_t power_iterations)
-    : rows_(rows), power_iterations_(power_iterations) {
+SpectralNormImpl::SpectralNormImpl(std::int64_t rows, std::int64_t power_iterations, InitialWeights weights)
+    : rows_(rows), power_iterations_(power_iterations), weights_(weights) {
   if (rows_ < 1 || power_iterations_ < 1)
     throw std::invalid_argument("SpectralNorm: rows and power_iterations must be >= 1");
   reset();
 }
 
-void SpectralNormImpl::reset() { u_ = register_buffer("u", normalised(torch::randn({rows_}))); }
+void SpectralNormImpl::reset() {
+  u_ = register_buffer("u", weights_ == InitialWeights::kDrawn ? normalised(torch::randn({rows_})) : torch::empty(rows_));
+}
 
 torch::Tensor SpectralNormImpl::sigma(const torch::Tensor& weight) const {
   const torch::Tensor w = weight.reshape({rows_, -1});
@@ -47,43 +47,32 @@ torch::Tensor SpectralNormImpl::forward(const torch::Tensor& weight) {
   return weight / sigma(weight);
 }
 
-SNLinearImpl::SNLinearImpl(std::int64_t in, std::int64_t out) : options_(in, out) { reset(); }
+SNLinearImpl::SNLinearImpl(std::int64_t in, std::int64_t out, InitialWeights weights)
+    : in_(in), out_(out), weights_(weights) {
+  reset();
+}
 
 void SNLinearImpl::reset() {
-  layer_ = register_module("layer", torch::nn::Linear(options_));
-  sn_ = register_module("sn", SpectralNorm(options_.out_features()));
+  layer_ = register_module("layer", LinearLayer(in_, out_, weights_));
+  sn_ = register_module("sn", SpectralNorm(out_, /*power_iterations=*/1, weights_));
 }
 
 torch::Tensor SNLinearImpl::forward(const torch::Tensor& x) {
-  return torch::nn::functional::linear(x, sn_->forward(layer_->weight), layer_->bias);
+  return torch::linear(x, sn_->forward(layer_->weight), layer_->bias);
 }
 
-SNConv2dImpl::SNConv2dImpl(torch::nn::Conv2dOptions options) : options_(std::move(options)) {
-  // The padding mode is a c10::variant up to LibTorch 1.x, a std::variant from 2.0.
-#if TORCH_VERSION_MAJOR >= 2
-  using std::holds_alternative;
-#else
-  using c10::holds_alternative;
-#endif
-  if (!holds_alternative<torch::enumtype::kZeros>(options_.padding_mode()))
-    throw std::invalid_argument("SNConv2d: only zero padding is supported");
+SNConv2dImpl::SNConv2dImpl(Conv2dGeometry geometry, InitialWeights weights)
+    : geometry_(geometry), weights_(weights) {
   reset();
 }
 
 void SNConv2dImpl::reset() {
-  layer_ = register_module("layer", torch::nn::Conv2d(options_));
-  sn_ = register_module("sn", SpectralNorm(options_.out_channels()));
+  layer_ = register_module("layer", Conv2dLayer(geometry_, weights_));
+  sn_ = register_module("sn", SpectralNorm(geometry_.out, /*power_iterations=*/1, weights_));
 }
 
 torch::Tensor SNConv2dImpl::forward(const torch::Tensor& x) {
-  namespace F = torch::nn::functional;
-  const auto options = F::Conv2dFuncOptions()
-                           .bias(layer_->bias)
-                           .stride(options_.stride())
-                           .padding(options_.padding())
-                           .dilation(options_.dilation())
-                           .groups(options_.groups());
-  return F::conv2d(x, sn_->forward(layer_->weight), options);
+  return layer_->forward_with(x, sn_->forward(layer_->weight));
 }
 
 }  // namespace cellgan

@@ -17,9 +17,12 @@
 // u starts as a normalised N(0, 1) draw from Torch's global generator, like
 // the layers' weights: seed it first for reproducible modules.
 //
-// SNLinear and SNConv2d are torch::nn::Linear and Conv2d (same parameters,
-// same initialisation, registered as the submodule "layer") whose weight
-// passes through a SpectralNorm (the submodule "sn") on every forward.
+// SNLinear and SNConv2d are layers.h's LinearLayer and Conv2dLayer (LibTorch's
+// Linear and Conv2d: same parameters, same initialisation), registered as
+// the submodule "layer", whose weight passes through a SpectralNorm (the
+// submodule "sn") on every forward. Made InitialWeights::kUndrawn, none of
+// them draws: the weights and u hold no values, for a caller that writes
+// them all.
 //
 // Thread-safety: a module instance belongs to one thread at a time.
 #pragma once
@@ -28,11 +31,15 @@
 
 #include <cstdint>
 
+#include "common/nn/initial_weights.h"
+#include "common/nn/layers.h"
+
 namespace cellgan {
 
 class SpectralNormImpl : public torch::nn::Cloneable<SpectralNormImpl> {
  public:
-  explicit SpectralNormImpl(std::int64_t rows, std::int64_t power_iterations = 1);
+  explicit SpectralNormImpl(std::int64_t rows, std::int64_t power_iterations = 1,
+                            InitialWeights weights = InitialWeights::kDrawn);
   void reset() override;
   // W / sigma(W); updates u first in training mode.
   torch::Tensor forward(const torch::Tensor& weight);
@@ -44,36 +51,39 @@ class SpectralNormImpl : public torch::nn::Cloneable<SpectralNormImpl> {
  private:
   std::int64_t rows_;
   std::int64_t power_iterations_;
+  InitialWeights weights_;
   torch::Tensor u_;
 };
 TORCH_MODULE(SpectralNorm);
 
 class SNLinearImpl : public torch::nn::Cloneable<SNLinearImpl> {
  public:
-  SNLinearImpl(std::int64_t in, std::int64_t out);
+  SNLinearImpl(std::int64_t in, std::int64_t out, InitialWeights weights = InitialWeights::kDrawn);
   void reset() override;
   torch::Tensor forward(const torch::Tensor& x);
-  torch::nn::Linear& layer() { return layer_; }
+  LinearLayer& layer() { return layer_; }
   SpectralNorm& sn() { return sn_; }
 
  private:
-  torch::nn::LinearOptions options_;
-  torch::nn::Linear layer_{nullptr};
+  std::int64_t in_, out_;
+  InitialWeights weights_;
+  LinearLayer layer_{nullptr};
   SpectralNorm sn_{nullptr};
 };
 TORCH_MODULE(SNLinear);
 
 class SNConv2dImpl : public torch::nn::Cloneable<SNConv2dImpl> {
  public:
-  explicit SNConv2dImpl(torch::nn::Conv2dOptions options);
+  explicit SNConv2dImpl(Conv2dGeometry geometry, InitialWeights weights = InitialWeights::kDrawn);
   void reset() override;
   torch::Tensor forward(const torch::Tensor& x);
-  torch::nn::Conv2d& layer() { return layer_; }
+  Conv2dLayer& layer() { return layer_; }
   SpectralNorm& sn() { return sn_; }
 
  private:
-  torch::nn::Conv2dOptions options_;
-  torch::nn::Conv2d layer_{nullptr};
+  Conv2dGeometry geometry_;
+  InitialWeights weights_;
+  Conv2dLayer layer_{nullptr};
   SpectralNorm sn_{nullptr};
 };
 TORCH_MODULE(SNConv2d);

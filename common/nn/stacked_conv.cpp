@@ -24,21 +24,24 @@ torch::Tensor from_grouped(const torch::Tensor& x, std::int64_t members) {
   return x.view({x.size(0), members, x.size(1) / members, x.size(2), x.size(3)}).transpose(0, 1).contiguous();
 }
 
-StackedConv2dImpl::StackedConv2dImpl(std::int64_t members, StackedConvGeometry geometry)
+StackedConv2dImpl::StackedConv2dImpl(std::int64_t members, Conv2dGeometry geometry, InitialWeights weights)
     : members_(members), geometry_(geometry) {
-  const StackedConvGeometry& g = geometry_;
+  const Conv2dGeometry& g = geometry_;
   if (members < 1 || g.in < 1 || g.out < 1 || g.kernel < 1 || g.stride < 1 || g.padding < 0)
     throw std::invalid_argument(fmt::format("StackedConv2d: members, channels, kernel and stride must be >= 1 (got "
                                             "{}, {}, {}, {}, {})",
                                             members, g.in, g.out, g.kernel, g.stride));
+  weight = register_parameter("weight", torch::empty({members, g.out, g.in, g.kernel, g.kernel}));
+  bias = register_parameter("bias", torch::empty({members, g.out}));
+  if (weights == InitialWeights::kUndrawn) return;
+  torch::NoGradGuard no_grad;
   const double bound = 1.0 / std::sqrt(static_cast<double>(g.in * g.kernel * g.kernel));
-  weight = register_parameter("weight",
-                              torch::empty({members, g.out, g.in, g.kernel, g.kernel}).uniform_(-bound, bound));
-  bias = register_parameter("bias", torch::empty({members, g.out}).uniform_(-bound, bound));
+  weight.uniform_(-bound, bound);
+  bias.uniform_(-bound, bound);
 }
 
 torch::Tensor StackedConv2dImpl::forward_with(const torch::Tensor& x, const torch::Tensor& w) {
-  const StackedConvGeometry& g = geometry_;
+  const Conv2dGeometry& g = geometry_;
   if (x.dim() != 5 || x.size(0) != members_ || x.size(2) != g.in)
     throw std::invalid_argument(fmt::format("StackedConv2d::forward: expected a [{}, B, {}, H, W] tensor, got [{}]",
                                             members_, g.in, fmt::join(x.sizes(), ", ")));
@@ -65,12 +68,12 @@ torch::Tensor StackedConv2dImpl::forward_with(const torch::Tensor& x, const torc
 
 torch::Tensor StackedConv2dImpl::member_forward(const torch::Tensor& x, const torch::Tensor& w,
                                                 const torch::Tensor& b) const {
-  const StackedConvGeometry& g = geometry_;
+  const Conv2dGeometry& g = geometry_;
   return torch::conv2d(x.contiguous(), w, b, /*stride=*/{g.stride, g.stride}, /*padding=*/{g.padding, g.padding});
 }
 
 std::vector<StackedTensor> StackedConv2dImpl::tensors() const {
-  const StackedConvGeometry& g = geometry_;
+  const Conv2dGeometry& g = geometry_;
   return {StackedTensor{weight, {g.out, g.in, g.kernel, g.kernel}}, StackedTensor{bias, {g.out}}};
 }
 

@@ -11,7 +11,8 @@
 // each bias row [O] Conv2d's bias; tensors() lists them in Conv2d's
 // parameters() order (stacked_tensor.h). Fresh rows are drawn as Conv2d
 // draws its own (uniform in +-1/sqrt(C*k*k)), not the same values: rows
-// that must equal an individual's are loaded from it.
+// that must equal an individual's are loaded from it. Made
+// InitialWeights::kUndrawn, the rows hold no values (nothing is drawn).
 //
 // Why not grouped on the CPU: LibTorch 1.13's oneDNN grouped convolution
 // was measured 1.2 to 3.2 times slower than the members' convolutions one
@@ -33,6 +34,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/nn/initial_weights.h"
+#include "common/nn/layers.h"
 #include "common/nn/stacked_tensor.h"
 
 namespace cellgan {
@@ -41,17 +44,9 @@ namespace cellgan {
 torch::Tensor to_grouped(const torch::Tensor& x);
 torch::Tensor from_grouped(const torch::Tensor& x, std::int64_t members);
 
-struct StackedConvGeometry {
-  std::int64_t in = 0;  // channels
-  std::int64_t out = 0;
-  std::int64_t kernel = 1;
-  std::int64_t stride = 1;
-  std::int64_t padding = 0;
-};
-
 class StackedConv2dImpl : public torch::nn::Module {
  public:
-  StackedConv2dImpl(std::int64_t members, StackedConvGeometry geometry);
+  StackedConv2dImpl(std::int64_t members, Conv2dGeometry geometry, InitialWeights weights = InitialWeights::kDrawn);
 
   // x: [P, B, in, H, W] -> [P, B, out, H', W']; std::invalid_argument on
   // other sizes.
@@ -68,14 +63,14 @@ class StackedConv2dImpl : public torch::nn::Module {
   std::vector<StackedTensor> tensors() const;
 
   std::int64_t members() const { return members_; }
-  const StackedConvGeometry& geometry() const { return geometry_; }
+  const Conv2dGeometry& geometry() const { return geometry_; }
 
   torch::Tensor weight;  // [P, out, in, k, k]
   torch::Tensor bias;    // [P, out]
 
  private:
   std::int64_t members_;
-  StackedConvGeometry geometry_;
+  Conv2dGeometry geometry_;
 };
 TORCH_MODULE(StackedConv2d);
 

@@ -38,42 +38,45 @@ torch::Tensor upsample_twice(const torch::Tensor& x) {
 
 }  // namespace
 
-StackedDcganImpl::StackedDcganImpl(Role role, const NetworkShape& shape, std::int64_t members)
+StackedDcganImpl::StackedDcganImpl(Role role, const NetworkShape& shape, std::int64_t members,
+                                   InitialWeights weights)
     : role_(role), shape_(shape), members_(members) {
   if (shape.kind != NetworkKind::kDcgan && shape.kind != NetworkKind::kSngan && !is_conditional(shape))
     throw std::invalid_argument(
         fmt::format("StackedDcgan: network kind {} is not dcgan, sngan or dcgan_conditional", to_string(shape.kind)));
   if (members < 1) throw std::invalid_argument("StackedDcgan: a stack has at least one member");
   if (role == Role::kGenerator)
-    build_generator();
+    build_generator(weights);
   else
-    build_discriminator();
+    build_discriminator(weights);
 }
 
 // Registered in the order of the individual's parameters.
-void StackedDcganImpl::build_generator() {
-  linear_ = register_module("linear", StackedLinear(members_, shape_.latent_dim, kGenChannels * kSeedSide * kSeedSide));
+void StackedDcganImpl::build_generator(InitialWeights weights) {
+  const std::int64_t seed_width = kGenChannels * kSeedSide * kSeedSide;
+  linear_ = register_module("linear", StackedLinear(members_, shape_.latent_dim, seed_width, weights));
   norm0_ = register_module("norm0", StackedBatchNorm2d(members_, kGenChannels));
-  conv1_ = register_module("conv1", StackedConv2d(members_, StackedConvGeometry{kGenChannels, kGenMidChannels, 3, 1, 1}));
+  conv1_ = register_module("conv1", StackedConv2d(members_, Conv2dGeometry{kGenChannels, kGenMidChannels, 3, 1, 1}, weights));
   norm1_ = register_module("norm1", StackedBatchNorm2d(members_, kGenMidChannels));
-  conv2_ = register_module("conv2", StackedConv2d(members_, StackedConvGeometry{kGenMidChannels, 1, 3, 1, 1}));
+  conv2_ = register_module("conv2", StackedConv2d(members_, Conv2dGeometry{kGenMidChannels, 1, 3, 1, 1}, weights));
 }
 
-void StackedDcganImpl::build_discriminator() {
+void StackedDcganImpl::build_discriminator(InitialWeights weights) {
   const std::int64_t planes = is_conditional(shape_) ? 1 + kClassCount : 1;
-  conv1_ = register_module("conv1", StackedConv2d(members_, StackedConvGeometry{planes, kDiscChannels1, 4, 2, 1}));
-  conv2_ = register_module("conv2", StackedConv2d(members_, StackedConvGeometry{kDiscChannels1, kDiscChannels2, 4, 2, 1}));
+  conv1_ = register_module("conv1", StackedConv2d(members_, halving(planes, kDiscChannels1), weights));
+  conv2_ = register_module("conv2", StackedConv2d(members_, halving(kDiscChannels1, kDiscChannels2), weights));
   if (shape_.kind == NetworkKind::kSngan) {
-    sn1_ = register_module("sn1", StackedSpectralNorm(members_, kDiscChannels1));
-    sn2_ = register_module("sn2", StackedSpectralNorm(members_, kDiscChannels2));
+    sn1_ = register_module("sn1", StackedSpectralNorm(members_, kDiscChannels1, weights));
+    sn2_ = register_module("sn2", StackedSpectralNorm(members_, kDiscChannels2, weights));
   } else if (shape_.d_output == DiscriminatorOutput::kScore && !is_conditional(shape_)) {
     layer_norm_ = register_module(
         "layer_norm", StackedLayerNorm(members_, std::vector<std::int64_t>{kDiscChannels2, kSeedSide, kSeedSide}));
   } else {
     norm1_ = register_module("norm1", StackedBatchNorm2d(members_, kDiscChannels2));
   }
-  linear_ = register_module("linear", StackedLinear(members_, kDiscChannels2 * kSeedSide * kSeedSide, 1));
-  if (shape_.kind == NetworkKind::kSngan) sn_linear_ = register_module("sn_linear", StackedSpectralNorm(members_, 1));
+  linear_ = register_module("linear", StackedLinear(members_, kDiscChannels2 * kSeedSide * kSeedSide, 1, weights));
+  if (shape_.kind == NetworkKind::kSngan)
+    sn_linear_ = register_module("sn_linear", StackedSpectralNorm(members_, 1, weights));
 }
 
 void StackedDcganImpl::set_member_generators(std::vector<at::Generator> generators) {

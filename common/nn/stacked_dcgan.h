@@ -66,7 +66,11 @@ class StackedDcganImpl : public torch::nn::Module {
  public:
   // shape.kind dcgan, sngan or dcgan_conditional (std::invalid_argument
   // otherwise).
-  StackedDcganImpl(Role role, const NetworkShape& shape, std::int64_t members);
+  // kUndrawn (initial_weights.h): the linear and convolutional rows and the
+  // spectral norms' u hold no values (the norms' affine rows and running
+  // statistics start as ones and zeros all the same).
+  StackedDcganImpl(Role role, const NetworkShape& shape, std::int64_t members,
+                   InitialWeights weights = InitialWeights::kDrawn);
 
   // [P, B, in] -> [P, B, out].
   torch::Tensor forward(const torch::Tensor& x);
@@ -102,8 +106,8 @@ class StackedDcganImpl : public torch::nn::Module {
   torch::Tensor discriminate_member_by_member(const torch::Tensor& x);
   torch::Tensor member_dropout(std::int64_t p, const torch::Tensor& x);
   torch::Tensor discriminator_output(const torch::Tensor& scores) const;
-  void build_generator();
-  void build_discriminator();
+  void build_generator(InitialWeights weights);
+  void build_discriminator(InitialWeights weights);
 
   Role role_;
   NetworkShape shape_;

@@ -35,7 +35,9 @@ StackedNetworkImpl::StackedNetworkImpl(Role role, const NetworkShape& shape, std
   if (members < 1) throw std::invalid_argument("StackedNetwork: a stack has at least one member");
   if (shape.kind == NetworkKind::kDcgan || shape.kind == NetworkKind::kSngan ||
       shape.kind == NetworkKind::kDcganConditional) {
-    convolutional_ = register_module("convolutional", std::make_shared<StackedDcganImpl>(role, shape, members));
+    convolutional_ =
+        register_module("convolutional", std::make_shared<StackedDcganImpl>(role, shape, members, weights));
+    drawn_ = weights == InitialWeights::kDrawn;
     return;
   }
   const HiddenMlpWidths widths =

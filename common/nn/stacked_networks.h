@@ -61,8 +61,8 @@ class StackedNetworkImpl : public torch::nn::Module {
  public:
   // is_stacked(shape.kind) (std::invalid_argument otherwise); fresh rows
   // are drawn from Torch's global generator (stacked_linear.h), unless
-  // kUndrawn (initial_weights.h): the mlp and toy kinds then draw nothing
-  // and hold no values (drawn() is false), the others draw all the same.
+  // kUndrawn (initial_weights.h): they then draw nothing and their weights
+  // hold no values (drawn() is false).
   StackedNetworkImpl(Role role, const NetworkShape& shape, std::int64_t members,
                      InitialWeights weights = InitialWeights::kDrawn);
 
@@ -85,7 +85,7 @@ class StackedNetworkImpl : public torch::nn::Module {
   Role role() const { return role_; }
   const NetworkShape& shape() const { return shape_; }
   std::int64_t members() const { return members_; }
-  // False when the rows hold no values (made kUndrawn, an mlp or toy kind).
+  // False when the rows hold no values (made kUndrawn).
   bool drawn() const { return drawn_; }
 
  private:

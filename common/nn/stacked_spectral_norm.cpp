@@ -24,11 +24,12 @@ torch::Tensor batched_mv(const torch::Tensor& m, const torch::Tensor& v) { retur
 
 }  // namespace
 
-StackedSpectralNormImpl::StackedSpectralNormImpl(std::int64_t members, std::int64_t rows)
+StackedSpectralNormImpl::StackedSpectralNormImpl(std::int64_t members, std::int64_t rows, InitialWeights weights)
     : members_(members), rows_(rows) {
   if (members < 1 || rows < 1)
     throw std::invalid_argument(fmt::format("StackedSpectralNorm: members and rows must be >= 1 (got {}, {})", members, rows));
-  u = register_buffer("u", normalised_rows(torch::randn({members, rows})));
+  u = register_buffer("u", weights == InitialWeights::kDrawn ? normalised_rows(torch::randn({members, rows}))
+                                                              : torch::empty({members, rows}));
 }
 
 torch::Tensor StackedSpectralNormImpl::matrices(const torch::Tensor& weight) const {

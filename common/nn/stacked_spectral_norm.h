@@ -27,13 +27,15 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/nn/initial_weights.h"
 #include "common/nn/stacked_tensor.h"
 
 namespace cellgan {
 
 class StackedSpectralNormImpl : public torch::nn::Module {
  public:
-  StackedSpectralNormImpl(std::int64_t members, std::int64_t rows);
+  // u drawn as SpectralNorm draws it, or, kUndrawn, holding no values.
+  StackedSpectralNormImpl(std::int64_t members, std::int64_t rows, InitialWeights weights = InitialWeights::kDrawn);
 
   // weight: [P, rows, ...] -> W / sigma per member, the same sizes.
   torch::Tensor forward(const torch::Tensor& weight);

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/nn/conditional_networks.h"
+#include "common/nn/layers.h"
 
 namespace cellgan {
 namespace {
@@ -34,9 +36,9 @@ TEST(NetworksTest, MlpPairHasLipizzanersParameterCounts) {
 
 // Toy MLPs: h = toy_hidden, L = toy_layers hidden layers of width h.
 // G: (latent+1)h + (L-1)(h+1)h + (h+1)2;  D: 3h + (L-1)(h+1)h + (h+1).
-// The mlp and toy kinds' linear layers draw as LibTorch's own (so runs keep
-// their initial weights), and made undrawn they draw nothing at all.
-TEST(NetworksTest, MlpLayersDrawAsLibTorchsLinearAndUndrawnOnesDrawNothing) {
+// The mlp and toy kinds' linear layers draw as LibTorch's own, in order (so
+// runs keep their initial weights).
+TEST(NetworksTest, MlpLayersDrawAsLibTorchsLinear) {
   for (const auto& [kind, dim] : {std::pair{NetworkKind::kMlp, 784}, std::pair{NetworkKind::kToy, 2}}) {
     const NetworkShape shape = shape_of(kind, dim);
     torch::manual_seed(7);
@@ -52,14 +54,61 @@ TEST(NetworksTest, MlpLayersDrawAsLibTorchsLinearAndUndrawnOnesDrawNothing) {
     const std::vector<torch::Tensor> drawn = d->parameters();
     ASSERT_EQ(drawn.size(), reference.size());
     for (std::size_t i = 0; i < drawn.size(); ++i) EXPECT_TRUE(torch::equal(drawn[i], reference[i])) << i;
+  }
+}
 
+// Every network's linear and convolutional layers (layers.h) draw as
+// LibTorch's Linear and Conv2d draw theirs and compute what they compute,
+// to the bit.
+TEST(NetworksTest, LinearAndConvolutionLayersDrawAndComputeAsLibTorchsOwn) {
+  torch::manual_seed(3);
+  LinearLayer linear(50, 7);
+  torch::manual_seed(3);
+  torch::nn::Linear reference_linear(50, 7);
+  EXPECT_TRUE(torch::equal(linear->weight, reference_linear->weight));
+  EXPECT_TRUE(torch::equal(linear->bias, reference_linear->bias));
+  const torch::Tensor x = torch::randn({6, 50});
+  EXPECT_TRUE(torch::equal(linear->forward(x), reference_linear->forward(x)));
+  for (const Conv2dGeometry g : {Conv2dGeometry{1, 32, 4, 2, 1}, Conv2dGeometry{128, 64, 3, 1, 1}, halving(11, 32)}) {
+    SCOPED_TRACE(std::to_string(g.in) + " -> " + std::to_string(g.out));
+    torch::manual_seed(4);
+    Conv2dLayer conv(g);
+    torch::manual_seed(4);
+    torch::nn::Conv2d reference(torch::nn::Conv2dOptions(g.in, g.out, g.kernel).stride(g.stride).padding(g.padding));
+    EXPECT_TRUE(torch::equal(conv->weight, reference->weight));
+    EXPECT_TRUE(torch::equal(conv->bias, reference->bias));
+    const torch::Tensor image = torch::randn({3, g.in, 14, 14});
+    EXPECT_TRUE(torch::equal(conv->forward(image), reference->forward(image)));
+  }
+}
+
+// Every kind made undrawn leaves Torch's global generator as it was, with
+// the drawn network's parameters and buffers, by name and size.
+TEST(NetworksTest, EveryKindMadeUndrawnDrawsNothing) {
+  NetworkShape critic = shape_of(NetworkKind::kDcgan, 784);
+  critic.d_output = DiscriminatorOutput::kScore;
+  NetworkShape conditional = shape_of(NetworkKind::kDcganConditional, 784 + kClassCount);
+  for (const NetworkShape& shape : {shape_of(NetworkKind::kMlp, 784), shape_of(NetworkKind::kToy, 2),
+                                    shape_of(NetworkKind::kDcgan, 784), critic, shape_of(NetworkKind::kSngan, 784),
+                                    conditional}) {
+    SCOPED_TRACE(std::string(to_string(shape.kind)) + (shape.d_output == DiscriminatorOutput::kScore ? " critic" : ""));
     torch::manual_seed(11);
     const torch::Tensor expected = torch::rand({4});
     torch::manual_seed(11);
     Generator g(shape, InitialWeights::kUndrawn);
-    Discriminator undrawn(shape, InitialWeights::kUndrawn);
+    Discriminator d(shape, InitialWeights::kUndrawn);
     EXPECT_TRUE(torch::equal(torch::rand({4}), expected)) << "the global generator was drawn from";
-    EXPECT_EQ(parameter_count(*undrawn), parameter_count(*d));
+    const auto sizes = [](const torch::OrderedDict<std::string, torch::Tensor>& tensors) {
+      std::vector<std::pair<std::string, std::vector<std::int64_t>>> out;
+      for (const auto& item : tensors) out.emplace_back(item.key(), item.value().sizes().vec());
+      return out;
+    };
+    const Generator drawn_g(shape);
+    const Discriminator drawn_d(shape);
+    EXPECT_EQ(sizes(g->named_parameters()), sizes(drawn_g->named_parameters()));
+    EXPECT_EQ(sizes(g->named_buffers()), sizes(drawn_g->named_buffers()));
+    EXPECT_EQ(sizes(d->named_parameters()), sizes(drawn_d->named_parameters()));
+    EXPECT_EQ(sizes(d->named_buffers()), sizes(drawn_d->named_buffers()));
   }
 }
 

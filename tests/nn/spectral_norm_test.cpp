@@ -57,7 +57,7 @@ TEST(SpectralNorm, OneStepPerTrainingForwardAndNoneInEvaluation) {
 TEST(SpectralNorm, UIsABufferOfTheLayers) {
   torch::manual_seed(7);
   SNLinear linear(4, 3);
-  SNConv2d conv(torch::nn::Conv2dOptions(2, 5, /*kernel_size=*/3));
+  SNConv2d conv(Conv2dGeometry{2, 5, /*kernel=*/3});
   const auto linear_buffers = linear->named_buffers();
   ASSERT_TRUE(linear_buffers.contains("sn.u"));
   EXPECT_EQ(linear_buffers["sn.u"].sizes(), (std::vector<std::int64_t>{3}));
@@ -72,7 +72,7 @@ TEST(SpectralNorm, UIsABufferOfTheLayers) {
 TEST(SpectralNorm, LayersComputeThePlainLayerWithTheNormalisedWeight) {
   torch::manual_seed(8);
   SNLinear linear(4, 3);
-  SNConv2d conv(torch::nn::Conv2dOptions(2, 5, /*kernel_size=*/3).stride(2).padding(1));
+  SNConv2d conv(Conv2dGeometry{2, 5, /*kernel=*/3, /*stride=*/2, /*padding=*/1});
   linear->eval();
   conv->eval();
   torch::NoGradGuard no_grad;

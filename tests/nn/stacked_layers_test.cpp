@@ -38,8 +38,8 @@ torch::Tensor leaf(std::vector<std::int64_t> sizes, std::uint64_t seed) {
 // On the CPU each member's convolution is its own Conv2d's: output and
 // gradients of the input, weight and bias to the bit.
 TEST(StackedLayers, StackedConvolutionIsEachMembersConv2dToTheBit) {
-  for (const StackedConvGeometry g : {StackedConvGeometry{1, 32, 4, 2, 1}, StackedConvGeometry{32, 64, 4, 2, 1},
-                                      StackedConvGeometry{128, 64, 3, 1, 1}, StackedConvGeometry{64, 1, 3, 1, 1}}) {
+  for (const Conv2dGeometry g : {Conv2dGeometry{1, 32, 4, 2, 1}, Conv2dGeometry{32, 64, 4, 2, 1},
+                                      Conv2dGeometry{128, 64, 3, 1, 1}, Conv2dGeometry{64, 1, 3, 1, 1}}) {
     SCOPED_TRACE(std::to_string(g.in) + " -> " + std::to_string(g.out));
     torch::manual_seed(3);
     StackedConv2d stacked(kMembers, g);
@@ -77,8 +77,8 @@ TEST(StackedLayers, StackedConvolutionIsEachMembersConv2dToTheBit) {
 // A member's output and gradients, to the bit, whatever the size of its
 // stack (1, 2, 3 and 5 here).
 TEST(StackedLayers, AMembersConvolutionDoesNotDependOnItsStack) {
-  for (const StackedConvGeometry g : {StackedConvGeometry{1, 32, 4, 2, 1}, StackedConvGeometry{64, 1, 3, 1, 1},
-                                      StackedConvGeometry{32, 64, 4, 2, 1}}) {
+  for (const Conv2dGeometry g : {Conv2dGeometry{1, 32, 4, 2, 1}, Conv2dGeometry{64, 1, 3, 1, 1},
+                                      Conv2dGeometry{32, 64, 4, 2, 1}}) {
     SCOPED_TRACE(std::to_string(g.in) + " -> " + std::to_string(g.out));
     torch::manual_seed(15);
     StackedConv2d five(5, g);

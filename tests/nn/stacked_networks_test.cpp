@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "common/error.h"
@@ -191,34 +193,42 @@ TEST(StackedNetworks, EveryKindIsStacked) {
   EXPECT_THROW(StackedGenerator(shape, 0, 2e-4, {}, LossKind::kBce), std::invalid_argument);
 }
 
-// A stack whose rows are all loaded need not draw: an undrawn mlp stack
-// leaves Torch's global generator as it was, and once loaded it is the
-// drawn one loaded alike. The convolutional kinds draw all the same.
-TEST(StackedNetworks, AnUndrawnMlpStackDrawsNothingAndLoadsAsADrawnOne) {
-  const NetworkShape shape = test::mnist_mlp_shape();
-  const std::vector<Individual> members = members_of(Role::kGenerator, shape, 2);
-  torch::manual_seed(5);
-  const torch::Tensor expected = torch::rand({4});
-  torch::manual_seed(5);
-  StackedGenerator undrawn(shape, 2, 2e-4, {}, LossKind::kBce, torch::kCPU, InitialWeights::kUndrawn);
-  EXPECT_TRUE(torch::equal(torch::rand({4}), expected)) << "the global generator was drawn from";
-  EXPECT_FALSE(undrawn.network()->drawn());
-  StackedGenerator drawn(shape, 2, 2e-4, {}, LossKind::kBce);
-  EXPECT_TRUE(drawn.network()->drawn());
-  for (int p = 0; p < 2; ++p) {
-    undrawn.load_row(p, members[p]);
-    drawn.load_row(p, members[p]);
+// A stack whose rows are all loaded need not draw: an undrawn stack of any
+// kind leaves Torch's global generator as it was, and once loaded it is the
+// drawn one loaded alike.
+TEST(StackedNetworks, AnUndrawnStackDrawsNothingAndLoadsAsADrawnOne) {
+  NetworkShape dcgan = test::mnist_mlp_shape();
+  dcgan.kind = NetworkKind::kDcgan;
+  NetworkShape sngan = dcgan;
+  sngan.kind = NetworkKind::kSngan;
+  for (const NetworkShape& shape : {test::mnist_mlp_shape(), dcgan, sngan}) {
+    for (const Role role : {Role::kGenerator, Role::kDiscriminator}) {
+      SCOPED_TRACE(std::string(to_string(shape.kind)) + (role == Role::kGenerator ? " G" : " D"));
+      const std::vector<Individual> members = members_of(role, shape, 2);
+      torch::manual_seed(5);
+      const torch::Tensor expected = torch::rand({4});
+      const auto stack = [&](InitialWeights weights) -> std::unique_ptr<StackedMembers> {
+        if (role == Role::kGenerator)
+          return std::make_unique<StackedGenerator>(shape, 2, 2e-4, AdamSettings{}, LossKind::kBce, torch::kCPU, weights);
+        return std::make_unique<StackedDiscriminator>(shape, 2, 2e-4, AdamSettings{}, LossKind::kBce, torch::kCPU,
+                                                      weights);
+      };
+      torch::manual_seed(5);
+      const auto undrawn = stack(InitialWeights::kUndrawn);
+      EXPECT_TRUE(torch::equal(torch::rand({4}), expected)) << "the global generator was drawn from";
+      EXPECT_FALSE(undrawn->network()->drawn());
+      const auto drawn = stack(InitialWeights::kDrawn);
+      EXPECT_TRUE(drawn->network()->drawn());
+      undrawn->load_rows({&members[0], &members[1]});
+      drawn->load_rows({&members[0], &members[1]});
+      for (int p = 0; p < 2; ++p) EXPECT_EQ(undrawn->row_bytes(p), drawn->row_bytes(p)) << "member " << p;
+      const std::int64_t width = role == Role::kGenerator ? shape.latent_dim : shape.data_dim;
+      const torch::Tensor x = torch::rand({2, 3, width});
+      undrawn->network()->eval();
+      drawn->network()->eval();
+      EXPECT_TRUE(torch::equal(undrawn->network()->forward(x), drawn->network()->forward(x)));
+    }
   }
-  for (int p = 0; p < 2; ++p) EXPECT_EQ(undrawn.row_bytes(p), drawn.row_bytes(p)) << "member " << p;
-  const torch::Tensor z = torch::randn({2, 3, shape.latent_dim});
-  EXPECT_TRUE(torch::equal(undrawn.forward(z), drawn.forward(z)));
-
-  NetworkShape conv = shape;
-  conv.kind = NetworkKind::kDcgan;
-  torch::manual_seed(5);
-  StackedDiscriminator d(conv, 1, 2e-4, {}, LossKind::kBce, torch::kCPU, InitialWeights::kUndrawn);
-  EXPECT_TRUE(d.network()->drawn());
-  EXPECT_FALSE(torch::equal(torch::rand({4}), expected)) << "a dcgan stack draws all the same";
 }
 
 TEST(StackedLinear, EachMemberIsItsOwnAffineMap) {
