@@ -83,7 +83,6 @@ std::map<int, std::pair<Bytes, Bytes>> CellBlock::centres(const std::vector<int>
 
 std::vector<GenerationRecord> CellBlock::run_generation(const std::map<int, HaloMessage>& halos,
                                                        const FaultInjector* faults) {
-  const auto lock = lock_torch_generator();
   std::vector<CellGeneration> generations = begin_generations(halos, faults);
   release_free_memory();
   std::vector<CellGeneration*> all;

@@ -68,9 +68,10 @@ class CellBlock {
   // the convolutional kinds as many as keep a game to 64 discriminators. On
   // the CPU the cells begin one by one (no gain there, and every cell's game
   // at once would raise the peak memory). Every grouping gives the same bits.
-  // Runs under lock_torch_generator() (torch_generator_lock.h); each cell
-  // draws from streams of its own, so its result does not depend on the
-  // other cells of the block. `faults` (null = none) says what each cell's
+  // Each cell draws from streams of its own and nothing draws from Torch's
+  // global generator (no lock_torch_generator() is needed), so a cell's
+  // result does not depend on the other cells of the block or on other
+  // blocks training in the same process. `faults` (null = none) says what each cell's
   // generation suffers.
   std::vector<GenerationRecord> run_generation(const std::map<int, HaloMessage>& halos,
                                                const FaultInjector* faults = nullptr);

@@ -162,10 +162,7 @@ Bytes DataParallelLayout::results() {
   Ensemble ensemble;
   ensemble.shape = trainer_->generator().shape();
   ensemble.cell = kPairCell;
-  {
-    const auto lock = lock_torch_generator();  // an individual is built from Torch's generator, then overwritten
-    ensemble.generators.push_back(trainer_->generator_weights());
-  }
+  ensemble.generators.push_back(trainer_->generator_weights());  // made undrawn: no lock_torch_generator()
   ensemble.weights = {1.0};
   return encode(ResultMessage{{kPairCell}, {ensemble.encode()}});
 }

@@ -23,11 +23,11 @@
 // the others in generation_steps.cpp.
 //
 // Thread-safety: the functions share no state of their own. The draws come
-// from the cell's own streams (seed_generation); the convolutional kinds'
-// networks are still built from Torch's process-wide generator (values then
-// overwritten; initial_weights.h) and wgan_gp's penalty draws from it, so
-// callers hold lock_torch_generator()
-// (the worker has one training thread).
+// from the cell's own streams (seed_generation), and copies of networks are
+// made undrawn (initial_weights.h); only train(), the one-member-at-a-time
+// reference of the lockstep, seeds and draws from Torch's process-wide
+// generator (dropout, wgan_gp's penalty): its callers hold
+// lock_torch_generator() where ranks are threads.
 #pragma once
 
 #include <ATen/core/Generator.h>

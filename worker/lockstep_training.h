@@ -35,9 +35,9 @@
 //
 // Errors: std::invalid_argument for a configuration that
 // trains_in_lockstep() refuses, or cells whose copies differ in shape.
-// Thread-safety: the convolutional kinds' stacks are built from Torch's
-// global generator (values then overwritten; initial_weights.h): hold
-// lock_torch_generator().
+// Thread-safety: one run per training thread; its stacks are made undrawn
+// (initial_weights.h) and every draw comes from the cells' streams, so it
+// draws nothing from Torch's global generator.
 #pragma once
 
 #include <cstdint>

@@ -20,9 +20,9 @@
 // per role and size. Kinds that are not stacked (stacked_networks.h) play
 // one pair at a time.
 //
-// Thread-safety: one PairGame per training thread; the convolutional kinds'
-// stacks are built from Torch's global generator (values then overwritten;
-// initial_weights.h): hold lock_torch_generator().
+// Thread-safety: one PairGame per training thread; its stacks are made
+// undrawn (initial_weights.h), so it draws nothing from Torch's global
+// generator.
 #pragma once
 
 #include <cstdint>

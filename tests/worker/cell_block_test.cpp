@@ -4,12 +4,20 @@
 #include "worker/cell_block.h"
 
 #include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <fmt/format.h>
 
 #include <numeric>
 #include <stdexcept>
+#include <string>
 
+#include "common/idx.h"
+#include "common/nn/classifier.h"
 #include "common/nn/training_data.h"
 #include "grid/topology.h"
+#include "tests/common/test_files.h"
+#include "tests/nn/synthetic_images.h"
 
 namespace cellgan {
 namespace {
@@ -98,6 +106,49 @@ TEST(CellBlock, CellsBegunTogetherGiveTheBitsOfCellsBegunAlone) {
   config.training.loss = LossKind::kMustangs;
   expect_the_generations_began_alike(config, /*cells_per_game=*/9);
   expect_the_generations_began_alike(config, /*cells_per_game=*/4);
+}
+
+// Every draw of a generation comes from the cells' own streams, none from
+// Torch's process-wide generator (nor does building a copy of a network
+// draw): the generator is as the test left it, for every kind and loss.
+TEST(CellBlock, AGenerationDrawsNothingFromTorchsGlobalGenerator) {
+  test::TempDir tmp;
+  std::vector<std::uint8_t> labels;
+  torch::save(ScoreClassifier(), tmp.file("classifier.pt"));  // untrained: the scores are not under test
+  for (const char* set : {"train", "t10k"}) {
+    write_idx_images(tmp.file(fmt::format("{}-images-idx3-ubyte", set)), test::synthetic_idx_images(120, 3, labels));
+    write_idx_labels(tmp.file(fmt::format("{}-labels-idx1-ubyte", set)), labels);
+  }
+  const std::string images = fmt::format(
+      "seed: 5\ndata: {{dataset: idx, path: {}}}\ngrid: {{rows: 2, cols: 2}}\n"
+      "training: {{generations: 2, population_size: 2, batches_per_generation: 2, batch_size: 8, "
+      "fitness_samples: 16, score_samples: 16, replacement: if_better}}\n",
+      tmp.path().string());
+  std::vector<std::pair<std::string, Config>> configs;
+  configs.emplace_back("toy", block_config());
+  Config mustangs = block_config();
+  mustangs.training.population_size = 2;
+  mustangs.training.loss = LossKind::kMustangs;
+  configs.emplace_back("toy mustangs", mustangs);
+  for (const char* kind : {"dcgan", "sngan", "dcgan_conditional"})
+    configs.emplace_back(kind, parse_config(images + fmt::format("network: {{kind: {}, latent_dim: 16}}\n", kind), "test"));
+  configs.emplace_back("dcgan wgan_gp", parse_config(images + "network: {kind: dcgan, latent_dim: 16}\n", "test"));
+  configs.back().second.training.loss = LossKind::kWganGp;
+  for (const auto& [name, config] : configs) {
+    SCOPED_TRACE(name);
+    const TrainingData data(config);
+    std::unique_ptr<SampleScorer> scorer = make_scorer(config);
+    const GridShape grid(config.grid.rows, config.grid.cols);
+    std::vector<int> cells(static_cast<std::size_t>(grid.cell_count()));
+    std::iota(cells.begin(), cells.end(), 0);
+    CellBlock block(config, grid, cells, data, *scorer);
+    torch::manual_seed(77);
+    const torch::Tensor expected = torch::rand({4});
+    torch::manual_seed(77);
+    block.run_generation({});
+    block.run_generation({});
+    EXPECT_TRUE(torch::equal(torch::rand({4}), expected)) << "a generation drew from Torch's global generator";
+  }
 }
 
 }  // namespace
