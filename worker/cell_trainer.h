@@ -40,9 +40,10 @@
 //                                                                [evaluate]
 //  8. record   losses, learning rates, weights and phase seconds.
 //
-// Determinism: right after the gather, Torch's global generator and the
-// cell's SplitMix64 are seeded from (seed, cell, generation), so the
-// result depends on nothing but the inputs, wherever the cell runs.
+// Determinism: right after the gather, the cell's streams (its SplitMix64
+// and Torch generators of its own, seed_generation) are seeded from (seed,
+// cell, generation), and nothing draws from Torch's global generator, so
+// the result depends on nothing but the inputs, wherever the cell runs.
 //
 // Thread-safety: one CellTrainer per training thread.
 #pragma once

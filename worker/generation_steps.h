@@ -14,9 +14,9 @@
 //   record_outcome        the record
 //
 // The order is part of the result: every step that draws takes its
-// numbers from the generation's SplitMix64 stream (work.rng) and from
-// Torch's global generator, so calling the steps in another order, or
-// skipping one, changes every later draw. The steps that draw say so.
+// numbers from the generation's streams (work.rng, work.generator), so
+// calling the steps in another order, or skipping one, changes every later
+// draw. The steps that draw say so.
 //
 // Internal to cellgan_worker (and its tests); the public face is
 // worker/cell_trainer.h. Steps 6 to the record are in copies_replacement.cpp,
@@ -88,9 +88,9 @@ struct GenerationWorkingSet {
   // algorithm's choices, `generator` (a CPU generator of the cell's own)
   // for Torch's draws (samples, the data's order, and on the CPU the latent
   // vectors of training), `latent_seed` for the latent vectors of training
-  // on a GPU (latent_generator()), and `global_seed` for what draws from
-  // Torch's global generator (dropout, the interpolates of wgan_gp's
-  // penalty), seeded just before training.
+  // on a GPU (latent_generator()), and `global_seed` for dropout and the
+  // interpolates of wgan_gp's penalty (the lockstep's noise streams,
+  // lockstep_parts.h; train() seeds Torch's global generator with it).
   SplitMix64 rng{0};
   at::Generator generator;
   std::uint64_t latent_seed = 0;
@@ -135,8 +135,7 @@ void poison_generators(CellState& state);
 // role, in neighbourhood order, that is finite; with no finite neighbour,
 // by a copy of the first finite local individual of its role; with none at
 // all, throws std::runtime_error. Each replacement is a line in
-// work.events. Draws from Torch's generator (building networks) only when
-// it replaces, which is why it comes before the seed.
+// work.events. Draws nothing (copies are made undrawn).
 void replace_non_finite(CellState& state, const std::vector<NeighbourCentre>& neighbours, const NetworkShape& shape,
                         const AdamSettings& adam, GenerationWorkingSet& work);
 
@@ -145,8 +144,7 @@ void replace_non_finite(CellState& state, const std::vector<NeighbourCentre>& ne
 // pair, weights only, into `work`; builds the pools. A neighbour individual
 // with non-finite weights stays out of the pools (a line in work.events);
 // its generator still takes its mixture slot, where evolve_mixture gives
-// it no weight. Draws from Torch's generator (building networks), which is
-// why it comes before the seed.
+// it no weight. Draws nothing (copies are made undrawn).
 void gather_neighbourhood(CellState& state, const std::vector<NeighbourCentre>& neighbours, const NetworkShape& shape,
                           const AdamSettings& adam, GenerationWorkingSet& work);
 

@@ -195,15 +195,12 @@ class Lockstep {
   }
 
   // `to` becomes a copy of `from`, in the storage it had (made at the first
-  // call). From the host to a GPU the copy goes through pinned memory and
-  // does not wait for the GPU (LibTorch keeps the pinned block until the
-  // copy is done), so the host draws the next step while the GPU runs.
+  // call). From the host to a GPU the copy does not wait for the GPU
+  // (copy_without_waiting; LibTorch keeps the pinned block until the copy is
+  // done), so the host draws the next step while the GPU runs.
   void store(torch::Tensor& to, const torch::Tensor& from) const {
     if (!to.defined()) to = torch::empty(from.sizes(), from.options().device(data_.device()));
-    if (to.is_cuda() && from.is_cpu())
-      to.copy_(from.pin_memory(), /*non_blocking=*/true);
-    else
-      to.copy_(from);
+    copy_without_waiting(from, to);
   }
 
   // For each member of `stack` (its members `members`), on the host,

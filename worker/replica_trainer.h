@@ -87,7 +87,7 @@ class ReplicaTrainer {
   StackedGenerator& generator() { return generator_; }
   StackedDiscriminator& discriminator() { return discriminator_; }
   // The generator as an individual without Adam state (an ensemble's);
-  // draws from Torch's global generator as Individual::decode does.
+  // draws nothing (Individual::decode makes it undrawn).
   Individual generator_weights() const;
   // n samples [n, data_dim] of the generator in eval mode, latent vectors
   // from `gen` (on the CPU).

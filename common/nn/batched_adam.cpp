@@ -1,6 +1,7 @@
 // Adam over stacked tensors, per member (batched_adam.h).
 #include "common/nn/batched_adam.h"
 
+#include "common/nn/device.h"
 #include "common/nn/stacked_tensor.h"
 
 #include <torch/torch.h>
@@ -53,19 +54,6 @@ BatchedAdam::BatchedAdam(std::vector<torch::Tensor> params, double learning_rate
   learning_rates_ = torch::full({members_}, learning_rate, on_device.dtype(torch::kFloat64));
   steps_ = torch::zeros({members_}, on_device.dtype(torch::kLong));
 }
-
-namespace {
-
-// `host` into `into`: to a GPU through pinned memory, without waiting for
-// the GPU's queue.
-void copy_without_waiting(const torch::Tensor& host, torch::Tensor& into) {
-  if (into.is_cuda())
-    into.copy_(host.pin_memory(), /*non_blocking=*/true);
-  else
-    into.copy_(host);
-}
-
-}  // namespace
 
 void BatchedAdam::check_member(std::int64_t p, const char* what) const {
   if (p < 0 || p >= members_)

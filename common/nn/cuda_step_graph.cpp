@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <exception>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -22,6 +23,22 @@
 namespace cellgan {
 
 #ifdef CELLGAN_CUDA_GRAPHS
+
+namespace {
+
+// LibTorch's CUDAGraph keeps process-wide state without a lock of its own
+// (the default CUDA generator's bookkeeping of graphs being captured and
+// replayed), and two graphs' side streams, taken from LibTorch's pool, may
+// be the same stream. Ranks that are threads of one process (the in-process
+// job) therefore take turns: warm-up, capture, replay and destruction of
+// every graph hold this lock. In an MPI process one thread trains, and it
+// costs nothing.
+std::recursive_mutex& graphs_mutex() {
+  static std::recursive_mutex mutex;
+  return mutex;
+}
+
+}  // namespace
 
 struct CudaStepGraph::Graph {
   c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool();
@@ -46,7 +63,8 @@ struct CudaStepGraph::Graph {
   }
 
   // Captures `work` (its kernels recorded, not run). Thread-local capture
-  // (LibTorch 2): the worker's other threads may use the GPU meanwhile.
+  // (LibTorch 2): the process's other threads may use the GPU meanwhile, but
+  // not another graph (graphs_mutex()).
   void capture(const std::function<void()>& work) {
     on_side_stream([&] {
 #if TORCH_VERSION_MAJOR >= 2
@@ -92,8 +110,14 @@ void warn_once(const char* what) {
 
 }  // namespace
 
+CudaStepGraph::~CudaStepGraph() {
+  const std::lock_guard<std::recursive_mutex> lock(graphs_mutex());
+  graph_.reset();
+}
+
 void CudaStepGraph::run(const std::function<void()>& work) {
   if (gave_up_) return work();
+  const std::lock_guard<std::recursive_mutex> lock(graphs_mutex());
   if (replaying()) return graph_->graph.replay();
   if (!graph_) graph_ = std::make_unique<Graph>();
   if (calls_++ < kWarmups) return graph_->on_side_stream(work);
@@ -121,10 +145,11 @@ void CudaStepGraph::run(const std::function<void()>& work) {
   work();
 }
 
+CudaStepGraph::~CudaStepGraph() = default;
+
 #endif
 
 CudaStepGraph::CudaStepGraph() = default;
-CudaStepGraph::~CudaStepGraph() = default;
 
 bool cuda_graphs_wanted(const Config& config, const c10::Device& device) {
   const std::string& mode = config.runtime.cuda_graphs;

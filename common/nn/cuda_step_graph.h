@@ -24,7 +24,9 @@
 // CELLGAN_CUDA_GRAPHS (common/nn/CMakeLists.txt: LibTorch has CUDA).
 //
 // Thread-safety: one thread at a time per object; the graph's tensors are
-// the caller's.
+// the caller's. The graphs of one process take turns (a process-wide lock
+// around each run() and destruction), so ranks that are threads of one
+// process may each have theirs.
 #pragma once
 
 #include <c10/core/Device.h>

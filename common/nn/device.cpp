@@ -92,4 +92,11 @@ torch::Tensor to_device_without_waiting(const torch::Tensor& host, const torch::
   return host.pin_memory().to(torch::TensorOptions().device(device), /*non_blocking=*/true);
 }
 
+void copy_without_waiting(const torch::Tensor& from, torch::Tensor& into) {
+  if (into.is_cuda() && from.is_cpu())
+    into.copy_(from.pin_memory(), /*non_blocking=*/true);
+  else
+    into.copy_(from);
+}
+
 }  // namespace cellgan

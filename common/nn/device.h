@@ -51,5 +51,8 @@ std::vector<double> host_values(const std::vector<torch::Tensor>& scalars);
 // pinned memory, ordered on the current stream without waiting for the
 // device (a copy from pageable memory waits for it); elsewhere host.to().
 torch::Tensor to_device_without_waiting(const torch::Tensor& host, const torch::Device& device);
+// into <- from (the same sizes), in into's storage: from the host into a GPU
+// as to_device_without_waiting() copies; otherwise an ordinary copy.
+void copy_without_waiting(const torch::Tensor& from, torch::Tensor& into);
 
 }  // namespace cellgan

@@ -5,7 +5,8 @@
 // them (seed it first for reproducible weights). kUndrawn: for a caller
 // that writes every parameter and buffer itself (an individual's copies,
 // a stack whose rows are all loaded): nothing is drawn and the weights
-// hold no values (layers.h; the norms' ones and zeros are still filled in).
+// hold no values (layers.h; on the CPU the norms' ones and zeros are still
+// filled in, on a GPU every parameter and buffer gets empty storage).
 //
 // Thread-safety: a module belongs to one thread at a time.
 #pragma once

@@ -68,7 +68,8 @@ class StackedDcganImpl : public torch::nn::Module {
   // otherwise).
   // kUndrawn (initial_weights.h): the linear and convolutional rows and the
   // spectral norms' u hold no values (the norms' affine rows and running
-  // statistics start as ones and zeros all the same).
+  // statistics start as ones and zeros here; StackedMembers on a GPU gives
+  // them empty storage too).
   StackedDcganImpl(Role role, const NetworkShape& shape, std::int64_t members,
                    InitialWeights weights = InitialWeights::kDrawn);
 

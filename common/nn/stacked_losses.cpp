@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "common/nn/device.h"
 #include "common/nn/losses.h"
 
 namespace cellgan {
@@ -48,11 +49,7 @@ KindRows kind_rows(const std::vector<LossKind>& kinds, torch::Device device) {
     std::vector<std::int64_t> rows;
     for (std::size_t p = 0; p < kinds.size(); ++p)
       if (kinds[p] == kind) rows.push_back(static_cast<std::int64_t>(p));
-    const torch::Tensor host = torch::tensor(rows, torch::kLong);
-    // To a GPU through pinned memory, without waiting for its queue.
-    out.rows.push_back(device.is_cuda()
-                           ? host.pin_memory().to(torch::TensorOptions().device(device), /*non_blocking=*/true)
-                           : host.to(device));
+    out.rows.push_back(to_device_without_waiting(torch::tensor(rows, torch::kLong), device));
   }
   return out;
 }
