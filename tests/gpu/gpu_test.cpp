@@ -460,14 +460,15 @@ TEST(Gpu, NcclJoinsAndSumsOnOneGpu) {
 }
 
 // The toy 2x2 job on CUDA, twice: it finishes, says where it ran, and
-// repeats to the bit.
-void expect_job_on_gpu_repeats(const std::map<std::string, std::string>& replace, int workers) {
+// repeats to the bit. `runtime` is added to the runtime section.
+void expect_job_on_gpu_repeats(const std::map<std::string, std::string>& replace, int workers,
+                               const std::string& runtime = "") {
   TempDir tmp;
   std::string ensembles[2];
   for (int run = 0; run < 2; ++run) {
     const std::string dir = tmp.file("run" + std::to_string(run));
     auto changes = replace;
-    changes["heartbeat_interval_ms: 100}"] = "heartbeat_interval_ms: 100, device: cuda}";
+    changes["heartbeat_interval_ms: 100}"] = "heartbeat_interval_ms: 100, device: cuda" + runtime + "}";
     const auto out = run_one_process_job(test::toy_config(tmp, "run" + std::to_string(run), dir, changes), workers);
     ASSERT_TRUE(out.result.has_value()) << out.master_error;
     const auto result = nlohmann::json::parse(read_bytes(dir + "/result.json"));
@@ -481,6 +482,13 @@ void expect_job_on_gpu_repeats(const std::map<std::string, std::string>& replace
 TEST(Gpu, ACoevolutionJobOnCudaRecordsItsDevicesAndRepeats) {
   SKIP_WITHOUT_GPU();
   expect_job_on_gpu_repeats({}, 2);
+}
+
+// Two workers that are threads of one process, each capturing and
+// replaying its steps' CUDA graphs at the same time as the other.
+TEST(Gpu, ACoevolutionJobWithCudaGraphsInTwoThreadsRepeats) {
+  SKIP_WITHOUT_GPU();
+  expect_job_on_gpu_repeats({}, 2, ", cuda_graphs: on");
 }
 
 TEST(Gpu, ADataParallelJobOnCudaRecordsItsDevicesAndRepeats) {
