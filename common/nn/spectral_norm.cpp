@@ -25,7 +25,8 @@ SpectralNormImpl::SpectralNormImpl(std::int64_t rows, std::int64_t power_iterati
 }
 
 void SpectralNormImpl::reset() {
-  u_ = register_buffer("u", weights_ == InitialWeights::kDrawn ? normalised(torch::randn({rows_})) : torch::empty(rows_));
+  const bool drawn = weights_ == InitialWeights::kDrawn;
+  u_ = register_buffer("u", drawn ? normalised(torch::randn({rows_})) : torch::empty(rows_));
 }
 
 torch::Tensor SpectralNormImpl::sigma(const torch::Tensor& weight) const {

@@ -56,7 +56,8 @@ void StackedDcganImpl::build_generator(InitialWeights weights) {
   const std::int64_t seed_width = kGenChannels * kSeedSide * kSeedSide;
   linear_ = register_module("linear", StackedLinear(members_, shape_.latent_dim, seed_width, weights));
   norm0_ = register_module("norm0", StackedBatchNorm2d(members_, kGenChannels));
-  conv1_ = register_module("conv1", StackedConv2d(members_, Conv2dGeometry{kGenChannels, kGenMidChannels, 3, 1, 1}, weights));
+  conv1_ =
+      register_module("conv1", StackedConv2d(members_, Conv2dGeometry{kGenChannels, kGenMidChannels, 3, 1, 1}, weights));
   norm1_ = register_module("norm1", StackedBatchNorm2d(members_, kGenMidChannels));
   conv2_ = register_module("conv2", StackedConv2d(members_, Conv2dGeometry{kGenMidChannels, 1, 3, 1, 1}, weights));
 }

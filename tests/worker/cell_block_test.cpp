@@ -1,6 +1,7 @@
 // A worker's block of cells: its cells read one another as they were when
-// the generation began, although they begin one after another or together,
-// and its result message is the cells' ensembles.
+// the generation began, although they begin one after another or together;
+// its result message is the cells' ensembles; and a generation draws
+// nothing from Torch's global generator.
 #include "worker/cell_block.h"
 
 #include <gtest/gtest.h>
