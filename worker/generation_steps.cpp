@@ -170,6 +170,7 @@ void seed_generation(const Config& config, const CellState& state, GenerationWor
   work.rng = SplitMix64(derive_seed(config.seed, Stream::kCellTraining, stream ^ (1ULL << 63)));
   work.global_seed = derive_seed(config.seed, Stream::kCellTraining, stream ^ (1ULL << 62));
   work.latent_seed = derive_seed(config.seed, Stream::kCellTraining, stream ^ (1ULL << 61));
+  work.fitness_seed = derive_seed(config.seed, Stream::kCellTraining, stream ^ (1ULL << 60));
 }
 
 at::Generator latent_generator(const GenerationWorkingSet& work, torch::Device device) {
@@ -188,8 +189,12 @@ void draw_fitness_samples(const TrainingConfig& training, const TrainingData& da
                           GenerationWorkingSet& work) {
   const torch::Tensor index = torch::randint(data.size(), {training.fitness_samples}, work.generator, torch::kLong);
   work.fitness_real = data.rows(to_device_without_waiting(index, data.device()));
-  work.fitness_latent = to_device_without_waiting(
-      torch::randn({training.fitness_samples, latent_dim}, work.generator, torch::kFloat32), data.device());
+  const std::vector<std::int64_t> sizes = {training.fitness_samples, latent_dim};
+  work.fitness_latent =
+      data.device().is_cpu()
+          ? torch::randn(sizes, work.generator, torch::kFloat32)
+          : torch::randn(sizes, generator_on(data.device(), work.fitness_seed),
+                         torch::TensorOptions().dtype(torch::kFloat32).device(data.device()));
   work.played = PlayedOutputs{};
 }
 

@@ -88,12 +88,14 @@ struct GenerationWorkingSet {
   // algorithm's choices, `generator` (a CPU generator of the cell's own)
   // for Torch's draws (samples, the data's order, and on the CPU the latent
   // vectors of training), `latent_seed` for the latent vectors of training
-  // on a GPU (latent_generator()), and `global_seed` for dropout and the
+  // on a GPU (latent_generator()), `fitness_seed` for the fitness samples'
+  // latent vectors on a GPU, and `global_seed` for dropout and the
   // interpolates of wgan_gp's penalty (the lockstep's noise streams,
   // lockstep_parts.h; train() seeds Torch's global generator with it).
   SplitMix64 rng{0};
   at::Generator generator;
   std::uint64_t latent_seed = 0;
+  std::uint64_t fitness_seed = 0;
   std::uint64_t global_seed = 0;
   // evaluate_fitness: the samples fitness was measured on; the trained
   // copies are scored on the same ones.
@@ -148,7 +150,7 @@ void replace_non_finite(CellState& state, const std::vector<NeighbourCentre>& ne
 void gather_neighbourhood(CellState& state, const std::vector<NeighbourCentre>& neighbours, const NetworkShape& shape,
                           const AdamSettings& adam, GenerationWorkingSet& work);
 
-// Seeds work.rng, work.generator, work.latent_seed and work.global_seed
+// Seeds work.rng, work.generator and work's latent, fitness and global seeds
 // from (config.seed, cell, generations completed), so the rest depends
 // only on the inputs and not on what other cells draw in the same process.
 void seed_generation(const Config& config, const CellState& state, GenerationWorkingSet& work);
@@ -165,8 +167,10 @@ at::Generator latent_generator(const GenerationWorkingSet& work, torch::Device d
 // generation from `rng`.
 void draw_generation_losses(const TrainingConfig& training, CellState& state, SplitMix64& rng);
 
-// Step 2. Draws fitness_samples real rows and latent vectors
-// (work.generator) into `work` and scores every G of the pool against every D.
+// Step 2. Draws fitness_samples real rows (work.generator) and latent
+// vectors (work.generator on the CPU; on a GPU a generator of the cell's own
+// there, seeded with work.fitness_seed, so they are drawn on the device)
+// into `work` and scores every G of the pool against every D.
 void evaluate_fitness(const TrainingConfig& training, const TrainingData& data, std::int64_t latent_dim,
                       GenerationWorkingSet& work);
 // Step 2's draws alone, for a generation whose game decides nothing

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/nn/ensemble.h"
+#include "common/nn/member_draws.h"
 #include "common/step_schedule.h"
 #include "worker/generation_steps.h"
 
@@ -37,7 +38,8 @@ std::int64_t preview_rows(const Config& config, std::int64_t generation) {
 // - the constructor draws the candidate weights and the sample seed from
 //   the cell's stream, and decides whether the mixture is scored;
 // - draw() passes each generator's own latent stream (seeded from the seed
-//   and its slot) through it, as many rows as the larger of its two counts;
+//   and its slot; on a GPU a generator there, generator_on()) through it, as
+//   many rows as the larger of its two counts;
 //   a weight vector takes the first `count` rows of each, so the vectors
 //   see the same samples where their counts agree (common random numbers);
 // - the rows' features are set from scorer.features() of all of them at
@@ -89,7 +91,8 @@ class MixturePlan {
     for (std::size_t i = 0; i < mixture_.size(); ++i) {
       const std::int64_t most = std::max(current_counts_[i], same_ ? 0 : candidate_counts_[i]);
       if (most == 0) continue;
-      torch::Generator gen = at::detail::createCPUGenerator(derive_seed(sample_seed_, Stream::kCellTraining, i));
+      torch::Generator gen =
+          generator_on(mixture_[i]->device(), derive_seed(sample_seed_, Stream::kCellTraining, i));
       std::vector<Individual*> one{mixture_[i]};
       samples_[i] = sample_mixture(one, {1.0}, most, gen);
     }

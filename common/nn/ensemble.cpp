@@ -57,14 +57,16 @@ torch::Tensor sample_mixture(std::vector<Individual*>& generators, const std::ve
     Generator& g = generators[i]->generator();
     const bool was_training = g->is_training();
     g->eval();
-    // Drawn on the CPU (the same draws on every device), all at once, then
-    // passed through the generator a chunk at a time.
-    const torch::Tensor z = torch::randn({counts[i], g->shape().latent_dim}, gen);
+    // Drawn where `gen` is, all at once, then passed through the generator a
+    // chunk at a time.
+    const torch::Tensor z = torch::randn({counts[i], g->shape().latent_dim}, gen,
+                                         torch::TensorOptions().dtype(torch::kFloat32).device(gen.device()));
+    const torch::Device device = generators[i]->device();
     for (std::int64_t start = 0; start < counts[i]; start += kSampleChunk) {
       const std::int64_t rows = std::min(kSampleChunk, counts[i] - start);
-      const torch::Tensor part =
-          image_part(g->forward(to_device_without_waiting(z.narrow(0, start, rows), generators[i]->device())),
-                     g->shape());
+      const torch::Tensor chunk = z.narrow(0, start, rows);
+      const torch::Tensor part = image_part(
+          g->forward(chunk.device() == device ? chunk : to_device_without_waiting(chunk, device)), g->shape());
       if (!out.defined()) out = torch::empty({n, part.size(1)}, part.options());
       out.narrow(0, at + start, rows).copy_(part);
     }

@@ -55,7 +55,9 @@ void encode_ensemble_to(ByteWriter& w, const NetworkShape& shape, int cell, cons
 std::size_t encoded_ensemble_size(const std::vector<double>& weights, const std::vector<const Individual*>& generators);
 
 // n samples of the mixture of `generators` under `weights`, latent vectors
-// from `gen` (shared by the call sites that already own a generator). The
+// drawn from `gen`, on its device (a CPU generator gives the same draws
+// whatever the generators' device; shared by the call sites that already
+// own a generator). The
 // generators see at most kSampleChunk rows at a time, so that 10,000
 // samples cost little more memory than the samples themselves.
 constexpr std::int64_t kSampleChunk = 1000;

@@ -40,6 +40,7 @@
 #include "common/nn/allreduce_check.h"
 #include "common/nn/cuda_step_graph.h"
 #include "common/nn/device.h"
+#include "common/nn/ensemble.h"
 #include "common/nn/individual.h"
 #include "common/nn/losses.h"
 #include "common/nn/member_draws.h"
@@ -185,6 +186,21 @@ std::vector<Bytes> block_centres_on_gpu(bool games_together) {
     out.push_back(centre.second);
   }
   return out;
+}
+
+// The mixture's samples on a GPU draw their latent vectors there, from a
+// generator of the cell's own: they repeat, and they are not the CPU
+// generator's numbers.
+TEST(Gpu, MixtureSamplesDrawTheirLatentsWhereTheGeneratorIs) {
+  SKIP_WITHOUT_GPU();
+  torch::manual_seed(1);
+  Individual g(Role::kGenerator, network_shape(toy_config()), 1e-3, AdamSettings{}, LossKind::kBce, gpu());
+  std::vector<Individual*> one{&g};
+  at::Generator first = generator_on(gpu(), 5), again = generator_on(gpu(), 5), cpu = generator_on(torch::kCPU, 5);
+  const torch::Tensor samples = sample_mixture(one, {1.0}, 300, first);
+  ASSERT_TRUE(samples.is_cuda());
+  EXPECT_TRUE(torch::equal(samples, sample_mixture(one, {1.0}, 300, again)));
+  EXPECT_FALSE(torch::allclose(samples.cpu(), sample_mixture(one, {1.0}, 300, cpu).cpu()));
 }
 
 TEST(Gpu, CellsBegunTogetherGiveTheBitsOfCellsBegunOneByOne) {
