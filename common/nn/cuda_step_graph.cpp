@@ -101,10 +101,14 @@ bool CudaStepGraph::replaying() const { return graph_ && graph_->captured; }
 
 namespace {
 
-std::atomic<bool> warned{false};
+// Set by the first failed capture of the process. LibTorch's own state of a
+// capture (the default CUDA generator's, the caching allocator's pool) is
+// undone only by a capture that ends well, so after a failure no graph of
+// the process replays again: a replay could throw, or run on that state.
+std::atomic<bool> a_capture_failed{false};
 
 void warn_once(const char* what) {
-  if (warned.exchange(true)) return;
+  if (a_capture_failed.exchange(true)) return;
   log::warn("runtime.cuda_graphs: capturing a training step failed ({}); the steps run without graphs", what);
 }
 
@@ -118,6 +122,10 @@ CudaStepGraph::~CudaStepGraph() {
 void CudaStepGraph::run(const std::function<void()>& work) {
   if (gave_up_) return work();
   const std::lock_guard<std::recursive_mutex> lock(graphs_mutex());
+  if (a_capture_failed) {
+    gave_up_ = true;
+    return work();
+  }
   if (replaying()) return graph_->graph.replay();
   if (!graph_) graph_ = std::make_unique<Graph>();
   if (calls_++ < kWarmups) return graph_->on_side_stream(work);

@@ -15,8 +15,9 @@
 //
 // If capturing fails (an operation that synchronises, a kernel that cannot
 // be captured), a warning is logged once per process and `work` runs
-// eagerly from then on: the step is done once either way, and no result is
-// lost. Without CUDA graphs in the build (a LibTorch without CUDA:
+// eagerly from then on, in every CudaStepGraph of the process (LibTorch's
+// capture state is left as the failure left it, so no graph replays): the
+// step is done once either way, and no result is lost. Without CUDA graphs in the build (a LibTorch without CUDA:
 // built() false), run() always calls `work`.
 //
 // The header names no Torch CUDA type; the graph lives in

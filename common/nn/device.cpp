@@ -88,7 +88,7 @@ std::vector<double> host_values(const std::vector<torch::Tensor>& scalars) {
 }
 
 torch::Tensor to_device_without_waiting(const torch::Tensor& host, const torch::Device& device) {
-  if (!device.is_cuda()) return host.to(device);
+  if (!device.is_cuda() || !host.is_cpu()) return host.to(device);
   return host.pin_memory().to(torch::TensorOptions().device(device), /*non_blocking=*/true);
 }
 

@@ -47,9 +47,9 @@ int visible_gpus();
 // the one item<double>() would read.
 std::vector<double> host_values(const std::vector<torch::Tensor>& scalars);
 
-// `host` (a CPU tensor) on `device`, the same values: to a GPU through
+// `host` on `device`, the same values: from the CPU to a GPU through
 // pinned memory, ordered on the current stream without waiting for the
-// device (a copy from pageable memory waits for it); elsewhere host.to().
+// device (a copy from pageable memory waits for it); else host.to().
 torch::Tensor to_device_without_waiting(const torch::Tensor& host, const torch::Device& device);
 // into <- from (the same sizes), in into's storage: from the host into a GPU
 // as to_device_without_waiting() copies; otherwise an ordinary copy.
