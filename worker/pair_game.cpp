@@ -14,22 +14,6 @@
 namespace cellgan {
 namespace {
 
-// Row p of `stack` takes individuals[p]'s weights and buffers (not its Adam
-// state, which the game does not use), for every row: one copy a tensor.
-void load_weights(StackedNetworkImpl& stack, const std::vector<Individual*>& individuals) {
-  torch::NoGradGuard no_grad;
-  for (const bool buffers : {false, true}) {
-    const std::vector<StackedTensor> rows = buffers ? stack.buffer_tensors() : stack.parameter_tensors();
-    std::vector<std::vector<torch::Tensor>> members(rows.size());
-    for (Individual* individual : individuals) {
-      const std::vector<torch::Tensor> own =
-          buffers ? individual->module().buffers() : individual->module().parameters();
-      for (std::size_t i = 0; i < rows.size(); ++i) members[i].push_back(own[i]);
-    }
-    for (std::size_t i = 0; i < rows.size(); ++i) set_member_rows(rows[i], rows[i].stacked, 0, members[i]);
-  }
-}
-
 // The losses of every pair of one cell from its discriminators' outputs on
 // the fakes (`d_fake` [ND, NG * F, 1]) and on the real batch (`d_real`
 // [ND, F, 1]), taken per pair with the generator's loss kind: [2, NG * ND],
@@ -131,7 +115,7 @@ std::vector<std::vector<torch::Tensor>> PairGame::fakes_of(const std::vector<con
   StackedNetworkImpl& g =
       stack_of(*cells[missing.front().first]->generators.front(), static_cast<std::int64_t>(missing.size()));
   std::vector<torch::Tensor> latents;
-  std::vector<Individual*> rows;
+  std::vector<const Individual*> rows;
   for (const auto& [c, i] : missing) {
     rows.push_back(cells[c]->generators[i]);
     latents.push_back(cells[c]->z);
@@ -192,7 +176,7 @@ void PairGame::play_cells(const std::vector<CellGame>& all, BceForm bce) {
     most_generators = std::max(most_generators, cell->generators.size());
   }
   StackedNetworkImpl& d = stack_of(*cells.front()->discriminators.front(), nd);
-  std::vector<Individual*> d_rows;  // row first_row[c] + j: cell c's discriminator j
+  std::vector<const Individual*> d_rows;  // row first_row[c] + j: cell c's discriminator j
   for (const CellGame* cell : cells) d_rows.insert(d_rows.end(), cell->discriminators.begin(), cell->discriminators.end());
   load_weights(d, d_rows);
   // Round k scores the k-th generator's fakes of every cell through the

@@ -64,9 +64,8 @@ torch::Tensor sample_mixture(std::vector<Individual*>& generators, const std::ve
     const torch::Device device = generators[i]->device();
     for (std::int64_t start = 0; start < counts[i]; start += kSampleChunk) {
       const std::int64_t rows = std::min(kSampleChunk, counts[i] - start);
-      const torch::Tensor chunk = z.narrow(0, start, rows);
-      const torch::Tensor part = image_part(
-          g->forward(chunk.device() == device ? chunk : to_device_without_waiting(chunk, device)), g->shape());
+      const torch::Tensor part =
+          image_part(g->forward(to_device_without_waiting(z.narrow(0, start, rows), device)), g->shape());
       if (!out.defined()) out = torch::empty({n, part.size(1)}, part.options());
       out.narrow(0, at + start, rows).copy_(part);
     }

@@ -95,4 +95,22 @@ void StackedNetworkImpl::set_member_generators(std::vector<at::Generator> genera
   if (convolutional_) convolutional_->set_member_generators(std::move(generators));
 }
 
+void load_weights(StackedNetworkImpl& stack, const std::vector<const Individual*>& individuals) {
+  if (static_cast<std::int64_t>(individuals.size()) != stack.members())
+    throw std::invalid_argument(
+        fmt::format("load_weights: {} individuals for {} members", individuals.size(), stack.members()));
+  for (const bool buffers : {false, true}) {
+    const std::vector<StackedTensor> rows = buffers ? stack.buffer_tensors() : stack.parameter_tensors();
+    std::vector<std::vector<torch::Tensor>> members(rows.size());
+    for (const Individual* individual : individuals) {
+      auto& module = const_cast<Individual&>(*individual).module();
+      const std::vector<torch::Tensor> own = buffers ? module.buffers() : module.parameters();
+      if (own.size() != rows.size())
+        throw std::invalid_argument("load_weights: an individual's network differs from the stack's");
+      for (std::size_t i = 0; i < rows.size(); ++i) members[i].push_back(own[i]);
+    }
+    for (std::size_t i = 0; i < rows.size(); ++i) set_member_rows(rows[i], rows[i].stacked, 0, members[i]);
+  }
+}
+
 }  // namespace cellgan

@@ -100,6 +100,12 @@ class StackedNetworkImpl : public torch::nn::Module {
 };
 TORCH_MODULE(StackedNetwork);
 
+// Row p of `stack` takes individuals[p]'s parameters and buffers (not its
+// Adam state), for every row: one copy a tensor (set_member_rows). One
+// individual a member, each of the stack's network; std::invalid_argument
+// otherwise.
+void load_weights(StackedNetworkImpl& stack, const std::vector<const Individual*>& individuals);
+
 // P individuals of one role as rows (see the top of this file).
 class StackedMembers {
  public:

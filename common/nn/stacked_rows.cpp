@@ -155,41 +155,32 @@ void StackedMembers::load_rows(const std::vector<const Individual*>& individuals
   if (static_cast<std::int64_t>(individuals.size()) != members_)
     throw std::invalid_argument(
         fmt::format("StackedMembers::load_rows: {} individuals for {} members", individuals.size(), members_));
+  for (const Individual* individual : individuals)
+    if (individual->role() != role_)
+      throw std::invalid_argument("StackedMembers::load_rows: an individual's role differs");
+  load_weights(*network_, individuals);
   const std::vector<StackedTensor> params = network_->parameter_tensors();
-  const std::vector<StackedTensor> buffers = network_->buffer_tensors();
-  // Per tensor, every member's: weights, moments (zeros where it has none), buffers.
-  std::vector<std::vector<torch::Tensor>> weights(params.size()), exp_avg(params.size()), exp_avg_sq(params.size()),
-      buffer_rows(buffers.size());
+  // Per tensor, every member's moments (zeros where it has none).
+  std::vector<std::vector<torch::Tensor>> exp_avg(params.size()), exp_avg_sq(params.size());
   std::vector<std::int64_t> steps;
   std::vector<double> own_rates, adam_rates;
   for (const Individual* individual : individuals) {
-    if (individual->role() != role_)
-      throw std::invalid_argument("StackedMembers::load_rows: an individual's role differs");
-    auto& from = const_cast<Individual&>(*individual);
-    const std::vector<torch::Tensor> own_params = from.module().parameters();
-    const std::vector<torch::Tensor> own_buffers = from.module().buffers();
-    if (own_params.size() != params.size() || own_buffers.size() != buffers.size())
-      throw std::invalid_argument("StackedMembers::load_rows: an individual's network differs from the stack's");
     std::int64_t step = -1;
     for (std::size_t i = 0; i < params.size(); ++i) {
       const std::optional<Individual::Moments> m = individual->moments(i);
       step = one_step_count(i, step, m ? m->step : -1);
-      weights[i].push_back(own_params[i]);
       const auto zeros = [&] { return torch::zeros(params[i].member_sizes, params[i].stacked.options()); };
       exp_avg[i].push_back(m ? m->exp_avg : zeros());
       exp_avg_sq[i].push_back(m ? m->exp_avg_sq : zeros());
     }
-    for (std::size_t i = 0; i < buffers.size(); ++i) buffer_rows[i].push_back(own_buffers[i]);
     steps.push_back(std::max<std::int64_t>(step, 0));
     own_rates.push_back(individual->learning_rate());
     adam_rates.push_back(individual->adam_learning_rate());
   }
   for (std::size_t i = 0; i < params.size(); ++i) {
-    set_member_rows(params[i], params[i].stacked, 0, weights[i]);
     set_member_rows(params[i], optimizer_->exp_avg()[i], 0, exp_avg[i]);
     set_member_rows(params[i], optimizer_->exp_avg_sq()[i], 0, exp_avg_sq[i]);
   }
-  for (std::size_t i = 0; i < buffers.size(); ++i) set_member_rows(buffers[i], buffers[i].stacked, 0, buffer_rows[i]);
   optimizer_->set_steps(steps);
   set_learning_rates(own_rates, adam_rates);
   for (std::size_t p = 0; p < individuals.size(); ++p) {

@@ -18,6 +18,12 @@ void check_row(const torch::Tensor& like, std::int64_t p) {
                                         like.dim() < 1 ? 0 : like.size(0)));
 }
 
+void check_member_sizes(const StackedTensor& layout, const torch::Tensor& member) {
+  if (member.sizes() != torch::IntArrayRef(layout.member_sizes))
+    throw std::invalid_argument(fmt::format("stacked tensor: a member tensor of [{}], expected [{}]",
+                                            fmt::join(member.sizes(), ", "), fmt::join(layout.member_sizes, ", ")));
+}
+
 }  // namespace
 
 torch::Tensor member_row(const StackedTensor& layout, const torch::Tensor& like, std::int64_t p) {
@@ -29,9 +35,7 @@ torch::Tensor member_row(const StackedTensor& layout, const torch::Tensor& like,
 void set_member_row(const StackedTensor& layout, const torch::Tensor& like, std::int64_t p,
                     const torch::Tensor& member) {
   check_row(like, p);
-  if (member.sizes() != torch::IntArrayRef(layout.member_sizes))
-    throw std::invalid_argument(fmt::format("stacked tensor: a member tensor of [{}], expected [{}]",
-                                            fmt::join(member.sizes(), ", "), fmt::join(layout.member_sizes, ", ")));
+  check_member_sizes(layout, member);
   torch::NoGradGuard no_grad;
   torch::Tensor row = like[p];
   // Into a GPU without waiting for it (from pinned memory, no wait at all);
@@ -55,9 +59,7 @@ void set_member_rows(const StackedTensor& layout, const torch::Tensor& like, std
   const torch::IntArrayRef row_sizes = like.sizes().slice(1);
   std::vector<torch::Tensor> rows;
   for (const torch::Tensor& m : members) {
-    if (m.sizes() != torch::IntArrayRef(layout.member_sizes))
-      throw std::invalid_argument(fmt::format("stacked tensor: a member tensor of [{}], expected [{}]",
-                                              fmt::join(m.sizes(), ", "), fmt::join(layout.member_sizes, ", ")));
+    check_member_sizes(layout, m);
     rows.push_back(m.detach().reshape(row_sizes));
   }
   torch::NoGradGuard no_grad;
