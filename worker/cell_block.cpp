@@ -1,6 +1,8 @@
 // A worker's block of cells (see cell_block.h).
 #include "worker/cell_block.h"
 
+#include <ATen/record_function.h>
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -135,6 +137,7 @@ std::vector<CellGeneration> CellBlock::begin_generations(const std::map<int, Hal
     const std::size_t group = group_of(first), end = std::min(states_.size(), first + size);
     // A cell read by its own group or a later one is read from a copy taken before the group begins.
     for (std::size_t i = first; i < end; ++i) {
+      RECORD_USER_SCOPE("cellgan::snapshots");
       const auto reader = last_reader.find(states_[i].cell);
       if (reader != last_reader.end() && reader->second >= group)
         copies.emplace(states_[i].cell, std::pair{states_[i].centre_generator().snapshot(),

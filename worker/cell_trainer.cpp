@@ -1,6 +1,7 @@
 // One generation of cellular coevolution in one cell (see cell_trainer.h).
 #include "worker/cell_trainer.h"
 
+#include <ATen/record_function.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -131,14 +132,17 @@ CellGeneration CellTrainer::prepare_generation(CellState& state, const std::vect
   work.game = game_.get();
   PhaseClock clock;
 
-  if (faults.poison_generators) {
-    poison_generators(state);
-    work.events.push_back("fault nan: the cell's generators poisoned (NaN weights)");
+  {
+    RECORD_USER_SCOPE("cellgan::gather");
+    if (faults.poison_generators) {
+      poison_generators(state);
+      work.events.push_back("fault nan: the cell's generators poisoned (NaN weights)");
+    }
+    replace_non_finite(state, generation.neighbours, shape, adam_of(config_), work);
+    gather_neighbourhood(state, generation.neighbours, shape, adam_of(config_), work);
+    seconds["gather"] = clock.lap();
   }
-  replace_non_finite(state, generation.neighbours, shape, adam_of(config_), work);
-  gather_neighbourhood(state, generation.neighbours, shape, adam_of(config_), work);
-  seconds["gather"] = clock.lap();
-
+  RECORD_USER_SCOPE("cellgan::fitness_samples");
   seed_generation(config_, state, work);
   draw_generation_losses(t, state, work.rng);
   clock.lap();  // a few draws: not a phase
@@ -160,6 +164,7 @@ void CellTrainer::play_together(const std::vector<CellTrainer*>& trainers,
     playing.push_back(generations[i]);
   }
   if (games.empty()) return;
+  RECORD_USER_SCOPE("cellgan::fitness_game");
   PhaseClock clock;
   trainers.front()->game_->play_cells(games, trainers.front()->config_.training.bce);
   const double each = clock.lap() / static_cast<double>(playing.size());
@@ -169,6 +174,7 @@ void CellTrainer::play_together(const std::vector<CellTrainer*>& trainers,
 void CellTrainer::select(CellGeneration& generation) {
   const TrainingConfig& t = config_.training;
   GenerationWorkingSet& work = *generation.work;
+  RECORD_USER_SCOPE("cellgan::select");
   PhaseClock clock;
   select_by_tournament(t, work);
   generation.record.seconds["select"] = clock.lap();
@@ -213,6 +219,7 @@ void CellTrainer::train_together(const std::vector<CellTrainer*>& trainers,
     for (std::size_t i = 0; i < generations.size(); ++i) trainers[i]->train({generations[i]});
     return;
   }
+  RECORD_USER_SCOPE("cellgan::train");
   PhaseClock clock;
   std::vector<LockstepCell> cells;
   for (std::size_t i = 0; i < generations.size(); ++i)
@@ -231,6 +238,7 @@ void CellTrainer::replace(CellGeneration& generation) {
   const TrainingConfig& t = config_.training;
   CellState& state = *generation.state;
   GenerationWorkingSet& work = *generation.work;
+  RECORD_USER_SCOPE("cellgan::replace");
   PhaseClock clock;
   // score_trained_copies or take_training_losses left a NaN fitness to every copy with non-finite weights.
   generation.record.generators_replaced = replace_worst(state.generators, work.selected_generators, t.n_replacements,
@@ -246,14 +254,17 @@ std::vector<GenerationRecord> CellTrainer::finish_together(const std::vector<Cel
   if (generations.empty()) return {};
   // Step 6: the copies' score, every cell that scores them in one game.
   PhaseClock scoring;
-  std::vector<GenerationWorkingSet*> scored;
-  for (std::size_t i = 0; i < generations.size(); ++i) {
-    if (copies_score_decides_nothing(trainers[i]->config_.training))
-      take_training_losses(*generations[i]->work);
-    else
-      scored.push_back(generations[i]->work.get());
+  {
+    RECORD_USER_SCOPE("cellgan::score_copies");
+    std::vector<GenerationWorkingSet*> scored;
+    for (std::size_t i = 0; i < generations.size(); ++i) {
+      if (copies_score_decides_nothing(trainers[i]->config_.training))
+        take_training_losses(*generations[i]->work);
+      else
+        scored.push_back(generations[i]->work.get());
+    }
+    score_trained_copies(trainers.front()->config_.training.bce, scored);
   }
-  score_trained_copies(trainers.front()->config_.training.bce, scored);
   const double scoring_each = scoring.lap() / static_cast<double>(generations.size());
   for (std::size_t i = 0; i < generations.size(); ++i) {
     generations[i]->record.seconds["evaluate"] += scoring_each;
@@ -270,9 +281,12 @@ std::vector<GenerationRecord> CellTrainer::finish_together(const std::vector<Cel
     cells.push_back({generations[i]->state, &generations[i]->work->rng});
   }
   PhaseClock clock;
-  std::vector<MixtureOutcome> mixtures =
-      evolve_mixtures(first.config_, first.scorer_, first.objective_, generations.front()->record.generation, cells,
-                      /*score_always=*/!first.isolated_, /*one_call=*/first.device().is_cuda());
+  std::vector<MixtureOutcome> mixtures;
+  {
+    RECORD_USER_SCOPE("cellgan::mixture");
+    mixtures = evolve_mixtures(first.config_, first.scorer_, first.objective_, generations.front()->record.generation,
+                               cells, /*score_always=*/!first.isolated_, /*one_call=*/first.device().is_cuda());
+  }
   const double each = clock.lap() / static_cast<double>(generations.size());
 
   std::vector<GenerationRecord> records;

@@ -40,6 +40,11 @@
 //                                                                [evaluate]
 //  8. record   losses, learning rates, weights and phase seconds.
 //
+// Each part runs in a Torch user scope named cellgan::<part> (gather,
+// fitness_samples, fitness_game, select, train, score_copies, replace,
+// mixture; CellBlock adds snapshots), which Torch's profiler and
+// bench_generation_ops see.
+//
 // Determinism: right after the gather, the cell's streams (its SplitMix64
 // and Torch generators of its own, seed_generation) are seeded from (seed,
 // cell, generation), and nothing draws from Torch's global generator, so
@@ -157,10 +162,10 @@ class CellTrainer {
                             const std::vector<CellGeneration*>& generations);
   void select(CellGeneration& generation);
   void train(const std::vector<CellGeneration*>& generations);
-  // train() of generations begun by several trainers, generations[i] by
-  // trainers[i] (per_class: each class cell's trainer has its own data): in
-  // one lockstep when their batch counts and batch sizes agree, else each
-  // as a stack of its own.
+  // train() (steps 4 and 5, lockstep_training.h) of generations begun by
+  // several trainers, generations[i] by trainers[i] (per_class: each class
+  // cell's trainer has its own data): in one lockstep when their batch
+  // counts and batch sizes agree, else each as a stack of its own.
   static void train_together(const std::vector<CellTrainer*>& trainers,
                              const std::vector<CellGeneration*>& generations);
   GenerationRecord finish_generation(CellGeneration& generation);

@@ -9,24 +9,16 @@
 #include <limits>
 #include <optional>
 #include <stdexcept>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "common/nn/device.h"
-#include "common/nn/discriminator_step.h"
 #include "common/nn/losses.h"
 #include "common/nn/member_draws.h"
-#include "common/nn/precision.h"
-#include "common/step_schedule.h"
 #include "worker/pair_game.h"
 
 namespace cellgan {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // A neighbour's centre individual of `role`: weights only (for fitness and
 // the mixture) or whole, with its Adam state (for a tournament winner).
@@ -36,43 +28,6 @@ Individual neighbour_individual(const NeighbourCentre& n, Role role, const Netwo
   if (live != nullptr) return whole ? live->clone() : live->clone_weights();
   const std::vector<std::uint8_t>* bytes = role == Role::kGenerator ? n.generator : n.discriminator;
   return Individual::decode(*bytes, shape, adam, whole, device);
-}
-
-// What train() watches of one copy's losses, kept on the device so that no
-// step waits for it; read_watches() reads them all once, after the last batch.
-struct LossWatch {
-  torch::Tensor lost;  // a loss was non-finite
-  torch::Tensor sum;   // the losses' sum, when summing
-  std::int64_t steps = 0;
-
-  void note(const torch::Tensor& loss, bool summing) {
-    const torch::Tensor value = loss.detach();
-    const torch::Tensor bad = torch::isfinite(value).logical_not();
-    lost = lost.defined() ? lost.logical_or(bad) : bad;
-    if (summing) sum = sum.defined() ? sum + value : value;
-    ++steps;
-  }
-};
-
-// `diverged[i]`: copy i met a non-finite loss; with `summing`, `means[i]`
-// its mean loss (NaN when it never stepped), else `means` is left empty.
-void read_watches(const std::vector<LossWatch>& watches, bool summing, std::vector<bool>& diverged,
-                  std::vector<double>& means) {
-  std::vector<torch::Tensor> values;
-  for (const LossWatch& w : watches) {
-    if (w.steps == 0) continue;
-    values.push_back(w.lost.to(torch::kFloat64));
-    if (summing) values.push_back(w.sum.to(torch::kFloat64) / static_cast<double>(w.steps));
-  }
-  const std::vector<double> read = host_values(values);
-  diverged.assign(watches.size(), false);
-  means.assign(summing ? watches.size() : 0, std::numeric_limits<double>::quiet_NaN());
-  std::size_t at = 0;
-  for (std::size_t i = 0; i < watches.size(); ++i) {
-    if (watches[i].steps == 0) continue;
-    diverged[i] = read[at++] != 0.0;
-    if (summing) means[i] = read[at++];
-  }
 }
 
 }  // namespace
@@ -311,80 +266,6 @@ std::vector<Individual> tournament_winners(const std::vector<Individual*>& pool,
     }
   }
   return winners;
-}
-
-double train(const TrainingConfig& training, const TrainingData& data, std::int64_t batches, std::int64_t latent_dim,
-             int cell, GenerationWorkingSet& work) {
-  std::vector<Individual>& gens = work.selected_generators;
-  std::vector<Individual>& discs = work.selected_discriminators;
-  SplitMix64& rng = work.rng;
-  double mutating = 0.0;
-  const auto mutate = [&](Individual& individual) {
-    const auto started = Clock::now();
-    mutate_learning_rate(training, individual, rng);
-    mutating += seconds_since(started);
-  };
-  const DiscriminatorPenalties penalties = discriminator_penalties(training);
-  const std::int64_t n = data.size();
-  torch::manual_seed(work.global_seed);
-  const torch::Tensor order = to_device_without_waiting(torch::randperm(n, work.generator, torch::kLong), data.device());
-  const at::Generator latents = latent_generator(work, data.device());
-  const auto latent = [&](std::int64_t rows) {
-    return torch::randn({rows, latent_dim}, latents, torch::TensorOptions().dtype(torch::kFloat32).device(data.device()));
-  };
-  std::vector<LossWatch> g_watch(gens.size()), d_watch(discs.size());
-  const bool summing = copies_score_decides_nothing(training);
-  for (std::int64_t b = 0; b < batches; ++b) {
-    if (work.batch_delay.count() > 0) std::this_thread::sleep_for(work.batch_delay);
-    const std::int64_t start = (b * training.batch_size) % std::max<std::int64_t>(1, n - training.batch_size + 1);
-    const torch::Tensor real = data.rows(order.narrow(0, start, std::min(training.batch_size, n)));
-    const std::int64_t bs = real.size(0);
-    const bool generators_step = generator_steps_on(training, b);
-    for (std::size_t i = 0; generators_step && i < gens.size(); ++i) {
-      Individual& g = gens[i];
-      mutate(g);
-      Individual& d = discs[rng.below(discs.size())];
-      g.optimizer().zero_grad();
-      torch::Tensor d_fake;
-      {
-        const AutocastScope autocast(training.precision, data.device());
-        d_fake = d.discriminator()->forward(g.generator()->forward(latent(bs)));
-      }
-      const torch::Tensor loss = generator_loss(g.loss, d_fake, training.bce);
-      loss.backward();
-      g.optimizer().step();
-      g_watch[i].note(loss, summing);
-    }
-    if (!discriminator_steps_on(training, b)) continue;
-    for (std::size_t j = 0; j < discs.size(); ++j) {
-      Individual& d = discs[j];
-      mutate(d);
-      Individual& g = gens[rng.below(gens.size())];
-      d.optimizer().zero_grad();
-      torch::Tensor loss;
-      {
-        const AutocastScope autocast(training.precision, data.device());
-        torch::Tensor fake;
-        {
-          torch::NoGradGuard no_grad;
-          fake = g.generator()->forward(latent(bs)).to(torch::kFloat);  // itself in fp32
-        }
-        loss = discriminator_step_loss(d.discriminator(), discriminator_loss_for(g.loss), real, fake, penalties);
-      }
-      loss.backward();
-      d.optimizer().step();
-      d_watch[j].note(loss, summing);
-    }
-  }
-  read_watches(g_watch, summing, work.diverged_generators, work.training_generator_losses);
-  read_watches(d_watch, summing, work.diverged_discriminators, work.training_discriminator_losses);
-  for (std::vector<Individual>* trained : {&gens, &discs}) {
-    for (Individual& individual : *trained) {
-      individual.source_cell = cell;
-      individual.release_gradients();  // not state; the next step recreates them
-    }
-  }
-  return mutating;
 }
 
 void mutate_learning_rate(const TrainingConfig& training, Individual& individual, SplitMix64& rng) {

@@ -7,7 +7,7 @@
 //   seed_generation       then draw_generation_losses (mustangs)
 //   evaluate_fitness      step 2 (CellTrainer: its draws, then the game with other cells' on one PairGame)
 //   select_by_tournament  step 3
-//   train                 steps 4 and 5 (mutation before each Adam step)
+//   train_in_lockstep     steps 4 and 5 (lockstep_training.h; mutate_learning_rate before each Adam step)
 //   score_trained_copies  step 6, first half
 //   replace_worst         step 6, second half (generators, then discriminators)
 //   keep_neighbour_generators, evolve_mixture   step 7
@@ -24,10 +24,8 @@
 //
 // Thread-safety: the functions share no state of their own. The draws come
 // from the cell's own streams (seed_generation), and copies of networks are
-// made undrawn (initial_weights.h); only train(), the one-member-at-a-time
-// reference of the lockstep, seeds and draws from Torch's process-wide
-// generator (dropout, wgan_gp's penalty): its callers hold
-// lock_torch_generator() where ranks are threads.
+// made undrawn (initial_weights.h): nothing draws from Torch's process-wide
+// generator.
 #pragma once
 
 #include <ATen/core/Generator.h>
@@ -91,7 +89,7 @@ struct GenerationWorkingSet {
   // on a GPU (latent_generator()), `fitness_seed` for the fitness samples'
   // latent vectors on a GPU, and `global_seed` for dropout and the
   // interpolates of wgan_gp's penalty (the lockstep's noise streams,
-  // lockstep_parts.h; train() seeds Torch's global generator with it).
+  // lockstep_parts.h).
   SplitMix64 rng{0};
   at::Generator generator;
   std::uint64_t latent_seed = 0;
@@ -106,7 +104,8 @@ struct GenerationWorkingSet {
   PlayedOutputs played;
   // Set by the caller: plays the games (null: one of their own each time).
   PairGame* game = nullptr;
-  // select_by_tournament: the winners (deep copies), trained by train()
+  // select_by_tournament: the winners (deep copies), trained by
+  // train_in_lockstep()
   // and offered to replace_worst().
   std::vector<Individual> selected_generators;
   std::vector<Individual> selected_discriminators;
@@ -155,7 +154,7 @@ void gather_neighbourhood(CellState& state, const std::vector<NeighbourCentre>& 
 // only on the inputs and not on what other cells draw in the same process.
 void seed_generation(const Config& config, const CellState& state, GenerationWorkingSet& work);
 
-// What training (train(), train_in_lockstep()) draws the cell's latent
+// What training (train_in_lockstep()) draws the cell's latent
 // vectors from on `device`, taken once at its start: on the CPU
 // work.generator itself (its draws go on from the data's order); on a GPU
 // a Philox generator of the cell's own there, seeded with work.latent_seed
@@ -222,26 +221,6 @@ std::vector<Individual> tournament_winners(const std::vector<Individual*>& pool,
                                            const std::vector<const NeighbourCentre*>& origin, std::int64_t count,
                                            std::int64_t tournament, SplitMix64& rng);
 
-// Steps 4 and 5. `batches` batches of one random permutation of the data:
-// on the batches where common/step_schedule.h says so (all of them, but
-// for wgan_gp every n_critic-th) each selected G steps against a random
-// selected D; then on the batches it says so (every (discriminator_skip +
-// 1)-th, but for wgan_gp all of them) each selected D steps against a
-// random selected G, with its penalty (discriminator_step.h);
-// mutate_learning_rate() runs before every step. A copy whose
-// loss is ever non-finite is marked in work.diverged_* (the losses are
-// checked on the device and read once, after the last batch), and so is
-// each copy's mean loss when copies_score_decides_nothing(). Each batch first
-// sleeps work.batch_delay. Then marks the copies as trained in `cell` and
-// frees their gradients. Draws from work.generator (the latent vectors
-// from latent_generator()) and work.rng; seeds Torch's global generator
-// from work.global_seed first (dropout, wgan_gp's penalty).
-// One member at a time: the path for what lockstep_training.h does not
-// stack yet.
-// Returns the seconds spent mutating.
-double train(const TrainingConfig& training, const TrainingData& data, std::int64_t batches, std::int64_t latent_dim,
-             int cell, GenerationWorkingSet& work);
-
 // Step 5: with probability mutation_probability,
 // lr <- max(0, lr + scale * N(-lr0/10, lr0)), written to Adam. Draws one
 // uniform from `rng`, and a normal when it mutates. With
@@ -263,7 +242,7 @@ void score_trained_copies(BceForm bce, GenerationWorkingSet& work);
 void score_trained_copies(BceForm bce, const std::vector<GenerationWorkingSet*>& works);
 
 // Step 6, first half, when the game decides nothing: each trained copy's
-// fitness is its mean loss in training (kept by train(); every
+// fitness is its mean loss in training (kept by train_in_lockstep(); every
 // copy steps on batch 0, step_schedule.h), with the same discards and
 // work.events lines as score_trained_copies.
 void take_training_losses(GenerationWorkingSet& work);

@@ -24,10 +24,9 @@ struct GenerationWorkingSet;
 
 // What the cells of a lockstep run draw from, one generator of each kind
 // per cell (works[k] cell k's working set) on the run's `device`: `latent`,
-// its latent vectors (latent_generator() of generation_steps.h, as train()
-// draws them); `noise`, its dropout masks and WGAN-GP's shares, seeded from
-// work.global_seed as train() seeds Torch's global generators (on a GPU,
-// Philox generators there: member_draws.h).
+// its latent vectors (latent_generator() of generation_steps.h); `noise`,
+// its dropout masks and WGAN-GP's shares, seeded from work.global_seed (on
+// a GPU, Philox generators there: member_draws.h).
 struct CellStreams {
   CellStreams(const std::vector<const GenerationWorkingSet*>& works, torch::Device device);
 
@@ -90,7 +89,7 @@ struct HostRates {
   }
 };
 
-// What train()'s LossWatch keeps, for every member at once, on the device:
+// What is watched of each member's losses, all members at once, on the device:
 // made at the first note() and updated in place after it (a captured step
 // adds to the same storage). `steps` is counted by the caller on the host.
 struct StackWatch {

@@ -91,7 +91,7 @@ const std::vector<LockstepCell>& checked(const TrainingConfig& training, const T
 
 // The lockstep run: the stacks, the cells' streams and what is watched.
 // Each step is made in two parts: first everything drawn from the cells'
-// streams is drawn in train()'s order, into tensors that keep their storage
+// streams is drawn in the reference's order (lockstep_training.h), into tensors that keep their storage
 // from step to step: the integers on the host (mutations, opponents, the
 // rows of the batch, then sent), the latent vectors, dropout masks and
 // WGAN-GP's shares from each cell's generators straight into its members'
@@ -205,7 +205,7 @@ class Lockstep {
 
   // For each member of `stack` (its members `members`), on the host,
   // mutates its learning rate and picks an opponent of its cell among
-  // `opponents`, in train()'s order, the rates then sent at once; and draws
+  // `opponents`, in the reference's order, the rates then sent at once; and draws
   // its latent batch from its cell's latent stream straight into its row of
   // `z` [P, B, latent] (on a GPU, there). Returns the picked rows.
   std::vector<std::int64_t> draw_step(StackedMembers& stack, HostRates& rates, const std::vector<Member>& members,
@@ -352,8 +352,8 @@ class Lockstep {
   }
 
   // WGAN-GP's e ~ U[0, 1) per row into shares_ [P_D, B, 1], drawn member
-  // after member from its cell's stream (train() draws them from Torch's
-  // global generator seeded alike).
+  // after member from its cell's stream (the reference draws them from
+  // Torch's global generator seeded alike).
   void draw_shares() {
     if (!shares_.defined())
       shares_ = torch::empty({static_cast<std::int64_t>(d_members_.size()), batch_rows_, 1},
@@ -405,7 +405,7 @@ class Lockstep {
   std::optional<StackedLossScaler> g_scaler_, d_scaler_;  // training.precision fp16
 };
 
-// The watches read once; what train() leaves in each working set.
+// The watches read once, into each working set.
 void read_back(const StackWatch& watch, const std::vector<Member>& members, bool summing,
                const std::vector<LockstepCell>& cells, Role role) {
   std::vector<double> lost(members.size(), 0.0), means(members.size(), std::numeric_limits<double>::quiet_NaN());
@@ -483,7 +483,7 @@ std::vector<double> train_in_lockstep(const TrainingConfig& training, const Trai
   if (cells.empty()) return {};
   const NetworkShape& shape = cells.front().work->selected_generators.front().shape();
   if (!trains_in_lockstep(shape))
-    throw std::invalid_argument("train_in_lockstep: this configuration trains one member at a time (train())");
+    throw std::invalid_argument("train_in_lockstep: this network kind is not stacked");
   Lockstep lockstep(training, data, latent_dim, cells, cuda_graphs);
   lockstep.run(batches);
   return lockstep.mutating();

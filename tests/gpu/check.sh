@@ -94,7 +94,7 @@ grep -E "trimmed libtorch|fmt headers hidden|LibTorch [0-9]|NCCL all-reduce|CUDA
 # Graphs and NCCL were compiled here only against other headers: if the build
 # fails, its first errors go to the summary and it is retried without them,
 # so that the rest of the check still runs.
-BUILD_GPU='cmake --build build-gpu -j "$(getconf _NPROCESSORS_ONLN)" --target cellgan gpu_tests nn_tests'
+BUILD_GPU='cmake --build build-gpu -j "$(getconf _NPROCESSORS_ONLN)" --target cellgan gpu_tests nn_tests bench_generation_ops'
 if ! step build 260 bash -c "$BUILD_GPU"; then
   grep -m 5 -E "error:|Error " "$OUT/build.log" | sed 's/^/  - /' | tee -a "$SUMMARY"
   step configure-fallback 60 cmake -S . -B build-gpu -DCELLGAN_CUDA_GRAPHS=OFF -DCELLGAN_NCCL=OFF \
@@ -212,6 +212,11 @@ say "| G5 mnist-8x8, 1 worker (64 cells stacked) | $(per_gen g5-w1) | $(memory g
 phases() { python3 tests/gpu/g_report.py phases "$OUT/runs/$1" 2>/dev/null || echo "n/a"; }
 say "- where a g2-w1 generation goes (each phase summed over the cells): $(phases g2-w1)"
 say "- and a g5-w1 generation: $(phases g5-w1)"
+# The kernels a g2-w1 generation launches (graphs off), part by part.
+step g2-kernels 40 build-gpu/tests/bench/bench_generation_ops configs/mnist-4x4.yaml "${MNIST[@]}" \
+  --set runtime.device=cuda --set training.batches_per_generation=10
+say "- kernels of a g2-w1 generation of 10 batches, graphs off (bench_generation_ops):"
+grep -v " INFO " "$OUT/g2-kernels.log" | sed 's/^/      /' | tee -a "$SUMMARY" > /dev/null
 
 say ""
 say "## G2 with CUDA graphs on against off (runtime.cuda_graphs)"

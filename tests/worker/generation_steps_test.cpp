@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "tests/worker/toy_cell_fixture.h"
+#include "worker/lockstep_training.h"
 
 namespace cellgan {
 namespace {
@@ -166,6 +167,12 @@ void select_two_pairs(Fixture& f, CellState& s, GenerationWorkingSet& work) {
   seed_generation(f.config, s, work);
 }
 
+// Steps 4 and 5 of the cell in `work` (lockstep_training.h), a stack of its own.
+double train_copies(const TrainingConfig& training, const TrainingData& data, std::int64_t batches,
+                    std::int64_t latent_dim, int cell, GenerationWorkingSet& work) {
+  return train_in_lockstep(training, data, batches, latent_dim, {{cell, &work, nullptr}}).front();
+}
+
 std::int64_t adam_steps(Individual& individual) {
   const auto& state = individual.optimizer().state();
   if (state.empty()) return 0;
@@ -181,7 +188,7 @@ TEST(Train, StepsEveryCopyAndTheDiscriminatorsEverySkipPlusOneBatches) {
   CellState s = f.trainer.initial_state(4, 4);
   GenerationWorkingSet work;
   select_two_pairs(f, s, work);
-  const double mutating = train(c.training, f.data, /*batches=*/5, c.network.latent_dim, /*cell=*/8, work);
+  const double mutating = train_copies(c.training, f.data, /*batches=*/5, c.network.latent_dim, /*cell=*/8, work);
   EXPECT_GE(mutating, 0.0);
   for (std::vector<Individual>* trained : {&work.selected_generators, &work.selected_discriminators}) {
     const bool is_g = trained == &work.selected_generators;
@@ -201,7 +208,7 @@ TEST(Train, IsRepeatableFromTheSameSeed) {
     CellState s = f.trainer.initial_state(4, 4);
     GenerationWorkingSet work;
     select_two_pairs(f, s, work);
-    train(f.config.training, f.data, 3, f.config.network.latent_dim, 4, work);
+    train_copies(f.config.training, f.data, 3, f.config.network.latent_dim, 4, work);
     out.push_back(work.selected_generators[1].encode());
   }
   EXPECT_EQ(out[0], out[1]);
@@ -222,7 +229,7 @@ TEST(ScoreTrainedCopies, ScoresTheCopiesAndLeavesThePoolAsItWas) {
   select_by_tournament(f.config.training, work);
   ASSERT_EQ(work.selected_generators.size(), 1u);
   const double selected_fitness = work.selected_generators[0].fitness;
-  train(f.config.training, f.data, 5, f.config.network.latent_dim, 4, work);
+  train_copies(f.config.training, f.data, 5, f.config.network.latent_dim, 4, work);
   std::vector<double> pool_before;
   for (Individual* i : work.generator_pool) pool_before.push_back(i->fitness);
   for (Individual* i : work.discriminator_pool) pool_before.push_back(i->fitness);
@@ -244,7 +251,7 @@ void train_up_to_scoring(Fixture& f, CellState& s, const std::vector<NeighbourCe
   seed_generation(f.config, s, work);
   evaluate_fitness(f.config.training, f.data, f.config.network.latent_dim, work);
   select_by_tournament(f.config.training, work);
-  train(f.config.training, f.data, batches, f.config.network.latent_dim, 4, work);
+  train_copies(f.config.training, f.data, batches, f.config.network.latent_dim, 4, work);
 }
 
 // The copies' scores taking the pool's outputs from evaluate_fitness (its
@@ -287,7 +294,7 @@ TEST(DrawFitnessSamples, TrainingIsTheSameWithOrWithoutTheGame) {
       draw_fitness_samples(f.config.training, f.data, f.config.network.latent_dim, work);
     EXPECT_EQ(std::isfinite(s.generators[0].fitness), play);
     select_by_tournament(f.config.training, work);
-    train(f.config.training, f.data, 5, f.config.network.latent_dim, 4, work);
+    train_copies(f.config.training, f.data, 5, f.config.network.latent_dim, 4, work);
     EXPECT_EQ(work.training_generator_losses.size(), 1u);  // kept: the copies' score decides nothing
     if (play)
       score_trained_copies(BceForm::kClamped, work);
@@ -472,7 +479,7 @@ TEST(Train, ABatchDelayChangesNothingButTheTime) {
     work.batch_delay = std::chrono::milliseconds(delay_ms);
     select_two_pairs(f, s, work);
     const auto started = std::chrono::steady_clock::now();
-    train(f.config.training, f.data, 4, f.config.network.latent_dim, 4, work);
+    train_copies(f.config.training, f.data, 4, f.config.network.latent_dim, 4, work);
     seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     out.push_back(work.selected_generators[1].encode());
   }

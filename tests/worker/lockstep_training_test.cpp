@@ -1,5 +1,5 @@
-// Lockstep training (worker/lockstep_training.h) against train() of
-// generation_steps.h, one member at a time.
+// Lockstep training (worker/lockstep_training.h) against its reference,
+// train_member_by_member() (tests/worker/member_by_member_training.h).
 #include "worker/lockstep_training.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +11,7 @@
 #include "common/nn/cuda_step_graph.h"
 #include "common/nn/torch_generator_lock.h"
 #include "tests/nn/stacked_members.h"
+#include "tests/worker/member_by_member_training.h"
 #include "tests/worker/toy_cell_fixture.h"
 #include "worker/generation_steps.h"
 
@@ -88,7 +89,7 @@ std::vector<Trained> one_at_a_time(Fixture& f, const std::vector<int>& cells, st
   for (int cell : cells) {
     auto work = selected(f, cell);
     const auto lock = lock_torch_generator();
-    train(f.config.training, f.data, batches, f.config.network.latent_dim, cell, *work);
+    worker_test::train_member_by_member(f.config.training, f.data, batches, f.config.network.latent_dim, cell, *work);
     out.push_back(trained(*work));
   }
   return out;
@@ -167,7 +168,7 @@ TEST(LockstepTraining, MarksTheCopiesAsTrainedInTheirCellAndKeepsTheTrainingLoss
 
 // The penalties' double backward passes through the stacked layers: with
 // R1 and with WGAN-GP each cell comes out as it does in a stack of its own,
-// to the bit, and as train() leaves it to a few units in the last place
+// to the bit, and as the reference leaves it to a few units in the last place
 // (the input gradient is taken by the stacked layer's own backward, g W,
 // whose second derivative rounds apart from Linear's; the same tolerance as
 // tests/nn/stacked_training_test.cpp's R1 test, over four steps).
