@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "common/config.h"
+#include "common/nn/device.h"
 #include "common/nn/scores.h"
 #include "common/nn/training_data.h"
 #include "grid/topology.h"
@@ -129,7 +130,7 @@ int run(int argc, char** argv) {
   }
   torch::set_num_threads(1);
   const Config config = load_config(argv[1], settings);
-  const TrainingData data(config);
+  const TrainingData data(config, resolve_device(config.runtime.device));
   std::unique_ptr<SampleScorer> scorer = make_scorer(config, data.device());
   const GridShape grid(config.grid.rows, config.grid.cols);
   std::vector<int> cells(static_cast<std::size_t>(grid.cell_count()));
