@@ -25,20 +25,13 @@ std::optional<at::ScalarType> autocast_type(const torch::Device& device) {
 }
 
 // y = baddbmm(b, x, W^T), whose backward takes Linear's products:
-// dx = g W, dW = g^T x, db = sum of g over the batch. Under autocast the
-// operands are cast to its type first, as Linear's would be; the backward
-// then takes the same products in that type, and each gradient goes back
-// in its input's type.
+// dx = g W, dW = g^T x, db = sum of g over the batch, in the operands'
+// type. Under autocast the caller casts the operands to its type first, as
+// Linear's would be, outside the function: the casts are then part of the
+// graph, so a double backward (R1) reaches the fp32 weights through dx.
 struct StackedLinearFunction : public torch::autograd::Function<StackedLinearFunction> {
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
                                const torch::Tensor& weight, const torch::Tensor& bias) {
-    ctx->saved_data["x_type"] = static_cast<std::int64_t>(x.scalar_type());
-    ctx->saved_data["weight_type"] = static_cast<std::int64_t>(weight.scalar_type());
-    if (const auto low = autocast_type(x.device())) {
-      const torch::Tensor xs = x.to(*low), ws = weight.to(*low);
-      ctx->save_for_backward({xs, ws});
-      return torch::baddbmm(bias.to(*low), xs, ws.transpose(1, 2));
-    }
     ctx->save_for_backward({x, weight});
     return torch::baddbmm(bias, x, weight.transpose(1, 2));
   }
@@ -48,13 +41,11 @@ struct StackedLinearFunction : public torch::autograd::Function<StackedLinearFun
     const auto saved = ctx->get_saved_variables();
     const torch::Tensor& x = saved[0];
     const torch::Tensor& weight = saved[1];
-    const torch::Tensor g = grad_outputs[0].to(x.scalar_type());  // itself in fp32
-    const auto x_type = static_cast<at::ScalarType>(ctx->saved_data["x_type"].toInt());
-    const auto weight_type = static_cast<at::ScalarType>(ctx->saved_data["weight_type"].toInt());
+    const torch::Tensor g = grad_outputs[0].to(x.scalar_type());  // a loss's gradient comes back in fp32
     torch::Tensor grad_x, grad_weight, grad_bias;
-    if (ctx->needs_input_grad(0)) grad_x = torch::bmm(g, weight).to(x_type);
-    if (ctx->needs_input_grad(1)) grad_weight = torch::bmm(g.transpose(1, 2), x).to(weight_type);
-    if (ctx->needs_input_grad(2)) grad_bias = g.sum(1, /*keepdim=*/true).to(weight_type);
+    if (ctx->needs_input_grad(0)) grad_x = torch::bmm(g, weight);
+    if (ctx->needs_input_grad(1)) grad_weight = torch::bmm(g.transpose(1, 2), x);
+    if (ctx->needs_input_grad(2)) grad_bias = g.sum(1, /*keepdim=*/true);
     return {grad_x, grad_weight, grad_bias};
   }
 };
@@ -82,6 +73,7 @@ torch::Tensor StackedLinearImpl::forward_with(const torch::Tensor& x, const torc
                                             members_, in_, fmt::join(x.sizes(), ", ")));
   if (w.sizes() != weight.sizes())
     throw std::invalid_argument("StackedLinear::forward_with: the weight's sizes differ from the layer's");
+  if (const auto low = autocast_type(x.device())) return StackedLinearFunction::apply(x.to(*low), w.to(*low), bias.to(*low));
   return StackedLinearFunction::apply(x, w, bias);
 }
 

@@ -19,7 +19,8 @@
 // (gradient penalties take a double backward).
 //
 // Under autocast (precision.h) the products run in its 16-bit type, as
-// Linear's do, and each gradient returns in its input's type.
+// Linear's do, and each gradient returns in its input's type; the casts
+// are part of the graph, so a double backward (R1) reaches the weights.
 //
 // tensors() maps the rows to Linear's weight and bias, in the order Linear
 // lists them (stacked_tensor.h).
