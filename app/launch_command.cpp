@@ -38,13 +38,6 @@ int worker_slots(launch::Starter starter) {
   return launch::cores_seen();
 }
 
-// The GPUs the ranks of this run compute on: those visible here, when
-// runtime.device is auto or names cuda; else none.
-int gpus_used(const Config& config) {
-  if (config.runtime.device == "cpu") return 0;
-  return visible_gpus();
-}
-
 }  // namespace
 
 int launch_command(const Args& args) {
@@ -55,8 +48,8 @@ int launch_command(const Args& args) {
   po::options_description options("options");
   options.add_options()("config", po::value<std::string>()->required(), "the run's YAML configuration")(
       "workers,w", po::value<int>()->default_value(0)->value_name("W"),
-      "worker ranks (the job has W + 1); default: one per cell (per class for per_class), at most the cores seen, "
-      "or the tasks of a SLURM allocation less one")(
+      "worker ranks (the job has W + 1); default: one per cell (per class for per_class), at most the cores seen "
+      "and one per GPU the run computes on, or the tasks of a SLURM allocation less one")(
       "max-restarts", po::value<int>()->default_value(3)->value_name("N"),
       "restart a job that stopped, failed or stalled at most N times, each from its newest checkpoint")(
       "recovery", po::bool_switch(),
@@ -97,7 +90,10 @@ int launch_command(const Args& args) {
 
   launch::LaunchSetup setup;
   setup.starter = launch::choose_starter(vm["starter"].as<std::string>());
-  setup.workers = launch::choose_workers(config, requested, worker_slots(setup.starter), gpus_used(config));
+  const int visible = config.runtime.device == "cpu" ? 0 : visible_gpus();
+  setup.workers = launch::choose_workers(config, requested, worker_slots(setup.starter),
+                                         launch::gpus_to_fill(config.runtime.device, visible, setup.starter));
+  launch::check_gpus_for_nccl(config, setup.workers, visible, setup.starter);
   // What the master would refuse about the run folder after the ranks
   // started (in use, finished, not this run, records missing), said at
   // once, with nothing written there.

@@ -45,6 +45,24 @@ int choose_workers(const Config& config, int requested, int slots, int gpus) {
   return std::max(1, workers);
 }
 
+int gpus_to_fill(const std::string& device, int visible, Starter starter) {
+  if (device == "cpu" || visible <= 0 || starter == Starter::kSrun) return 0;
+  if (device.rfind("cuda:", 0) == 0) return 1;
+  return visible;
+}
+
+void check_gpus_for_nccl(const Config& config, int workers, int visible, Starter starter) {
+  if (config.layout != LayoutKind::kDataParallel || config.data_parallel.allreduce != AllreduceKind::kNccl ||
+      starter == Starter::kSrun || visible <= 0)
+    return;
+  const int gpus = gpus_to_fill(config.runtime.device, visible, starter);
+  if (workers > gpus)
+    throw InputError(fmt::format(
+        "-w {}: data_parallel.allreduce nccl needs a GPU of its own for each worker, and runtime.device {} gives "
+        "{} here: expected -w {} or fewer, or another allreduce",
+        workers, config.runtime.device, gpus, gpus));
+}
+
 std::vector<std::string> job_command(const JobOptions& options, Starter starter, int workers, bool resume) {
   std::vector<std::string> argv;
   const std::string ranks = std::to_string(workers + 1);

@@ -41,6 +41,20 @@ Starter choose_starter(const std::string& choice);
 // process. At least 1.
 int choose_workers(const Config& config, int requested, int slots, int gpus = 0);
 
+// The GPUs that choose_workers() fills one worker each, for runtime.device
+// `device` with `visible` GPUs on this host: none for cpu, or when no GPU
+// is visible; one for cuda:N (every rank computes there); none under srun
+// (the allocation's tasks set the count, on every node of it, and each
+// task may see only its own GPU); else the visible ones.
+int gpus_to_fill(const std::string& device, int visible, Starter starter);
+
+// InputError, naming -w, when data_parallel's nccl all-reduce would put two
+// of `workers` on one GPU: more workers than `visible` GPUs, or several on
+// cuda:N, under mpirun (which starts every rank on this host). NCCL
+// refuses two ranks of one communicator on one GPU, and every restart
+// would fail alike. Nothing to check under srun or without GPUs.
+void check_gpus_for_nccl(const Config& config, int workers, int visible, Starter starter);
+
 // argv of one attempt. `resume` (a restart) replaces any --resume of
 // train_args by `--resume auto`, to go on from the newest checkpoint, and
 // leaves out the --fault options: they are injected in the first attempt

@@ -31,7 +31,9 @@ void make_gpu_results_repeatable() {
 }  // namespace
 
 int node_local_rank() {
-  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID"}) {
+  // The MPI launcher's own first: under mpirun or Hydra inside a SLURM job,
+  // every rank inherits SLURM_LOCALID of the step that started the launcher.
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
     const char* value = std::getenv(name);
     if (value == nullptr || *value == '\0') continue;
     char* end = nullptr;

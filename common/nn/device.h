@@ -28,7 +28,9 @@
 
 namespace cellgan {
 
-// The node-local rank from the launcher's environment (0 when none says).
+// The node-local rank from the launcher's environment: the first of
+// OMPI_COMM_WORLD_LOCAL_RANK (Open MPI), MPI_LOCALRANKID (MPICH's Hydra)
+// and SLURM_LOCALID (srun) set to a non-negative integer; 0 when none is.
 int node_local_rank();
 
 // `spec` as above for a process of node-local rank `local_rank`.

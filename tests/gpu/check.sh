@@ -274,7 +274,13 @@ train g3-cuda-w1 60 1 "${DP[@]}" --set training.generations=3 --set runtime.devi
 train g3-cuda-w2 60 2 "${DP[@]}" --set training.generations=3 --set runtime.device=cuda
 train g3-cpu-w1 60 1 "${DP[@]}" --set training.generations=1 --set training.batches_per_generation=10 \
   --set runtime.device=cpu
+# The GPUs this process sees: nvidia-smi's, fewer where CUDA_VISIBLE_DEVICES
+# lists fewer (CUDA stops at the first entry that is not a device).
 GPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+if [ -n "${CUDA_VISIBLE_DEVICES+set}" ]; then
+  listed=$(echo "$CUDA_VISIBLE_DEVICES" | awk -F, '{n = 0; for (i = 1; i <= NF; i++) { if ($i == "" || $i ~ /^ *-/) break; n++ } print n}')
+  [ "${listed:-0}" -lt "${GPUS:-0}" ] && GPUS=$listed
+fi
 NCCL_W=$((GPUS >= 2 ? 2 : 1))
 train g3-nccl 60 "$NCCL_W" "${DP[@]}" --set training.generations=3 --set runtime.device=cuda \
   --set data_parallel.allreduce=nccl
@@ -285,7 +291,7 @@ say "| dp-fashion-dcgan | images/s | against one CPU core |"
 say "| --- | --- | --- |"
 say "| one CPU core | $e | 1x |"
 say "| one GPU, 1 rank | $f | $(ratio "$f" "$e") |"
-say "| one GPU, 2 ranks sharing it (ring, host-staged) | $g | $(ratio "$g" "$e") |"
+say "| 2 ranks, ring, host-staged ($([ "${GPUS:-0}" -ge 2 ] && echo "a GPU each" || echo "sharing one GPU")) | $g | $(ratio "$g" "$e") |"
 say "| allreduce nccl, $NCCL_W rank(s) on $NCCL_W GPU(s) | $(ips g3-nccl) | $(ratio "$(ips g3-nccl)" "$e") |"
 
 say ""

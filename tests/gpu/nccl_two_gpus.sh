@@ -7,7 +7,13 @@
 # ncclBroadcast), and as two nodes of one (no NCCL communicator: the two
 # leaders' host copies summed by across_nodes ring, and by mpi).
 source "$(dirname "$0")/../mpi/mpi_test_lib.sh"
+# The GPUs this process sees: nvidia-smi's, fewer where CUDA_VISIBLE_DEVICES
+# lists fewer (CUDA stops at the first entry that is not a device).
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+if [ -n "${CUDA_VISIBLE_DEVICES+set}" ]; then
+  listed=$(echo "$CUDA_VISIBLE_DEVICES" | awk -F, '{n = 0; for (i = 1; i <= NF; i++) { if ($i == "" || $i ~ /^ *-/) break; n++ } print n}')
+  [ "${listed:-0}" -lt "${gpus:-0}" ] && gpus=$listed
+fi
 [ "${gpus:-0}" -ge 2 ] || { echo "SKIP: fewer than two GPUs are visible"; exit 77; }
 SRC="$WORK/dp.yaml"
 cat > "$SRC" <<'YAML'

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "common/error.h"
@@ -29,6 +30,41 @@ TEST(ChooseWorkers, OnePerCellAtMostTheSlots) {
   EXPECT_EQ(choose_workers(grid(10, 1, LayoutKind::kPerClass), 0, 4), 4);
   EXPECT_EQ(choose_workers(grid(10, 1, LayoutKind::kPerClass), 0, 64), 10);
   EXPECT_EQ(choose_workers(grid(1, 1, LayoutKind::kDataParallel), 0, 6), 6);
+}
+
+// The GPUs filled one worker each: those the run computes on, as runtime.device
+// names them; none under srun, whose allocation sets the count on every node.
+TEST(ChooseWorkers, TheGpusToFillAreThoseTheRunComputesOn) {
+  EXPECT_EQ(gpus_to_fill("auto", 8, Starter::kMpirun), 8);
+  EXPECT_EQ(gpus_to_fill("cuda", 8, Starter::kMpirun), 8);
+  EXPECT_EQ(gpus_to_fill("cuda:1", 8, Starter::kMpirun), 1);  // every rank on GPU 1
+  EXPECT_EQ(gpus_to_fill("cpu", 8, Starter::kMpirun), 0);
+  EXPECT_EQ(gpus_to_fill("auto", 0, Starter::kMpirun), 0);
+  EXPECT_EQ(gpus_to_fill("auto", 4, Starter::kSrun), 0);  // this node's GPUs are not the allocation's
+  EXPECT_EQ(choose_workers(grid(4, 4), 0, 16, gpus_to_fill("cuda:1", 8, Starter::kMpirun)), 1);
+}
+
+// NCCL refuses two ranks on one GPU: such a -w is refused at once, not at
+// the first sum of every restart.
+TEST(ChooseWorkers, NcclWorkersSharingAGpuAreRefused) {
+  Config c = grid(1, 1, LayoutKind::kDataParallel);
+  c.data_parallel.allreduce = AllreduceKind::kNccl;
+  EXPECT_NO_THROW(check_gpus_for_nccl(c, 2, 2, Starter::kMpirun));
+  try {
+    check_gpus_for_nccl(c, 4, 2, Starter::kMpirun);
+    ADD_FAILURE() << "4 nccl workers on 2 GPUs were not refused";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("-w 4: data_parallel.allreduce nccl needs a GPU of its own for each worker"),
+              std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("expected -w 2 or fewer"), std::string::npos) << e.what();
+  }
+  c.runtime.device = "cuda:1";
+  EXPECT_THROW(check_gpus_for_nccl(c, 2, 8, Starter::kMpirun), InputError);
+  c.runtime.device = "auto";
+  EXPECT_NO_THROW(check_gpus_for_nccl(c, 4, 2, Starter::kSrun));  // each task may have a GPU of its own
+  EXPECT_NO_THROW(check_gpus_for_nccl(c, 4, 0, Starter::kMpirun));  // no GPU here: the job says so itself
+  c.data_parallel.allreduce = AllreduceKind::kRing;
+  EXPECT_NO_THROW(check_gpus_for_nccl(c, 4, 2, Starter::kMpirun));  // ranks may share a GPU
 }
 
 // On GPUs a worker trains all its cells as one stack: one worker per GPU.

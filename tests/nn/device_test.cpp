@@ -98,6 +98,8 @@ TEST(Device, NodeLocalRankComesFromTheLauncher) {
   {
     ScopedEnv s("SLURM_LOCALID", "3");
     EXPECT_EQ(node_local_rank(), 3);
+    ScopedEnv h("MPI_LOCALRANKID", "5");  // Hydra's own wins over the SLURM step's it inherits
+    EXPECT_EQ(node_local_rank(), 5);
     ScopedEnv o("OMPI_COMM_WORLD_LOCAL_RANK", "6");  // Open MPI's own wins
     EXPECT_EQ(node_local_rank(), 6);
   }
