@@ -10,6 +10,7 @@
 
 #include <stdexcept>
 
+#include "common/nn/precision.h"
 #include "common/nn/stacked_tensor.h"
 
 namespace cellgan {
@@ -58,12 +59,6 @@ torch::Tensor bce_fake(const torch::Tensor& d, BceForm form, LossMean mean) {
 [[noreturn]] void unresolved_mustangs(const char* where) {
   throw std::invalid_argument(std::string(where) +
                               ": LossKind::kMustangs must be resolved with draw_mustangs_loss first");
-}
-
-// A bf16 or fp16 output (autocast, precision.h) as float32; any other as it is.
-torch::Tensor widened(const torch::Tensor& t) {
-  const bool half = t.scalar_type() == torch::kBFloat16 || t.scalar_type() == torch::kHalf;
-  return half ? t.to(torch::kFloat) : t;
 }
 
 }  // namespace

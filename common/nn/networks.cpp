@@ -17,6 +17,7 @@
 #include "common/error.h"
 #include "common/nn/conditional_networks.h"
 #include "common/nn/layers.h"
+#include "common/nn/precision.h"
 #include "common/nn/spectral_norm.h"
 
 namespace cellgan {
@@ -222,7 +223,10 @@ void DiscriminatorImpl::reset() {
       body_ = hidden_mlp(discriminator_mlp_widths(shape_), weights_);
       break;
   }
-  if (shape_.d_output == DiscriminatorOutput::kProbability) body_->push_back(torch::nn::Sigmoid());
+  // The sigmoid in fp32 also under autocast: in 16 bits it rounds to 1 for
+  // logits past about 6, where BCE on a fake then has no gradient.
+  if (shape_.d_output == DiscriminatorOutput::kProbability)
+    body_->push_back(torch::nn::Functional([](const torch::Tensor& t) { return torch::sigmoid(widened(t)); }));
   register_module("body", body_);
 }
 

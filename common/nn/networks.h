@@ -19,7 +19,8 @@
 //         D  2 -> [h -> LReLU .2] x L -> 1 -> Sigmoid
 //         (h = toy_hidden, L = toy_layers, 2 by default)
 // G outputs [N, data_dim]; D takes [N, data_dim] and outputs [N, 1]
-// probabilities in (0, 1). A critic (d_output kScore, for loss wgan_gp)
+// probabilities in (0, 1), the Sigmoid taken in fp32 also under autocast
+// (the stacked networks' too). A critic (d_output kScore, for loss wgan_gp)
 // outputs raw scores instead: the same D without its final Sigmoid, and in
 // dcgan with LayerNorm over 64x7x7 in place of the BatchNorm, so that the
 // gradient penalty, taken per sample, does not mix the samples of a batch.

@@ -48,4 +48,9 @@ void check_precision(const Config& config, const torch::Device& device) {
                                  config.source, device.str()));
 }
 
+torch::Tensor widened(const torch::Tensor& t) {
+  const bool half = t.scalar_type() == torch::kBFloat16 || t.scalar_type() == torch::kHalf;
+  return half ? t.to(torch::kFloat) : t;
+}
+
 }  // namespace cellgan

@@ -38,6 +38,10 @@ class AutocastScope {
   at::ScalarType was_type_ = at::kFloat;
 };
 
+// A bf16 or fp16 tensor (an output under autocast) as float32; any other
+// as it is (float64 stays float64).
+torch::Tensor widened(const torch::Tensor& t);
+
 // InputError "SOURCE: training.precision: ..." when config's precision
 // cannot run on `device` (fp16 on a CPU). Every network takes fp16 on a
 // GPU: the data-parallel replicas and the stacked members (every kind

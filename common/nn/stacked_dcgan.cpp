@@ -10,6 +10,7 @@
 
 #include "common/nn/conditional_networks.h"
 #include "common/nn/member_draws.h"
+#include "common/nn/precision.h"
 #include "common/nn/stacked_dropout.h"
 
 namespace cellgan {
@@ -169,7 +170,7 @@ torch::Tensor StackedDcganImpl::image_planes(const torch::Tensor& x) const {
 
 torch::Tensor StackedDcganImpl::discriminator_output(const torch::Tensor& scores) const {
   if (shape_.d_output == DiscriminatorOutput::kScore) return scores;
-  return member_aligned(scores, [](const torch::Tensor& t) { return torch::sigmoid(t); });
+  return member_aligned(scores, [](const torch::Tensor& t) { return torch::sigmoid(widened(t)); });
 }
 
 torch::Tensor StackedDcganImpl::member_dropout(std::int64_t p, const torch::Tensor& x) {

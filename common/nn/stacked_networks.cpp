@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/nn/stacked_dcgan.h"
+#include "common/nn/precision.h"
 
 namespace cellgan {
 
@@ -67,7 +68,7 @@ torch::Tensor StackedNetworkImpl::forward(const torch::Tensor& x) {
     case Output::kTanh:
       return member_aligned(h, [](const torch::Tensor& t) { return torch::tanh(t); });
     case Output::kSigmoid:
-      return member_aligned(h, [](const torch::Tensor& t) { return torch::sigmoid(t); });
+      return member_aligned(h, [](const torch::Tensor& t) { return torch::sigmoid(widened(t)); });
     case Output::kLinear:
       break;
   }

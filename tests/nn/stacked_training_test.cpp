@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "common/nn/batched_adam.h"
@@ -208,6 +209,29 @@ TEST(StackedTraining, R1PenaltyGradientsUnderBf16AreFp32sToItsRounding) {
     const double own = fp32[i].abs().max().item<double>();
     EXPECT_LE((bf16[i] - fp32[i]).abs().max().item<double>(), 0.05 * std::max(own, 0.02 * largest))
         << "parameter " << i;
+  }
+}
+
+// A discriminator's probability is the sigmoid of its logit in fp32, also
+// under bf16 autocast, stacked and alone: in 16 bits sigmoid(7) would round
+// to 1 and a fake that D takes for real would give BCE no gradient.
+TEST(StackedTraining, UnderBf16TheDiscriminatorsSigmoidRunsInFp32) {
+  const NetworkShape shape = test::mnist_mlp_shape();
+  StackedDiscriminator stack(shape, 1, 2e-4, {}, LossKind::kBce);
+  Individual alone(Role::kDiscriminator, shape, 2e-4, {}, LossKind::kBce);
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> stacked_params;
+  for (const StackedTensor& t : stack.network()->parameter_tensors()) stacked_params.push_back(t.stacked);
+  for (std::vector<torch::Tensor> params : {stacked_params, alone.module().parameters()}) {
+    params[params.size() - 2].zero_();   // the last layer's weight: the logit is its bias, 7
+    params[params.size() - 1].fill_(7.0);
+  }
+  const torch::Tensor x = torch::rand({4, 784});
+  const AutocastScope autocast(Precision::kBf16, torch::kCPU);
+  const float expected = 1.0f / (1.0f + std::exp(-7.0f));
+  for (const torch::Tensor& d : {stack.forward(x.unsqueeze(0)).reshape({-1}), alone.discriminator()->forward(x).reshape({-1})}) {
+    EXPECT_EQ(d.scalar_type(), torch::kFloat32);
+    EXPECT_NEAR(d[0].item<float>(), expected, 1e-6);
   }
 }
 
