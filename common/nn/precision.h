@@ -16,6 +16,7 @@
 // Thread-safety: a scope belongs to the thread that made it.
 #pragma once
 
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/types.h>
 
 #include <string>
@@ -36,6 +37,17 @@ class AutocastScope {
   bool cuda_ = false;
   bool was_enabled_ = false;
   at::ScalarType was_type_ = at::kFloat;
+};
+
+// For its lifetime, on this thread, every operator runs in its inputs'
+// types whatever autocast says: for what must stay fp32 inside an
+// autocast region (spectral norm's power iteration and sigma).
+class NoAutocast {
+ public:
+  NoAutocast() : guard_(c10::autocast_dispatch_keyset) {}
+
+ private:
+  c10::impl::ExcludeDispatchKeyGuard guard_;
 };
 
 // A bf16 or fp16 tensor (an output under autocast) as float32; any other

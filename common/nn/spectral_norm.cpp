@@ -8,6 +8,8 @@
 
 #include <stdexcept>
 
+#include "common/nn/precision.h"
+
 namespace cellgan {
 namespace {
 
@@ -38,6 +40,7 @@ torch::Tensor SpectralNormImpl::sigma(const torch::Tensor& weight) const {
 
 torch::Tensor SpectralNormImpl::forward(const torch::Tensor& weight) {
   if (weight.size(0) != rows_) throw std::invalid_argument("SpectralNorm::forward: the weight's rows differ from u's");
+  const NoAutocast fp32;  // u and sigma in fp32 (a GPU's mv would autocast)
   if (is_training()) {
     torch::NoGradGuard no_grad;
     const torch::Tensor w = weight.detach().reshape({rows_, -1});

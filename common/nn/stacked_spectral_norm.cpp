@@ -9,6 +9,8 @@
 
 #include <stdexcept>
 
+#include "common/nn/precision.h"
+
 namespace cellgan {
 namespace {
 
@@ -46,6 +48,7 @@ torch::Tensor StackedSpectralNormImpl::sigma(const torch::Tensor& weight) const 
 }
 
 torch::Tensor StackedSpectralNormImpl::forward(const torch::Tensor& weight) {
+  const NoAutocast fp32;  // u and sigma in fp32, as SpectralNorm's (a CPU's bmm would autocast, its mv not)
   const torch::Tensor w = matrices(weight);
   if (is_training()) {
     torch::NoGradGuard no_grad;
