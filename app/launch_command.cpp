@@ -38,6 +38,18 @@ int worker_slots(launch::Starter starter) {
   return launch::cores_seen();
 }
 
+// The worker count (launch::choose_workers), refused when data_parallel's
+// nccl would put two workers on one GPU of this host.
+int chosen_workers(const Config& config, int requested, launch::Starter starter) {
+  const int visible = config.runtime.device == "cpu" ? 0 : visible_gpus();
+  const int workers = launch::choose_workers(config, requested, worker_slots(starter),
+                                             launch::gpus_to_fill(config.runtime.device, visible, starter));
+  // With a default hostfile, mpirun may place ranks on hosts whose GPUs are not counted here.
+  if (std::getenv("OMPI_MCA_orte_default_hostfile") == nullptr && std::getenv("PRTE_MCA_prte_default_hostfile") == nullptr)
+    launch::check_gpus_for_nccl(config, workers, visible, starter);
+  return workers;
+}
+
 }  // namespace
 
 int launch_command(const Args& args) {
@@ -90,10 +102,7 @@ int launch_command(const Args& args) {
 
   launch::LaunchSetup setup;
   setup.starter = launch::choose_starter(vm["starter"].as<std::string>());
-  const int visible = config.runtime.device == "cpu" ? 0 : visible_gpus();
-  setup.workers = launch::choose_workers(config, requested, worker_slots(setup.starter),
-                                         launch::gpus_to_fill(config.runtime.device, visible, setup.starter));
-  launch::check_gpus_for_nccl(config, setup.workers, visible, setup.starter);
+  setup.workers = chosen_workers(config, requested, setup.starter);
   // What the master would refuse about the run folder after the ranks
   // started (in use, finished, not this run, records missing), said at
   // once, with nothing written there.

@@ -50,7 +50,8 @@ int gpus_to_fill(const std::string& device, int visible, Starter starter);
 
 // InputError, naming -w, when data_parallel's nccl all-reduce would put two
 // of `workers` on one GPU: more workers than `visible` GPUs, or several on
-// cuda:N, under mpirun (which starts every rank on this host). NCCL
+// cuda:N, under mpirun on this host alone (the caller leaves the check out
+// when an Open MPI default hostfile may place ranks elsewhere). NCCL
 // refuses two ranks of one communicator on one GPU, and every restart
 // would fail alike. Nothing to check under srun or without GPUs.
 void check_gpus_for_nccl(const Config& config, int workers, int visible, Starter starter);

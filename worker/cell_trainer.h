@@ -3,8 +3,9 @@
 // (encoded, or live for cells of the same worker) and gets the cell's new
 // state and a record of the generation.
 //
-// The steps, in order (each a function of worker/generation_steps.h; the
-// phase whose seconds it counts in brackets):
+// The steps, in order (functions of worker/generation_steps.h, and of
+// lockstep_training.h for 4 and 5; the phase whose seconds it counts in
+// brackets):
 //  0. faults   the fault `nan` poisons the local generators; then every
 //              non-finite local individual is replaced by a whole copy of
 //              the first finite neighbour centre (docs/operations.md, "Faults: what is survived")    [gather]

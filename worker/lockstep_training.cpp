@@ -91,7 +91,7 @@ const std::vector<LockstepCell>& checked(const TrainingConfig& training, const T
 
 // The lockstep run: the stacks, the cells' streams and what is watched.
 // Each step is made in two parts: first everything drawn from the cells'
-// streams is drawn in the reference's order (lockstep_training.h), into tensors that keep their storage
+// streams is drawn in the order of the reference (lockstep_training.h names it), into tensors that keep their storage
 // from step to step: the integers on the host (mutations, opponents, the
 // rows of the batch, then sent), the latent vectors, dropout masks and
 // WGAN-GP's shares from each cell's generators straight into its members'

@@ -40,8 +40,9 @@ namespace {
 using namespace cellgan;
 
 std::mutex g_mutex;
-// The cellgan::* scopes open, innermost last (set by the training thread;
-// the kernels of a backward pass on another thread count against them too).
+// The cellgan::* scopes open, innermost last: one stack for the process,
+// as one thread (the block's) opens them; the kernels of a backward pass
+// on another thread count against them too.
 std::vector<std::string> g_parts;
 std::map<std::string, std::map<std::string, long>> g_counts;  // part -> operator -> kernels
 // The operators open on this thread: whether a kernel ran under each,
@@ -92,7 +93,7 @@ void on_exit(const at::RecordFunction& fn, at::ObserverContext*) {
   if (fn.scope() == at::RecordScope::USER_SCOPE) {
     if (name.rfind("cellgan::", 0) == 0) {
       const std::lock_guard<std::mutex> lock(g_mutex);
-      g_parts.pop_back();
+      if (!g_parts.empty()) g_parts.pop_back();
     }
     return;
   }

@@ -8,8 +8,9 @@
 // (its steps, draws and marks, lockstep_training.h), but seeds Torch's
 // global generator from work.global_seed first and draws dropout and
 // WGAN-GP's shares from it (so the bits differ from the lockstep's where
-// those draw), and under bf16 or fp16 takes its penalties inside autocast
-// where the lockstep takes them in fp32 (compare the two in fp32). Returns
+// those draw), and under bf16 or fp16 takes its penalties' passes inside
+// autocast, where the lockstep takes WGAN-GP's critic pass on interpolates
+// in fp32 (compare the two in fp32). Returns
 // the seconds spent mutating.
 //
 // Thread-safety: callers hold lock_torch_generator() where ranks are
