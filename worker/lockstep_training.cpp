@@ -320,7 +320,8 @@ class Lockstep {
                                 LossMean::kPerMember);
     });
     torch::Tensor penalty;  // [P]: discriminator_step.h's, per member
-    if (r1) penalty = stacked_r1_penalty(d_real, real_in, training_.r1_penalty);
+    if (r1)  // fp16: the input gradient taken on the scaled outputs, as the loss's
+      penalty = stacked_r1_penalty(d_real, real_in, training_.r1_penalty, d_scaler_ ? d_scaler_->scales() : torch::Tensor());
     if (wgan_gp()) penalty = stacked_gradient_penalty(*discs_, real, fake, shares_, training_.gp_lambda);
     const torch::Tensor attached = penalty.defined() ? losses.attached + penalty : losses.attached;
     if (penalty.defined()) {

@@ -255,7 +255,11 @@ torch::Tensor ReplicaTrainer::discriminator_micro_step(std::int64_t micro, doubl
     d_fake = discriminator_.forward(fake);
   }
   torch::Tensor l = discriminator_loss(discriminator_.loss[0], d_real, d_fake, t.bce, LossMean::kPerMember);
-  if (r1) l = l + stacked_r1_penalty(d_real, real_in, t.r1_penalty);
+  if (r1) {
+    const torch::Tensor loss_scale =  // fp16: the input gradient taken on the scaled output, as the loss's
+        t.precision == Precision::kFp16 ? torch::full({1}, discriminator_scaler_.value(), on_device()) : torch::Tensor();
+    l = l + stacked_r1_penalty(d_real, real_in, t.r1_penalty, loss_scale);
+  }
   if (t.loss == LossKind::kWganGp && t.gp_lambda > 0.0)
     l = l + stacked_gradient_penalty(discriminator_, real, fake, torch::rand({1, shard_rows(), 1}, stream_, on_device()),
                                      t.gp_lambda);

@@ -32,6 +32,8 @@ class StackedLossScaler {
 
   // Steps skipped per member (read from the device).
   std::vector<std::int64_t> skipped() const;
+  // [P] float32 on the device: each member's scale now.
+  const torch::Tensor& scales() const { return scale_; }
 
  private:
   torch::Tensor scale_;    // [P] float32

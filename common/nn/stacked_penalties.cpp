@@ -5,13 +5,27 @@
 
 namespace cellgan {
 
-torch::Tensor stacked_input_gradient(const torch::Tensor& d_x, const torch::Tensor& x) {
-  return torch::autograd::grad({d_x.sum()}, {x}, /*grad_outputs=*/{}, /*retain_graph=*/true,
-                               /*create_graph=*/true)[0];
+namespace {
+
+// [P] -> [P, 1, ..., 1] broadcasting against `like`.
+torch::Tensor per_member(const torch::Tensor& values, const torch::Tensor& like) {
+  std::vector<std::int64_t> sizes(static_cast<std::size_t>(like.dim()), 1);
+  sizes[0] = values.size(0);
+  return values.view(sizes);
 }
 
-torch::Tensor stacked_r1_penalty(const torch::Tensor& d_real, const torch::Tensor& real, double gamma) {
-  return (gamma / 2.0) * stacked_input_gradient(d_real, real).square().sum(2).mean(1);
+}  // namespace
+
+torch::Tensor stacked_input_gradient(const torch::Tensor& d_x, const torch::Tensor& x, const torch::Tensor& loss_scales) {
+  const torch::Tensor out = loss_scales.defined() ? d_x * per_member(loss_scales, d_x) : d_x;
+  const torch::Tensor grad =
+      torch::autograd::grad({out.sum()}, {x}, /*grad_outputs=*/{}, /*retain_graph=*/true, /*create_graph=*/true)[0];
+  return loss_scales.defined() ? grad / per_member(loss_scales, grad) : grad;
+}
+
+torch::Tensor stacked_r1_penalty(const torch::Tensor& d_real, const torch::Tensor& real, double gamma,
+                                 const torch::Tensor& loss_scales) {
+  return (gamma / 2.0) * stacked_input_gradient(d_real, real, loss_scales).square().sum(2).mean(1);
 }
 
 torch::Tensor stacked_gradient_penalty(StackedMembers& d, const torch::Tensor& real, const torch::Tensor& fake,

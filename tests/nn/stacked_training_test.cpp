@@ -13,6 +13,7 @@
 #include "common/nn/discriminator_step.h"
 #include "common/nn/precision.h"
 #include "common/nn/stacked_networks.h"
+#include "common/nn/stacked_penalties.h"
 #include "tests/nn/stacked_members.h"
 
 namespace cellgan {
@@ -169,6 +170,27 @@ TEST(StackedTraining, R1PenaltyGradientsEqualTheMembersAlone) {
       EXPECT_LE(difference, 1e-5 * own.abs().max().item<double>()) << "member " << p << ", parameter " << i;
     }
   }
+}
+
+// fp16's loss scales (powers of two) taken into R1's input gradient and
+// out again change no bit in fp32: only what would underflow in 16 bits.
+TEST(StackedTraining, R1WithLossScalesIsTheSameBits) {
+  const NetworkShape shape = test::mnist_mlp_shape();
+  StackedDiscriminator stack(shape, 3, 2e-4, {}, LossKind::kBce);
+  const test::StepInputs in = test::step_inputs(shape, 3, 64, 25);
+  const auto r1 = [&](const torch::Tensor& scales) {
+    stack.optimizer().zero_grad();
+    const torch::Tensor real = in.real.detach().requires_grad_(true);
+    const torch::Tensor penalty = stacked_r1_penalty(stack.forward(real), real, 10.0, scales);
+    penalty.sum().backward();
+    std::vector<torch::Tensor> out{penalty.detach()};
+    for (const StackedTensor& t : stack.network()->parameter_tensors()) out.push_back(t.stacked.grad().clone());
+    return out;
+  };
+  const std::vector<torch::Tensor> plain = r1(torch::Tensor());
+  const std::vector<torch::Tensor> scaled = r1(torch::tensor({65536.0f, 1024.0f, 1.0f}));
+  ASSERT_GT(plain[0].abs().max().item<double>(), 0.0);
+  for (std::size_t i = 0; i < plain.size(); ++i) EXPECT_TRUE(torch::equal(plain[i], scaled[i])) << "tensor " << i;
 }
 
 // Under bf16 autocast the R1 penalty still reaches every weight through the
