@@ -12,17 +12,6 @@
 #include <stdexcept>
 
 namespace cellgan {
-namespace {
-
-// [P] -> [P, 1, ..., 1] broadcasting against `like`.
-torch::Tensor per_row(const torch::Tensor& values, const torch::Tensor& like) {
-  std::vector<std::int64_t> sizes(static_cast<std::size_t>(like.dim()), 1);
-  sizes[0] = like.size(0);
-  return values.view(sizes);
-}
-
-}  // namespace
-
 AdamStepScalars adam_step_scalars(const torch::Tensor& next_steps, const torch::Tensor& learning_rates,
                                   const BatchedAdamOptions& options) {
   torch::NoGradGuard no_grad;
@@ -145,16 +134,16 @@ void BatchedAdam::update(const torch::Tensor& row_mask) {
     if (!masked) {
       m.mul_(beta1).add_(g, 1 - beta1);
       v.mul_(beta2).addcmul_(g, g, 1 - beta2);
-      const torch::Tensor denom = (v.sqrt() / per_row(sqrt_bias_correction2, v)).add_(options_.eps);
+      const torch::Tensor denom = (v.sqrt() / per_member(sqrt_bias_correction2, v)).add_(options_.eps);
       // Adam's p.addcdiv_(m, denom, -step_size) is p + (-step_size * m) / denom.
-      p.addcdiv_(per_row(neg_step_size, p) * m, denom);
+      p.addcdiv_(per_member(neg_step_size, p) * m, denom);
       continue;
     }
-    const torch::Tensor keep = per_row(row_mask, p);
+    const torch::Tensor keep = per_member(row_mask, p);
     const torch::Tensor new_m = m.mul(beta1).add_(g, 1 - beta1);
     const torch::Tensor new_v = v.mul(beta2).addcmul_(g, g, 1 - beta2);
-    const torch::Tensor denom = (new_v.sqrt() / per_row(sqrt_bias_correction2, v)).add_(options_.eps);
-    const torch::Tensor new_p = p.addcdiv(per_row(neg_step_size, p) * new_m, denom);
+    const torch::Tensor denom = (new_v.sqrt() / per_member(sqrt_bias_correction2, v)).add_(options_.eps);
+    const torch::Tensor new_p = p.addcdiv(per_member(neg_step_size, p) * new_m, denom);
     m.copy_(torch::where(keep, new_m, m));
     v.copy_(torch::where(keep, new_v, v));
     p.copy_(torch::where(keep, new_p, p));

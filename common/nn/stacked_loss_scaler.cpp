@@ -3,6 +3,8 @@
 
 #include <torch/torch.h>
 
+#include "common/nn/stacked_tensor.h"
+
 namespace cellgan {
 
 StackedLossScaler::StackedLossScaler(std::int64_t members, const torch::Device& device, double initial)
@@ -18,9 +20,7 @@ torch::Tensor StackedLossScaler::unscale(const std::vector<torch::Tensor>& gradi
   torch::Tensor finite = torch::ones_like(scale_, torch::kBool);
   for (const torch::Tensor& g : gradients) {
     if (!g.defined()) continue;
-    std::vector<std::int64_t> shape(static_cast<std::size_t>(g.dim()), 1);
-    shape[0] = g.size(0);
-    g.div_(scale_.view(shape));
+    g.div_(per_member(scale_, g));
     finite = finite.logical_and(torch::isfinite(g).reshape({g.size(0), -1}).all(1));
   }
   return finite;

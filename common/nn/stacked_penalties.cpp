@@ -3,18 +3,9 @@
 
 #include <torch/torch.h>
 
+#include "common/nn/stacked_tensor.h"
+
 namespace cellgan {
-
-namespace {
-
-// [P] -> [P, 1, ..., 1] broadcasting against `like`.
-torch::Tensor per_member(const torch::Tensor& values, const torch::Tensor& like) {
-  std::vector<std::int64_t> sizes(static_cast<std::size_t>(like.dim()), 1);
-  sizes[0] = values.size(0);
-  return values.view(sizes);
-}
-
-}  // namespace
 
 torch::Tensor stacked_input_gradient(const torch::Tensor& d_x, const torch::Tensor& x, const torch::Tensor& loss_scales) {
   const torch::Tensor out = loss_scales.defined() ? d_x * per_member(loss_scales, d_x) : d_x;

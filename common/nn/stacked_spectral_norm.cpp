@@ -55,9 +55,7 @@ torch::Tensor StackedSpectralNormImpl::forward(const torch::Tensor& weight) {
     const torch::Tensor plain = w.detach();
     u.copy_(normalised_rows(batched_mv(plain, normalised_rows(batched_mv(plain.transpose(1, 2), u)))));
   }
-  std::vector<std::int64_t> per_member(static_cast<std::size_t>(weight.dim()), 1);
-  per_member[0] = members_;
-  return weight / sigma(weight).view(per_member);
+  return weight / per_member(sigma(weight), weight);
 }
 
 std::vector<StackedTensor> StackedSpectralNormImpl::buffer_tensors() const { return {StackedTensor{u, {rows_}}}; }

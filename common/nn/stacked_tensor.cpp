@@ -80,4 +80,10 @@ torch::Tensor member_aligned(const torch::Tensor& x, const std::function<torch::
   return op(rows).narrow(1, 0, n).reshape(x.sizes());
 }
 
+torch::Tensor per_member(const torch::Tensor& values, const torch::Tensor& like) {
+  std::vector<std::int64_t> sizes(static_cast<std::size_t>(like.dim()), 1);
+  sizes[0] = values.size(0);
+  return values.view(sizes);
+}
+
 }  // namespace cellgan

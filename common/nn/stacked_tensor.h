@@ -52,4 +52,8 @@ void set_member_rows(const StackedTensor& layout, const torch::Tensor& like, std
 constexpr std::int64_t kMemberAlignment = 64;
 torch::Tensor member_aligned(const torch::Tensor& x, const std::function<torch::Tensor(const torch::Tensor&)>& op);
 
+// `values` [P], one per member, viewed as [P, 1, ..., 1] to broadcast
+// against `like` [P, ...] (a view: no copy).
+torch::Tensor per_member(const torch::Tensor& values, const torch::Tensor& like);
+
 }  // namespace cellgan
