@@ -2,12 +2,15 @@
 # Usage: tests/gpu/check.sh [OUT_DIR]
 #
 # The GPU check: on a machine with a GPU and a CUDA LibTorch 2.x, builds
-# cellgan against that LibTorch in build-gpu/, runs `ctest -L gpu`, the
-# device tests and the stacked dcgan_conditional tests (its fp16 step on
-# the GPU among them), then the G benchmarks, the ensembles of W = 1, 2 and 4
-# workers on one GPU compared, and the Q run of docs/results.md, and
-# writes one summary, OUT_DIR/summary.md (default build-gpu/check), with the
-# logs beside it. Every step has a time limit and the whole a budget
+# cellgan against that LibTorch in build-gpu/ and runs, most wanted first
+# so that a short loan measures before it tests: G2 and G5 on one process,
+# G2 with CUDA graphs on against off, G1, the ensembles of W = 1, 2 and 4
+# workers on one GPU compared, G6; then `ctest -L gpu` (a test that crashes
+# is run again under gdb for its backtrace), the device tests and the
+# stacked dcgan_conditional tests (its fp16 step on the GPU among them),
+# the kernels of a G2 generation, G3, G7 and the Q run of docs/results.md.
+# It writes one summary, OUT_DIR/summary.md (default build-gpu/check), with
+# the logs beside it. Every step has a time limit and the whole a budget
 # (CHECK_BUDGET_S, default 470 s: 8 minutes on one GPU and 16 cores), so the
 # summary is written whatever fails; a step left without time says so.
 #
@@ -82,7 +85,7 @@ say "- machine: $(nvidia-smi -L 2>/dev/null | head -n 1 || echo 'no nvidia-smi')
 say "- LibTorch: $(python3 -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda)' 2>/dev/null || echo "$TORCH_PREFIX")"
 say "- commit: $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
 say ""
-say "## Build and tests"
+say "## Build"
 
 GENERATOR=()
 command -v ninja > /dev/null && GENERATOR=(-G Ninja)
@@ -94,7 +97,7 @@ grep -E "trimmed libtorch|fmt headers hidden|LibTorch [0-9]|NCCL all-reduce|CUDA
 # Graphs and NCCL were compiled here only against other headers: if the build
 # fails, its first errors go to the summary and it is retried without them,
 # so that the rest of the check still runs.
-BUILD_GPU='cmake --build build-gpu -j "$(getconf _NPROCESSORS_ONLN)" --target cellgan gpu_tests nn_tests'
+BUILD_GPU='cmake --build build-gpu -j "$(getconf _NPROCESSORS_ONLN)" --target cellgan'
 if ! step build 260 bash -c "$BUILD_GPU"; then
   grep -m 5 -E "error:|Error " "$OUT/build.log" | sed 's/^/  - /' | tee -a "$SUMMARY"
   step configure-fallback 60 cmake -S . -B build-gpu -DCELLGAN_CUDA_GRAPHS=OFF -DCELLGAN_NCCL=OFF \
@@ -102,12 +105,6 @@ if ! step build 260 bash -c "$BUILD_GPU"; then
   step build-fallback 200 bash -c "$BUILD_GPU" || { say "stopping: no build"; exit 1; }
 fi
 CELLGAN=$ROOT/build-gpu/app/cellgan
-# The kernel count of G2 below; the check goes on without it.
-step build-bench 60 cmake --build build-gpu -j "$(getconf _NPROCESSORS_ONLN)" --target bench_generation_ops
-step ctest-gpu 150 ctest --test-dir build-gpu -L gpu -j 4 --output-on-failure --timeout 140
-grep -E "tests passed|Passed|Failed|Skipped" "$OUT/ctest-gpu.log" | sed 's/^/  /' | tail -n 12 | tee -a "$SUMMARY"
-step ctest-device 60 ctest --test-dir build-gpu -R '^nn\.(Device|StackedConditional)\.' --output-on-failure
-grep -E "tests passed" "$OUT/ctest-device.log" | sed 's/^/  /' | tee -a "$SUMMARY"
 
 DATA=$OUT/data
 mkdir -p "$DATA/mnist" "$DATA/fashion"
@@ -146,21 +143,6 @@ MNIST=(--set data.path="$DATA/mnist" --set evaluation.classifier="$DATA/mnist/cl
 FASHION=(--set data.path="$DATA/fashion" --set evaluation.classifier="$DATA/fashion/classifier.pt" --set checkpoint.every=0)
 per_gen() { python3 tests/gpu/g_report.py per-generation "$OUT/$1.log" 2>/dev/null || echo "n/a"; }
 ratio() { python3 -c "import sys; a, b = sys.argv[1:]; print(f'{float(a) / float(b):.1f}x')" "$1" "$2" 2>/dev/null || echo "n/a"; }
-
-say ""
-say "## G1: one cell-generation, one CPU core against one GPU"
-train g1-mlp-cuda 60 1 configs/mnist-1x1.yaml "${MNIST[@]}" --set training.generations=12 --set runtime.device=cuda
-train g1-mlp-cpu 60 1 configs/mnist-1x1.yaml "${MNIST[@]}" --set training.generations=4 --set runtime.device=cpu
-train g1-dcgan-cuda 60 1 configs/dcgan-mnist.yaml "${MNIST[@]}" --set training.generations=12 \
-  --set training.batches_per_generation=30 --set runtime.device=cuda
-train g1-dcgan-cpu 90 1 configs/dcgan-mnist.yaml "${MNIST[@]}" --set training.generations=3 \
-  --set training.batches_per_generation=30 --set runtime.device=cpu
-a=$(per_gen g1-mlp-cpu); b=$(per_gen g1-mlp-cuda); c=$(per_gen g1-dcgan-cpu); d=$(per_gen g1-dcgan-cuda)
-say ""
-say "| cell-generation | one CPU core (s) | one GPU (s) | speed-up |"
-say "| --- | --- | --- | --- |"
-say "| mnist-1x1 (MLP, 90 batches of 100) | $a | $b | $(ratio "$a" "$b") |"
-say "| DCGAN cell (dcgan-mnist, 30 batches of 100) | $c | $d | $(ratio "$c" "$d") |"
 
 say ""
 say "## G2, G4, G5: mnist-4x4 and mnist-8x8 on one GPU, one process; memory"
@@ -214,11 +196,6 @@ say "| G5 mnist-8x8, 1 worker (64 cells stacked) | $(per_gen g5-w1) | $(memory g
 phases() { python3 tests/gpu/g_report.py phases "$OUT/runs/$1" 2>/dev/null || echo "n/a"; }
 say "- where a g2-w1 generation goes (each phase summed over the cells): $(phases g2-w1)"
 say "- and a g5-w1 generation: $(phases g5-w1)"
-# The kernels a g2-w1 generation launches (graphs off), part by part.
-step g2-kernels 40 build-gpu/tests/bench/bench_generation_ops configs/mnist-4x4.yaml "${MNIST[@]}" \
-  --set runtime.device=cuda --set runtime.cuda_graphs=off --set training.batches_per_generation=10
-say "- kernels of a g2-w1 generation of 10 batches, graphs off (bench_generation_ops):"
-grep -v " INFO " "$OUT/g2-kernels.log" | sed 's/^/      /' | tee -a "$SUMMARY" > /dev/null
 
 say ""
 say "## G2 with CUDA graphs on against off (runtime.cuda_graphs)"
@@ -236,6 +213,21 @@ say "| G2 mnist-4x4, 1 worker | graphs on (s per generation) | graphs off | off 
 say "| --- | --- | --- | --- |"
 say "| 10 generations, 100 batches each | $on | $off | $(ratio "$off" "$on") |"
 say "- graphs in g2-w1: $(captured)"
+
+say ""
+say "## G1: one cell-generation, one CPU core against one GPU"
+train g1-mlp-cuda 60 1 configs/mnist-1x1.yaml "${MNIST[@]}" --set training.generations=12 --set runtime.device=cuda
+train g1-mlp-cpu 60 1 configs/mnist-1x1.yaml "${MNIST[@]}" --set training.generations=4 --set runtime.device=cpu
+train g1-dcgan-cuda 60 1 configs/dcgan-mnist.yaml "${MNIST[@]}" --set training.generations=12 \
+  --set training.batches_per_generation=30 --set runtime.device=cuda
+train g1-dcgan-cpu 90 1 configs/dcgan-mnist.yaml "${MNIST[@]}" --set training.generations=3 \
+  --set training.batches_per_generation=30 --set runtime.device=cpu
+a=$(per_gen g1-mlp-cpu); b=$(per_gen g1-mlp-cuda); c=$(per_gen g1-dcgan-cpu); d=$(per_gen g1-dcgan-cuda)
+say ""
+say "| cell-generation | one CPU core (s) | one GPU (s) | speed-up |"
+say "| --- | --- | --- | --- |"
+say "| mnist-1x1 (MLP, 90 batches of 100) | $a | $b | $(ratio "$a" "$b") |"
+say "| DCGAN cell (dcgan-mnist, 30 batches of 100) | $c | $d | $(ratio "$c" "$d") |"
 
 say ""
 say "## Determinism on one GPU: W = 1 against W = 2 (and 4), graphs on against off"
@@ -269,6 +261,31 @@ say "| 1 worker | $(per_gen g6-w1) |"
 say "| 4 ranks sharing the GPU | $(per_gen g6-w4) |"
 say "- CUDA graphs: off (the default until G2 has compared them on against off)."
 
+
+say ""
+say "## Tests on the GPU"
+# The tests and the kernel bench come after the G runs, so that a short
+# loan measures first; each step goes on without the others.
+step build-tests 120 cmake --build build-gpu -j "$(getconf _NPROCESSORS_ONLN)" --target gpu_tests nn_tests \
+  bench_generation_ops
+step ctest-gpu 150 ctest --test-dir build-gpu -L gpu -j 4 --output-on-failure --timeout 140
+grep -E "tests passed|Passed|Failed|Skipped" "$OUT/ctest-gpu.log" | sed 's/^/  /' | tail -n 12 | tee -a "$SUMMARY"
+# A gpu test that ended in a signal is run again under gdb, once, for its
+# backtrace (the log gdb-backtrace.log; its first frames in the summary).
+crashed=$(grep -m 1 -oE "gpu\.[A-Za-z0-9_.]+ \.+\*+Exception: SegFault" "$OUT/ctest-gpu.log" | cut -d' ' -f1)
+if [ -n "$crashed" ] && command -v gdb > /dev/null; then
+  step gdb-backtrace 60 gdb -q -batch -ex run -ex bt -ex 'thread apply all bt 8' --args build-gpu/tests/gpu_tests \
+    --gtest_filter="${crashed#gpu.}"
+  say "- $crashed under gdb: $(grep -m 1 -E '^\[  (     OK|FAILED) \]' "$OUT/gdb-backtrace.log" || echo 'no gtest verdict before the signal')"
+  grep -m 1 -A 12 "received signal" "$OUT/gdb-backtrace.log" | sed 's/^/      /' | tee -a "$SUMMARY" > /dev/null
+fi
+step ctest-device 60 ctest --test-dir build-gpu -R '^nn\.(Device|StackedConditional)\.' --output-on-failure
+grep -E "tests passed" "$OUT/ctest-device.log" | sed 's/^/  /' | tee -a "$SUMMARY"
+# The kernels a g2-w1 generation launches (graphs off), part by part.
+step g2-kernels 40 build-gpu/tests/bench/bench_generation_ops configs/mnist-4x4.yaml "${MNIST[@]}" \
+  --set runtime.device=cuda --set runtime.cuda_graphs=off --set training.batches_per_generation=10
+say "- kernels of a g2-w1 generation of 10 batches, graphs off (bench_generation_ops):"
+grep -v " INFO " "$OUT/g2-kernels.log" | sed 's/^/      /' | tee -a "$SUMMARY" > /dev/null
 say ""
 say "## G3: data-parallel DCGAN (dp-fashion-dcgan), images per second"
 DP=(configs/dp-fashion-dcgan.yaml "${FASHION[@]}" --set evaluation.preview_every=0)
