@@ -214,16 +214,16 @@ int ended(const Aborted& abort, int rank) {
 int train(JobCommsFactory& factory, const Worker::TestHooks& hooks, WorkerComm& comm, Setup& setup, Place& place,
           const std::string& kernels) {
   const int rank = factory.world_rank();
-  const FaultInjector faults(FaultPlan(setup.config.faults), rank);
-  setup.layout->set_faults(&faults);
   comm.set_progress(WorkerState::kProcessing, place.done);
-  // Written and reported off this thread; ended before the communication thread is.
-  CheckpointWriter writer(
-      [&comm, &hooks](const CheckpointMessage& saved) {
-        if (saved.generation != hooks.unreported_checkpoint) comm.report_checkpoint(saved);
-      },
-      &faults);
-  try {
+  try {  // from the faults' plan on: whatever throws is reported, never std::terminate
+    const FaultInjector faults(FaultPlan(setup.config.faults), rank);
+    setup.layout->set_faults(&faults);
+    // Written and reported off this thread; ended before the communication thread is.
+    CheckpointWriter writer(
+        [&comm, &hooks](const CheckpointMessage& saved) {
+          if (saved.generation != hooks.unreported_checkpoint) comm.report_checkpoint(saved);
+        },
+        &faults);
     for (;;) {  // once, and again for every rehoming after a lost worker
       const std::string share = setup.layout->start(place.me, setup.from);
       log::info("worker {} of {}: {}, {} kernels{}", place.me + 1, place.members, share, kernels,

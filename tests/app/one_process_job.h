@@ -56,10 +56,11 @@ inline JobOutcome run_one_process_job(const std::string& config_path, int worker
     });
   }
   log::set_thread_rank(0);
-  Master master(*factories[0], config_path, options.resume, options.faults);
-  if (options.stop_after >= 0) master.TEST_stop_after(options.stop_after);
+  std::optional<Master> master;  // made inside the try: the worker threads are joined whatever it throws
   try {
-    out.result = master.run();
+    master.emplace(*factories[0], config_path, options.resume, options.faults);
+    if (options.stop_after >= 0) master->TEST_stop_after(options.stop_after);
+    out.result = master->run();
   } catch (const InputError& e) {
     out.master_error = e.what();
     out.master_code = kExitBadInput;
@@ -70,7 +71,7 @@ inline JobOutcome run_one_process_job(const std::string& config_path, int worker
     out.master_error = e.what();
     out.master_code = kExitFailure;
   }
-  out.worker_lost = master.worker_lost();
+  out.worker_lost = master && master->worker_lost();
   const auto master_ended = std::chrono::steady_clock::now();
   for (auto& t : threads) t.join();
   out.workers_ended_after = std::chrono::steady_clock::now() - master_ended;
