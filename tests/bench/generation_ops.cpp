@@ -7,11 +7,11 @@
 // takes one (a batched product is one per member), so the CPU's counts
 // are an upper bound of the GPU's.
 //
-// Usage: bench_generation_ops CONFIG [--set key=value ...] [--generations N]
+// Usage: bench_generation_ops CONFIG [--set key=value ...] [--generations N] [--names K]
 // Runs N generations (default 2) and prints, for the last one, the kernels
 // per part (operators that are not views and under which no other kernel
 // ran; a batched product counts once; `aten::_local_scalar_dense` is a host
-// wait), and the most called per part.
+// wait), and the K (default 8) most called per part.
 #include <ATen/record_function.h>
 #include <torch/torch.h>
 
@@ -115,17 +115,20 @@ long total(const std::map<std::string, long>& by_name) {
 
 int run(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: bench_generation_ops CONFIG [--set key=value ...] [--generations N]\n");
+    std::fprintf(stderr, "usage: bench_generation_ops CONFIG [--set key=value ...] [--generations N] [--names K]\n");
     return 2;
   }
   std::vector<std::string> settings;
   int generations = 2;
+  std::size_t names_shown = 8;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--set" && i + 1 < argc)
       settings.push_back(argv[++i]);
     else if (arg == "--generations" && i + 1 < argc)
       generations = std::max(1, std::stoi(argv[++i]));
+    else if (arg == "--names" && i + 1 < argc)
+      names_shown = static_cast<std::size_t>(std::max(0, std::stoi(argv[++i])));
     else
       throw std::invalid_argument("unknown argument " + arg);
   }
@@ -160,7 +163,7 @@ int run(int argc, char** argv) {
     std::vector<std::pair<long, std::string>> top;
     for (const auto& [name, count] : by_name) top.push_back({count, name});
     std::sort(top.rbegin(), top.rend());
-    top.resize(std::min<std::size_t>(top.size(), 8));
+    top.resize(std::min(top.size(), names_shown));
     std::string names;
     for (const auto& [count, name] : top) names += fmt::format(" {} {},", name.substr(6), count);
     std::printf("%-20s %8ld %s\n", part.c_str(), total(by_name), names.c_str());
