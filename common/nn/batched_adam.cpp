@@ -36,12 +36,50 @@ BatchedAdam::BatchedAdam(std::vector<torch::Tensor> params, double learning_rate
       throw std::invalid_argument(
           fmt::format("BatchedAdam: every parameter must be a [{}, ...] leaf on {} that requires grad", members_,
                       device.str()));
-    exp_avg_.push_back(torch::zeros_like(p, torch::MemoryFormat::Contiguous));
-    exp_avg_sq_.push_back(torch::zeros_like(p, torch::MemoryFormat::Contiguous));
+  }
+  const auto one_dtype = [this](const torch::Tensor& p) {
+    return p.scalar_type() == params_.front().scalar_type() && p.is_floating_point();
+  };
+  if (options_.one_buffer && members_ > 0 && std::all_of(params_.begin(), params_.end(), one_dtype)) {
+    move_into_one_buffer();
+  } else {
+    for (const torch::Tensor& p : params_) {
+      exp_avg_.push_back(torch::zeros_like(p, torch::MemoryFormat::Contiguous));
+      exp_avg_sq_.push_back(torch::zeros_like(p, torch::MemoryFormat::Contiguous));
+    }
   }
   const auto on_device = torch::TensorOptions().device(device);
   learning_rates_ = torch::full({members_}, learning_rate, on_device.dtype(torch::kFloat64));
   steps_ = torch::zeros({members_}, on_device.dtype(torch::kLong));
+}
+
+void BatchedAdam::move_into_one_buffer() {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> values, members;
+  std::int64_t at = 0;
+  const torch::Tensor member_index =
+      torch::arange(members_, torch::TensorOptions().dtype(torch::kInt).device(params_.front().device()));
+  for (const torch::Tensor& p : params_) {
+    values.push_back(p.detach().reshape({-1}));
+    members.push_back(member_index.view({members_, 1}).expand({members_, p.numel() / members_}).reshape({-1}));
+    offsets_.push_back(at);
+    at += p.numel();
+  }
+  flat_params_ = torch::cat(values);
+  member_of_ = torch::cat(members);
+  const std::vector<torch::Tensor> segments = segments_of(flat_params_);
+  for (std::size_t i = 0; i < params_.size(); ++i) params_[i].set_data(segments[i]);
+  flat_exp_avg_ = torch::zeros_like(flat_params_);
+  flat_exp_avg_sq_ = torch::zeros_like(flat_params_);
+  exp_avg_ = segments_of(flat_exp_avg_);
+  exp_avg_sq_ = segments_of(flat_exp_avg_sq_);
+}
+
+std::vector<torch::Tensor> BatchedAdam::segments_of(const torch::Tensor& flat) const {
+  std::vector<torch::Tensor> out;
+  for (std::size_t i = 0; i < params_.size(); ++i)
+    out.push_back(flat.narrow(0, offsets_[i], params_[i].numel()).view(params_[i].sizes()));
+  return out;
 }
 
 void BatchedAdam::check_member(std::int64_t p, const char* what) const {
@@ -81,6 +119,8 @@ void BatchedAdam::drop_moments() {
     exp_avg_[i] = torch::Tensor();
     exp_avg_sq_[i] = torch::Tensor();
   }
+  flat_exp_avg_ = torch::Tensor();
+  flat_exp_avg_sq_ = torch::Tensor();
 }
 
 void BatchedAdam::set_moments(std::vector<torch::Tensor> exp_avg, std::vector<torch::Tensor> exp_avg_sq) {
@@ -90,8 +130,20 @@ void BatchedAdam::set_moments(std::vector<torch::Tensor> exp_avg, std::vector<to
     if (!exp_avg[i].defined() || !exp_avg_sq[i].defined() || exp_avg[i].sizes() != params_[i].sizes() ||
         exp_avg_sq[i].sizes() != params_[i].sizes())
       throw std::invalid_argument(fmt::format("BatchedAdam::set_moments: parameter {}'s moments have another shape", i));
-  exp_avg_ = std::move(exp_avg);
-  exp_avg_sq_ = std::move(exp_avg_sq);
+  if (!in_one_buffer()) {
+    exp_avg_ = std::move(exp_avg);
+    exp_avg_sq_ = std::move(exp_avg_sq);
+    return;
+  }
+  const auto flat = [](const std::vector<torch::Tensor>& tensors) {
+    std::vector<torch::Tensor> values;
+    for (const torch::Tensor& t : tensors) values.push_back(t.reshape({-1}));
+    return torch::cat(values);
+  };
+  flat_exp_avg_ = flat(exp_avg);
+  flat_exp_avg_sq_ = flat(exp_avg_sq);
+  exp_avg_ = segments_of(flat_exp_avg_);
+  exp_avg_sq_ = segments_of(flat_exp_avg_sq_);
 }
 
 void BatchedAdam::zero_grad() {
@@ -121,6 +173,11 @@ void BatchedAdam::update(const torch::Tensor& row_mask) {
   const torch::Tensor next_steps = masked ? steps_ + row_mask.to(torch::kLong) : steps_ + 1;
   // A masked row's t may be 0; its values are computed and then dropped.
   const AdamStepScalars scalars = adam_step_scalars(next_steps, learning_rates_, options_);
+  if (one_buffer_step_possible()) {
+    update_one_buffer(row_mask, scalars);
+    steps_.copy_(next_steps);
+    return;
+  }
   const torch::Tensor& neg_step_size = scalars.neg_step_size;
   const torch::Tensor& sqrt_bias_correction2 = scalars.sqrt_bias_correction2;
   const double beta1 = options_.beta1;
@@ -149,6 +206,52 @@ void BatchedAdam::update(const torch::Tensor& row_mask) {
     p.copy_(torch::where(keep, new_p, p));
   }
   steps_.copy_(next_steps);
+}
+
+bool BatchedAdam::one_buffer_step_possible() const {
+  if (!in_one_buffer() || !flat_exp_avg_.defined()) return false;
+  const auto* base = static_cast<const char*>(flat_params_.data_ptr());
+  const auto element = static_cast<std::int64_t>(flat_params_.element_size());
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    const torch::Tensor& p = params_[i];
+    if (!p.grad().defined() || p.grad().scalar_type() != p.scalar_type() || !p.is_contiguous() ||
+        p.data_ptr() != base + offsets_[i] * element)
+      return false;
+  }
+  return true;
+}
+
+// update() on the three buffers at once; each element as update() takes
+// it, its member's scalars spread to it by member_of_.
+void BatchedAdam::update_one_buffer(const torch::Tensor& row_mask, const AdamStepScalars& scalars) {
+  std::vector<torch::Tensor> grads;
+  for (const torch::Tensor& p : params_) grads.push_back(p.grad().reshape({-1}));
+  const torch::Tensor g = torch::cat(grads);
+  const torch::Tensor neg_step_size = scalars.neg_step_size.index_select(0, member_of_);
+  const torch::Tensor sqrt_bias_correction2 = scalars.sqrt_bias_correction2.index_select(0, member_of_);
+  const double beta1 = options_.beta1;
+  const double beta2 = options_.beta2;
+  torch::Tensor& m = flat_exp_avg_;
+  torch::Tensor& v = flat_exp_avg_sq_;
+  torch::Tensor& p = flat_params_;
+  if (!row_mask.defined()) {
+    m.mul_(beta1).add_(g, 1 - beta1);
+    v.mul_(beta2).addcmul_(g, g, 1 - beta2);
+    const torch::Tensor denom = (v.sqrt() / sqrt_bias_correction2).add_(options_.eps);
+    p.addcdiv_(neg_step_size * m, denom);
+  } else {
+    const torch::Tensor keep = row_mask.index_select(0, member_of_);
+    const torch::Tensor new_m = m.mul(beta1).add_(g, 1 - beta1);
+    const torch::Tensor new_v = v.mul(beta2).addcmul_(g, g, 1 - beta2);
+    const torch::Tensor denom = (new_v.sqrt() / sqrt_bias_correction2).add_(options_.eps);
+    const torch::Tensor new_p = p.addcdiv(neg_step_size * new_m, denom);
+    m.copy_(torch::where(keep, new_m, m));
+    v.copy_(torch::where(keep, new_v, v));
+    p.copy_(torch::where(keep, new_p, p));
+  }
+  // Written through the buffer: autograd's check of saved tensors still
+  // sees each parameter change.
+  for (const torch::Tensor& param : params_) param.unsafeGetTensorImpl()->bump_version();
 }
 
 }  // namespace cellgan

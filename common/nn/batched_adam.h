@@ -26,6 +26,21 @@
 // the others keep their parameters, moments and step count bit for bit.
 // Tensors without a gradient are left alone, as Adam does.
 //
+// One buffer (BatchedAdamOptions::one_buffer): the constructor moves the
+// parameters' values into one buffer of the optimizer's, tensor after
+// tensor, and points each parameter at its segment (Tensor::set_data, so
+// every handle to it, a module's included, sees the same values as
+// before); the moments are two more such buffers. A step then gathers the
+// gradients into one buffer and updates every tensor at once: a fixed
+// dozen kernels whatever the number of tensors (each member's scalars are
+// spread over its elements by one index), where a step tensor by tensor
+// takes about nine a tensor; on a GPU each kernel is a launch, or a node of
+// a CUDA graph. Every element goes through the same operations in the same
+// order either way, so the result is the same to the bit. A step falls
+// back to tensor by tensor when a gradient is missing or of another dtype,
+// or when a parameter has been moved off its segment since (Module::to,
+// set_data).
+//
 // Thread-safety: one BatchedAdam and its tensors belong to one thread at a
 // time.
 #pragma once
@@ -41,6 +56,9 @@ struct BatchedAdamOptions {
   double beta1 = 0.5;
   double beta2 = 0.999;
   double eps = 1e-8;  // torch::optim::AdamOptions' default
+  // The parameters and moments in one buffer each (above); taken only when
+  // every parameter has one floating dtype.
+  bool one_buffer = false;
 };
 
 // The step's scalars per member, [P] float32 on the device of `next_steps`:
@@ -90,6 +108,9 @@ class BatchedAdam {
   // Every member's at once, as set_learning_rates() sets the rates.
   void set_steps(const std::vector<std::int64_t>& steps);
 
+  // True when the parameters live in one buffer (one_buffer above).
+  bool in_one_buffer() const { return flat_params_.defined(); }
+
   // The moments, one per parameter, of its shape.
   const std::vector<torch::Tensor>& params() const { return params_; }
   const std::vector<torch::Tensor>& exp_avg() const { return exp_avg_; }
@@ -104,6 +125,12 @@ class BatchedAdam {
  private:
   void check_member(std::int64_t p, const char* what) const;
   void update(const torch::Tensor& row_mask);
+  // The one-buffer layout: made by the constructor; a step takes it while
+  // every parameter is still on its segment and has a gradient of its dtype.
+  void move_into_one_buffer();
+  std::vector<torch::Tensor> segments_of(const torch::Tensor& flat) const;
+  bool one_buffer_step_possible() const;
+  void update_one_buffer(const torch::Tensor& row_mask, const AdamStepScalars& scalars);
 
   std::vector<torch::Tensor> params_;
   std::vector<torch::Tensor> exp_avg_;
@@ -112,6 +139,13 @@ class BatchedAdam {
   std::int64_t members_ = 0;
   torch::Tensor learning_rates_;
   torch::Tensor steps_;
+  // One buffer: the parameters' and the moments' buffers [N], each
+  // parameter's first element in them, and each element's member (int32 [N]).
+  torch::Tensor flat_params_;
+  torch::Tensor flat_exp_avg_;
+  torch::Tensor flat_exp_avg_sq_;
+  std::vector<std::int64_t> offsets_;
+  torch::Tensor member_of_;
 };
 
 }  // namespace cellgan

@@ -115,6 +115,8 @@ class StackedMembers {
   const AdamSettings& adam_settings() const { return adam_; }
   const torch::Device& device() const { return device_; }
   StackedNetwork& network() { return network_; }
+  // The members' Adam; on a GPU its parameters and moments live in one
+  // buffer each (BatchedAdamOptions::one_buffer), so a step is a few kernels.
   BatchedAdam& optimizer() { return *optimizer_; }
 
   // [P, B, in] -> [P, B, out].

@@ -30,7 +30,7 @@
 # that folder to a machine without the npm registry, or configure fails
 # saying so.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 ROOT=$PWD
 OUT=$(realpath -m "${1:-build-gpu/check}")
 BUDGET=${CHECK_BUDGET_S:-470}

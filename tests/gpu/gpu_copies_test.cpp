@@ -1,14 +1,16 @@
 // cellgan on a GPU, the copies (CTest label `gpu`; each test skips when
 // LibTorch sees no GPU): an individual made to be written there (decode,
 // clone, snapshot, a stack's rows) gets empty storage on the device and is
-// then written whole, so it encodes as its source; and are_finite() judges
-// on the device (its tensors put together first) as it does on the CPU.
+// then written whole, so it encodes as its source; are_finite() judges
+// on the device (its tensors put together first) as it does on the CPU; and
+// a stack's Adam on the device steps in one buffer, as tensor by tensor.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <limits>
 #include <vector>
 
+#include "common/nn/batched_adam.h"
 #include "common/nn/device.h"
 #include "common/nn/individual.h"
 #include "common/nn/stacked_networks.h"
@@ -99,6 +101,46 @@ TEST(GpuCopies, AreFiniteOnTheDeviceJudgesAsOnTheCpu) {
   const std::vector<bool> expected{true, false, false, true};
   EXPECT_EQ(Individual::are_finite(cpu_all), expected);
   EXPECT_EQ(Individual::are_finite(on_all), expected);
+}
+
+// On the device a stack's Adam holds its parameters and moments in one
+// buffer each, and steps them (plain and masked, members of other rates and
+// ages) to the bits of the same steps taken tensor by tensor there.
+TEST(GpuCopies, AStacksAdamOnTheDeviceStepsInOneBufferAsTensorByTensor) {
+  SKIP_WITHOUT_GPU();
+  StackedGenerator stack(image_shape(NetworkKind::kMlp), 3, 2e-4, AdamSettings{}, LossKind::kBce, gpu(),
+                         InitialWeights::kUndrawn);
+  EXPECT_TRUE(stack.optimizer().in_one_buffer());
+  torch::manual_seed(5);
+  const std::vector<torch::Tensor> start = {torch::randn({3, 40, 17}), torch::randn({3, 40}), torch::randn({3, 5, 3})};
+  std::vector<torch::Tensor> by_tensor, one;
+  for (const torch::Tensor& t : start) {
+    by_tensor.push_back(t.to(gpu()).requires_grad_(true));
+    one.push_back(t.to(gpu()).requires_grad_(true));
+  }
+  BatchedAdamOptions per_tensor_options, one_buffer_options;
+  one_buffer_options.one_buffer = true;
+  BatchedAdam adam_by_tensor(by_tensor, 1e-3, per_tensor_options);
+  BatchedAdam adam_one(one, 1e-3, one_buffer_options);
+  ASSERT_TRUE(adam_one.in_one_buffer());
+  for (BatchedAdam* adam : {&adam_by_tensor, &adam_one}) {
+    adam->set_learning_rates({1e-3, 4e-3, 2e-4});
+    adam->set_steps({0, 7, 2});
+  }
+  for (int round = 0; round < 5; ++round) {
+    for (std::size_t i = 0; i < start.size(); ++i) {
+      const torch::Tensor g = torch::randn(start[i].sizes()).to(gpu());
+      by_tensor[i].mutable_grad() = g.clone();
+      one[i].mutable_grad() = g.clone();
+    }
+    const torch::Tensor mask = torch::tensor({true, round % 2 == 0, true}).to(gpu());
+    adam_by_tensor.step(mask);
+    adam_one.step(mask);
+  }
+  for (std::size_t i = 0; i < start.size(); ++i) {
+    EXPECT_TRUE(torch::equal(by_tensor[i].detach().cpu(), one[i].detach().cpu())) << "parameter " << i;
+    EXPECT_TRUE(torch::equal(adam_by_tensor.exp_avg_sq()[i].cpu(), adam_one.exp_avg_sq()[i].cpu())) << i;
+  }
 }
 
 }  // namespace
