@@ -215,6 +215,15 @@ int train(JobCommsFactory& factory, const Worker::TestHooks& hooks, WorkerComm& 
           const std::string& kernels) {
   const int rank = factory.world_rank();
   comm.set_progress(WorkerState::kProcessing, place.done);
+  const auto failed = [&](const std::exception& e) {
+    const int code = exit_code_of(e);
+    if (code == kExitDiskFull)  // the master says it, once
+      log::debug("worker rank {}: {}", rank, e.what());
+    else
+      log::error("worker rank {}: {}", rank, e.what());
+    comm.send_failure(fmt::format("generation {}: {}", place.done + 1, e.what()), code);
+    return code;
+  };
   try {  // from the faults' plan on: whatever throws is reported, never std::terminate
     const FaultInjector faults(FaultPlan(setup.config.faults), rank);
     setup.layout->set_faults(&faults);
@@ -224,25 +233,23 @@ int train(JobCommsFactory& factory, const Worker::TestHooks& hooks, WorkerComm& 
           if (saved.generation != hooks.unreported_checkpoint) comm.report_checkpoint(saved);
         },
         &faults);
-    for (;;) {  // once, and again for every rehoming after a lost worker
-      const std::string share = setup.layout->start(place.me, setup.from);
-      log::info("worker {} of {}: {}, {} kernels{}", place.me + 1, place.members, share, kernels,
-                setup.from.generation > 0 ? fmt::format(", from generation {}", setup.from.generation) : "");
-      const std::optional<Interruption> ending = train_generations(comm, setup, writer, faults, place, hooks);
-      if (!ending) return kExitOk;
-      if (const auto* aborted = std::get_if<Aborted>(&*ending)) return ended(*aborted, rank);
-      const MembersMessage& members = std::get<Rehoming>(*ending).members;
-      if (auto aborted = rehome(members, rank, factory, comm, setup, writer, faults, place))
-        return ended(*aborted, rank);
+    try {  // a failure is sent before the writer finishes the checkpoints it has queued
+      for (;;) {  // once, and again for every rehoming after a lost worker
+        const std::string share = setup.layout->start(place.me, setup.from);
+        log::info("worker {} of {}: {}, {} kernels{}", place.me + 1, place.members, share, kernels,
+                  setup.from.generation > 0 ? fmt::format(", from generation {}", setup.from.generation) : "");
+        const std::optional<Interruption> ending = train_generations(comm, setup, writer, faults, place, hooks);
+        if (!ending) return kExitOk;
+        if (const auto* aborted = std::get_if<Aborted>(&*ending)) return ended(*aborted, rank);
+        const MembersMessage& members = std::get<Rehoming>(*ending).members;
+        if (auto aborted = rehome(members, rank, factory, comm, setup, writer, faults, place))
+          return ended(*aborted, rank);
+      }
+    } catch (const std::exception& e) {
+      return failed(e);
     }
   } catch (const std::exception& e) {
-    const int code = exit_code_of(e);
-    if (code == kExitDiskFull)  // the master says it, once
-      log::debug("worker rank {}: {}", rank, e.what());
-    else
-      log::error("worker rank {}: {}", rank, e.what());
-    comm.send_failure(fmt::format("generation {}: {}", place.done + 1, e.what()), code);
-    return code;
+    return failed(e);
   }
 }
 

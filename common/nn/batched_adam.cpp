@@ -53,26 +53,35 @@ BatchedAdam::BatchedAdam(std::vector<torch::Tensor> params, double learning_rate
   steps_ = torch::zeros({members_}, on_device.dtype(torch::kLong));
 }
 
+namespace {
+
+// Where each segment of the one buffer starts: a multiple of this many
+// elements (256 bytes in float32), so that every parameter is aligned as an
+// allocation of its own would be; the gaps stay zero.
+constexpr std::int64_t kSegmentAlignment = 64;
+
+std::int64_t aligned(std::int64_t n) { return (n + kSegmentAlignment - 1) / kSegmentAlignment * kSegmentAlignment; }
+
+}  // namespace
+
 void BatchedAdam::move_into_one_buffer() {
   torch::NoGradGuard no_grad;
-  std::vector<torch::Tensor> values, members;
   std::int64_t at = 0;
-  const torch::Tensor member_index =
-      torch::arange(members_, torch::TensorOptions().dtype(torch::kInt).device(params_.front().device()));
   for (const torch::Tensor& p : params_) {
-    values.push_back(p.detach().reshape({-1}));
-    members.push_back(member_index.view({members_, 1}).expand({members_, p.numel() / members_}).reshape({-1}));
     offsets_.push_back(at);
-    at += p.numel();
+    at = aligned(at + p.numel());
   }
-  flat_params_ = torch::cat(values);
-  member_of_ = torch::cat(members);
+  flat_params_ = torch::zeros({at}, params_.front().options().requires_grad(false));
   const std::vector<torch::Tensor> segments = segments_of(flat_params_);
-  for (std::size_t i = 0; i < params_.size(); ++i) params_[i].set_data(segments[i]);
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    segments[i].copy_(params_[i].detach());
+    params_[i].set_data(segments[i]);
+  }
   flat_exp_avg_ = torch::zeros_like(flat_params_);
   flat_exp_avg_sq_ = torch::zeros_like(flat_params_);
   exp_avg_ = segments_of(flat_exp_avg_);
   exp_avg_sq_ = segments_of(flat_exp_avg_sq_);
+  gap_zeros_ = torch::zeros({kSegmentAlignment}, flat_params_.options());
 }
 
 std::vector<torch::Tensor> BatchedAdam::segments_of(const torch::Tensor& flat) const {
@@ -80,6 +89,18 @@ std::vector<torch::Tensor> BatchedAdam::segments_of(const torch::Tensor& flat) c
   for (std::size_t i = 0; i < params_.size(); ++i)
     out.push_back(flat.narrow(0, offsets_[i], params_[i].numel()).view(params_[i].sizes()));
   return out;
+}
+
+const torch::Tensor& BatchedAdam::member_of() {
+  if (member_of_.defined()) return member_of_;
+  torch::NoGradGuard no_grad;
+  member_of_ = torch::zeros({flat_params_.numel()}, flat_params_.options().dtype(torch::kInt));
+  const torch::Tensor member_index = torch::arange(members_, member_of_.options());
+  for (const torch::Tensor& segment : segments_of(member_of_)) {
+    const torch::Tensor rows = segment.view({members_, -1});
+    rows.copy_(member_index.view({members_, 1}).expand(rows.sizes()));
+  }
+  return member_of_;
 }
 
 void BatchedAdam::check_member(std::int64_t p, const char* what) const {
@@ -135,14 +156,20 @@ void BatchedAdam::set_moments(std::vector<torch::Tensor> exp_avg, std::vector<to
     exp_avg_sq_ = std::move(exp_avg_sq);
     return;
   }
-  const auto flat = [](const std::vector<torch::Tensor>& tensors) {
-    std::vector<torch::Tensor> values;
-    for (const torch::Tensor& t : tensors) values.push_back(t.reshape({-1}));
-    return torch::cat(values);
+  // Each moment copied into its segment and let go at once, so that no more
+  // than one buffer and one parameter's moment are held beside the inputs.
+  const auto into_one_buffer = [this](std::vector<torch::Tensor>& moments) {
+    const torch::Tensor flat = torch::zeros_like(flat_params_);
+    const std::vector<torch::Tensor> segments = segments_of(flat);
+    for (std::size_t i = 0; i < moments.size(); ++i) {
+      segments[i].copy_(moments[i]);
+      moments[i] = torch::Tensor();
+    }
+    return flat;
   };
-  flat_exp_avg_ = flat(exp_avg);
-  flat_exp_avg_sq_ = flat(exp_avg_sq);
+  flat_exp_avg_ = into_one_buffer(exp_avg);
   exp_avg_ = segments_of(flat_exp_avg_);
+  flat_exp_avg_sq_ = into_one_buffer(exp_avg_sq);
   exp_avg_sq_ = segments_of(flat_exp_avg_sq_);
 }
 
@@ -224,11 +251,18 @@ bool BatchedAdam::one_buffer_step_possible() const {
 // update() on the three buffers at once; each element as update() takes
 // it, its member's scalars spread to it by member_of_.
 void BatchedAdam::update_one_buffer(const torch::Tensor& row_mask, const AdamStepScalars& scalars) {
+  // The gradients laid out as the buffer, gaps and all.
   std::vector<torch::Tensor> grads;
-  for (const torch::Tensor& p : params_) grads.push_back(p.grad().reshape({-1}));
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    grads.push_back(params_[i].grad().reshape({-1}));
+    const std::int64_t end = offsets_[i] + params_[i].numel();
+    const std::int64_t next = i + 1 < params_.size() ? offsets_[i + 1] : flat_params_.numel();
+    if (next > end) grads.push_back(gap_zeros_.narrow(0, 0, next - end));
+  }
   const torch::Tensor g = torch::cat(grads);
-  const torch::Tensor neg_step_size = scalars.neg_step_size.index_select(0, member_of_);
-  const torch::Tensor sqrt_bias_correction2 = scalars.sqrt_bias_correction2.index_select(0, member_of_);
+  const torch::Tensor& member = member_of();
+  const torch::Tensor neg_step_size = scalars.neg_step_size.index_select(0, member);
+  const torch::Tensor sqrt_bias_correction2 = scalars.sqrt_bias_correction2.index_select(0, member);
   const double beta1 = options_.beta1;
   const double beta2 = options_.beta2;
   torch::Tensor& m = flat_exp_avg_;
@@ -240,7 +274,7 @@ void BatchedAdam::update_one_buffer(const torch::Tensor& row_mask, const AdamSte
     const torch::Tensor denom = (v.sqrt() / sqrt_bias_correction2).add_(options_.eps);
     p.addcdiv_(neg_step_size * m, denom);
   } else {
-    const torch::Tensor keep = row_mask.index_select(0, member_of_);
+    const torch::Tensor keep = row_mask.index_select(0, member);
     const torch::Tensor new_m = m.mul(beta1).add_(g, 1 - beta1);
     const torch::Tensor new_v = v.mul(beta2).addcmul_(g, g, 1 - beta2);
     const torch::Tensor denom = (new_v.sqrt() / sqrt_bias_correction2).add_(options_.eps);

@@ -28,18 +28,20 @@
 //
 // One buffer (BatchedAdamOptions::one_buffer): the constructor moves the
 // parameters' values into one buffer of the optimizer's, tensor after
-// tensor, and points each parameter at its segment (Tensor::set_data, so
-// every handle to it, a module's included, sees the same values as
-// before); the moments are two more such buffers. A step then gathers the
-// gradients into one buffer and updates every tensor at once: a fixed
-// dozen kernels whatever the number of tensors (each member's scalars are
-// spread over its elements by one index), where a step tensor by tensor
-// takes about nine a tensor; on a GPU each kernel is a launch, or a node of
-// a CUDA graph. Every element goes through the same operations in the same
-// order either way, so the result is the same to the bit. A step falls
-// back to tensor by tensor when a gradient is missing or of another dtype,
-// or when a parameter has been moved off its segment since (Module::to,
-// set_data).
+// tensor (each from a multiple of 64 elements, the gaps zero), and points
+// each parameter at its segment (Tensor::set_data, so every handle to it,
+// a module's included, sees the same values as before); the moments are
+// two more such buffers. A step then gathers the gradients into one buffer
+// and updates every tensor at once: a fixed dozen kernels whatever the
+// number of tensors (each member's scalars are spread over its elements by
+// an int32 index of the buffer's size, made at the first step), where a
+// step tensor by tensor takes about nine a tensor; on a GPU each kernel is
+// a launch, or a node of a CUDA graph. Every element goes through the same
+// operations in the same order either way, so the result is the same to the
+// bit. A step falls back to tensor by tensor when a gradient is missing or
+// of another dtype, or when a parameter has been given other storage on
+// the same device (set_data); moving the parameters to another device or
+// dtype (Module::to) is not supported, with one buffer or without.
 //
 // Thread-safety: one BatchedAdam and its tensors belong to one thread at a
 // time.
@@ -129,6 +131,7 @@ class BatchedAdam {
   // every parameter is still on its segment and has a gradient of its dtype.
   void move_into_one_buffer();
   std::vector<torch::Tensor> segments_of(const torch::Tensor& flat) const;
+  const torch::Tensor& member_of();
   bool one_buffer_step_possible() const;
   void update_one_buffer(const torch::Tensor& row_mask, const AdamStepScalars& scalars);
 
@@ -140,12 +143,14 @@ class BatchedAdam {
   torch::Tensor learning_rates_;
   torch::Tensor steps_;
   // One buffer: the parameters' and the moments' buffers [N], each
-  // parameter's first element in them, and each element's member (int32 [N]).
+  // parameter's first element in them, each element's member (int32 [N],
+  // made at the first step: member_of()), and zeros for the gradient's gaps.
   torch::Tensor flat_params_;
   torch::Tensor flat_exp_avg_;
   torch::Tensor flat_exp_avg_sq_;
   std::vector<std::int64_t> offsets_;
   torch::Tensor member_of_;
+  torch::Tensor gap_zeros_;
 };
 
 }  // namespace cellgan

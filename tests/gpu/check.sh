@@ -270,9 +270,9 @@ step build-tests 120 cmake --build build-gpu -j "$(getconf _NPROCESSORS_ONLN)" -
   bench_generation_ops
 step ctest-gpu 150 ctest --test-dir build-gpu -L gpu -j 4 --output-on-failure --timeout 140
 grep -E "tests passed|Passed|Failed|Skipped" "$OUT/ctest-gpu.log" | sed 's/^/  /' | tail -n 12 | tee -a "$SUMMARY"
-# A gpu test that ended in a signal is run again under gdb, once, for its
+# A gpu test that ended in a signal (a crash, an abort) is run again under gdb, once, for its
 # backtrace (the log gdb-backtrace.log; its first frames in the summary).
-crashed=$(grep -m 1 -oE "gpu\.[A-Za-z0-9_.]+ \.+\*+Exception: SegFault" "$OUT/ctest-gpu.log" | cut -d' ' -f1)
+crashed=$(grep -m 1 -oE "gpu\.[A-Za-z0-9_.]+ \.+(Subprocess aborted)?\*+Exception:" "$OUT/ctest-gpu.log" | cut -d' ' -f1)
 if [ -n "$crashed" ] && command -v gdb > /dev/null; then
   step gdb-backtrace 60 gdb -q -batch -ex run -ex bt -ex 'thread apply all bt 8' --args build-gpu/tests/gpu_tests \
     --gtest_filter="${crashed#gpu.}"

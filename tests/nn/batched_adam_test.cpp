@@ -90,12 +90,15 @@ TEST(BatchedAdamOneBuffer, TheModulesParametersAreSegmentsOfOneBuffer) {
   ThreeTensors m(seed_values());
   const ThreeTensors before(seed_values());
   BatchedAdam adam(m.parameters(), 1e-3, options(true));
-  // The values are kept, and the module's own handles point into one buffer, tensor after tensor.
+  // The values are kept, and the module's own handles point into one buffer, tensor after tensor, each from
+  // a multiple of 64 elements (105 weights, then the bias at 128 and the kernel at 192).
   EXPECT_TRUE(same_bits(m.weight, before.weight));
   EXPECT_TRUE(same_bits(m.kernel, before.kernel));
-  const auto* base = static_cast<const char*>(m.weight.data_ptr());
-  EXPECT_EQ(static_cast<const char*>(m.bias.data_ptr()), base + m.weight.nbytes());
-  EXPECT_EQ(static_cast<const char*>(m.kernel.data_ptr()), base + m.weight.nbytes() + m.bias.nbytes());
+  EXPECT_TRUE(m.bias.storage().is_alias_of(m.weight.storage()));
+  EXPECT_TRUE(m.kernel.storage().is_alias_of(m.weight.storage()));
+  EXPECT_EQ(m.weight.storage_offset(), 0);
+  EXPECT_EQ(m.bias.storage_offset(), 128);
+  EXPECT_EQ(m.kernel.storage_offset(), 192);
   EXPECT_TRUE(m.weight.is_leaf() && m.weight.requires_grad());
   // A step is seen through the module's handles, and by autograd's version check.
   const auto version = m.bias._version();
