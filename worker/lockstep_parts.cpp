@@ -31,6 +31,27 @@ CellStreams::CellStreams(const std::vector<const GenerationWorkingSet*>& works, 
   }
 }
 
+LatentDraws::LatentDraws(std::vector<at::Generator> generators, std::int64_t steps_a_draw)
+    : generators_(std::move(generators)), steps_a_draw_(std::max<std::int64_t>(1, steps_a_draw)) {}
+
+void LatentDraws::next(const torch::Tensor& z) {
+  if (steps_a_draw_ == 1) {
+    draw_normal_rows(z, generators_);
+    return;
+  }
+  if (!drawn_.defined() || used_ == steps_a_draw_) {
+    if (!drawn_.defined()) {
+      std::vector<std::int64_t> sizes = z.sizes().vec();
+      sizes.insert(sizes.begin() + 1, steps_a_draw_);
+      drawn_ = torch::empty(sizes, z.options());
+    }
+    draw_normal_rows(drawn_, generators_);
+    used_ = 0;
+  }
+  torch::NoGradGuard no_grad;
+  z.copy_(drawn_.select(1, used_++));
+}
+
 bool Opponents::plan(const std::vector<std::int64_t>& rows) {
   own_ = members_ == stack_.size();
   for (std::size_t p = 0; own_ && p < rows.size(); ++p) own_ = rows[p] == static_cast<std::int64_t>(p);

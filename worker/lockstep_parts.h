@@ -33,6 +33,29 @@ struct CellStreams {
   std::vector<at::Generator> latent, noise;
 };
 
+// A stack's latent vectors, step after step, each member's from its own
+// generator (`generators`, one per member: its cell's latent stream). With
+// `steps_a_draw` 1 they are drawn into each member's row of the step's
+// tensor at each step (draw_normal_rows of member_draws.h: one kernel a
+// member). With more, each member draws that many steps' worth at once
+// ([steps_a_draw, ...] from its generator, when the last are used up), and
+// a step copies its slice of every member in one kernel: on a GPU, where
+// each kernel is a launch, one a step instead of one a member. Either way a
+// member's values depend only on its generator and the steps taken, not
+// on the other members; the two ways draw different values.
+class LatentDraws {
+ public:
+  LatentDraws(std::vector<at::Generator> generators, std::int64_t steps_a_draw);
+  // This step's latent vectors into z [P, ...], one row a member.
+  void next(const torch::Tensor& z);
+
+ private:
+  std::vector<at::Generator> generators_;
+  std::int64_t steps_a_draw_;
+  torch::Tensor drawn_;  // [P, steps_a_draw, ...]
+  std::int64_t used_ = 0;
+};
+
 // The other stack's rows that each member plays against, one per member:
 // the stack itself when every member picks its own row, else a stack of
 // opponents the picked rows are copied into before each use. A copy's

@@ -113,6 +113,8 @@ class Lockstep {
         gens_(stack_copies(cells, g_members_, Role::kGenerator, data.device())),
         discs_(stack_copies(cells, d_members_, Role::kDiscriminator, data.device())),
         streams_(works_of(cells), data.device()),
+        g_draws_(of_members(streams_.latent, g_members_), latent_steps_a_draw(data.device())),
+        d_draws_(of_members(streams_.latent, d_members_), latent_steps_a_draw(data.device())),
         g_opponents_(*discs_, gens_->size(), of_members(streams_.noise, g_members_)),
         d_opponents_(*gens_, discs_->size(), of_members(streams_.noise, d_members_)),
         g_rates_(*gens_), d_rates_(*discs_), g_kinds_(kind_rows(gens_->loss, data.device())),
@@ -209,7 +211,7 @@ class Lockstep {
   // its latent batch from its cell's latent stream straight into its row of
   // `z` [P, B, latent] (on a GPU, there). Returns the picked rows.
   std::vector<std::int64_t> draw_step(StackedMembers& stack, HostRates& rates, const std::vector<Member>& members,
-                                      const std::vector<Member>& opponents, torch::Tensor& z) {
+                                      const std::vector<Member>& opponents, LatentDraws& draws, torch::Tensor& z) {
     std::vector<std::size_t> first(cells_.size(), opponents.size()), count(cells_.size(), 0);
     for (std::size_t q = 0; q < opponents.size(); ++q) {
       first[opponents[q].cell] = std::min(first[opponents[q].cell], q);
@@ -227,7 +229,7 @@ class Lockstep {
     if (!z.defined())
       z = torch::empty({static_cast<std::int64_t>(members.size()), batch_rows_, latent_dim_},
                        torch::TensorOptions().dtype(torch::kFloat32).device(data_.device()));
-    draw_normal_rows(z, of_members(streams_.latent, members));
+    draws.next(z);
     return picked;
   }
 
@@ -243,7 +245,7 @@ class Lockstep {
   }
 
   bool prepare_generator_step() {
-    const std::vector<std::int64_t> picked = draw_step(*gens_, g_rates_, g_members_, d_members_, g_latent_);
+    const std::vector<std::int64_t> picked = draw_step(*gens_, g_rates_, g_members_, d_members_, g_draws_, g_latent_);
     ++g_watch_.steps;
     if (!g_opponents_.plan(picked)) return false;
     StackedNetworkImpl& discs = *discs_->network();
@@ -273,7 +275,7 @@ class Lockstep {
   }
 
   bool prepare_discriminator_step(std::int64_t b) {
-    const std::vector<std::int64_t> picked = draw_step(*discs_, d_rates_, d_members_, g_members_, d_latent_);
+    const std::vector<std::int64_t> picked = draw_step(*discs_, d_rates_, d_members_, g_members_, d_draws_, d_latent_);
     const bool own = d_opponents_.plan(picked);
     std::vector<LossKind> kinds;
     for (const std::int64_t g : picked) kinds.push_back(discriminator_loss_for(gens_->loss[static_cast<std::size_t>(g)]));
@@ -378,6 +380,10 @@ class Lockstep {
     return out;
   }
 
+  // LatentDraws' steps a draw: on a GPU 16 ([P, 16, B, latent] a stack, one kernel a step
+  // instead of P); on the CPU, which launches nothing, 1.
+  static std::int64_t latent_steps_a_draw(torch::Device device) { return device.is_cuda() ? 16 : 1; }
+
   const TrainingConfig& training_;
   const TrainingData& data_;
   std::int64_t latent_dim_;
@@ -385,6 +391,7 @@ class Lockstep {
   std::vector<Member> g_members_, d_members_;
   std::unique_ptr<StackedMembers> gens_, discs_;
   CellStreams streams_;
+  LatentDraws g_draws_, d_draws_;
   Opponents g_opponents_, d_opponents_;
   HostRates g_rates_, d_rates_;
   // The members' loss kinds, grouped: G's; D's against its own opponents

@@ -20,7 +20,8 @@
 // Per cell the draws come from the cell's own streams, in a fixed order
 // (work.rng for the choices and mutations, work.generator for the data's
 // order, latent_generator() for the latent vectors: on a GPU a Philox
-// generator of the cell's own, drawing there): so a cell's result does not
+// generator of the cell's own, drawing there 16 steps' worth at a time,
+// LatentDraws of lockstep_parts.h): so a cell's result does not
 // depend on which cells share its stacks, nor on the worker that holds it,
 // apart from how the device's kernels round for stacks of other sizes (on
 // the CPU they do not; on a GPU, tests/gpu/check.sh compares W = 1 against
