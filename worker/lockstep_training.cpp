@@ -93,9 +93,10 @@ const std::vector<LockstepCell>& checked(const TrainingConfig& training, const T
 // Each step is made in two parts: first everything drawn from the cells'
 // streams is drawn in the order of the reference (lockstep_training.h names it), into tensors that keep their storage
 // from step to step: the integers on the host (mutations, opponents, the
-// rows of the batch, then sent), the latent vectors, dropout masks and
-// WGAN-GP's shares from each cell's generators straight into its members'
-// rows, on a GPU by kernels there (member_draws.h); then the step itself
+// rows of the batch, then sent), the latent vectors (LatentDraws: on a GPU
+// copied from 16 steps' worth drawn at once), dropout masks and WGAN-GP's
+// shares from each cell's generators into its members' rows, on a GPU by
+// kernels there (member_draws.h); then the step itself
 // enqueues device work only, reading those tensors, so that it can be
 // captured as a CUDA graph and replayed (cuda_step_graph.h): the draws are
 // enqueued before it on the same stream, outside any capture. A step
@@ -106,15 +107,15 @@ const std::vector<LockstepCell>& checked(const TrainingConfig& training, const T
 class Lockstep {
  public:
   Lockstep(const TrainingConfig& training, const TrainingData& data, std::int64_t latent_dim,
-           const std::vector<LockstepCell>& cells, bool cuda_graphs)
+           const std::vector<LockstepCell>& cells, bool cuda_graphs, std::int64_t steps_a_draw)
       : training_(training), data_(data), latent_dim_(latent_dim), cells_(cells),
         g_members_(members_of(checked(training, data, cells), Role::kGenerator)),
         d_members_(members_of(cells, Role::kDiscriminator)),
         gens_(stack_copies(cells, g_members_, Role::kGenerator, data.device())),
         discs_(stack_copies(cells, d_members_, Role::kDiscriminator, data.device())),
         streams_(works_of(cells), data.device()),
-        g_draws_(of_members(streams_.latent, g_members_), latent_steps_a_draw(data.device())),
-        d_draws_(of_members(streams_.latent, d_members_), latent_steps_a_draw(data.device())),
+        g_draws_(of_members(streams_.latent, g_members_), steps_a_draw),
+        d_draws_(of_members(streams_.latent, d_members_), steps_a_draw),
         g_opponents_(*discs_, gens_->size(), of_members(streams_.noise, g_members_)),
         d_opponents_(*gens_, discs_->size(), of_members(streams_.noise, d_members_)),
         g_rates_(*gens_), d_rates_(*discs_), g_kinds_(kind_rows(gens_->loss, data.device())),
@@ -207,9 +208,9 @@ class Lockstep {
 
   // For each member of `stack` (its members `members`), on the host,
   // mutates its learning rate and picks an opponent of its cell among
-  // `opponents`, in the reference's order, the rates then sent at once; and draws
-  // its latent batch from its cell's latent stream straight into its row of
-  // `z` [P, B, latent] (on a GPU, there). Returns the picked rows.
+  // `opponents`, in the reference's order, the rates then sent at once; and puts
+  // its latent batch from its cell's latent stream into its row of `z`
+  // [P, B, latent] (`draws`; on a GPU, there). Returns the picked rows.
   std::vector<std::int64_t> draw_step(StackedMembers& stack, HostRates& rates, const std::vector<Member>& members,
                                       const std::vector<Member>& opponents, LatentDraws& draws, torch::Tensor& z) {
     std::vector<std::size_t> first(cells_.size(), opponents.size()), count(cells_.size(), 0);
@@ -380,10 +381,6 @@ class Lockstep {
     return out;
   }
 
-  // LatentDraws' steps a draw: on a GPU 16 ([P, 16, B, latent] a stack, one kernel a step
-  // instead of P); on the CPU, which launches nothing, 1.
-  static std::int64_t latent_steps_a_draw(torch::Device device) { return device.is_cuda() ? 16 : 1; }
-
   const TrainingConfig& training_;
   const TrainingData& data_;
   std::int64_t latent_dim_;
@@ -487,12 +484,15 @@ bool trains_in_lockstep(const NetworkShape& shape) { return is_stacked(shape.kin
 
 std::vector<double> train_in_lockstep(const TrainingConfig& training, const TrainingData& data, std::int64_t batches,
                                       std::int64_t latent_dim, const std::vector<LockstepCell>& cells,
-                                      bool cuda_graphs) {
+                                      bool cuda_graphs, std::int64_t latent_steps_a_draw) {
   if (cells.empty()) return {};
+  // On a GPU 16 ([P, 16, B, latent] a stack, one kernel a step instead of P);
+  // on the CPU, which launches nothing, 1.
+  if (latent_steps_a_draw <= 0) latent_steps_a_draw = data.device().is_cuda() ? 16 : 1;
   const NetworkShape& shape = cells.front().work->selected_generators.front().shape();
   if (!trains_in_lockstep(shape))
     throw std::invalid_argument("train_in_lockstep: this network kind is not stacked");
-  Lockstep lockstep(training, data, latent_dim, cells, cuda_graphs);
+  Lockstep lockstep(training, data, latent_dim, cells, cuda_graphs, latent_steps_a_draw);
   lockstep.run(batches);
   return lockstep.mutating();
 }

@@ -34,7 +34,9 @@
 //
 // The reference is the same training one member at a time with each
 // copy's own modules and LibTorch's Adam (train_member_by_member() of
-// tests/worker/member_by_member_training.h). On the CPU with OpenBLAS each
+// tests/worker/member_by_member_training.h), drawing every step's latent
+// vectors as it comes: on a GPU, which draws 16 steps' worth at a time,
+// the lockstep follows it in distribution only. On the CPU with OpenBLAS each
 // member's matrix products are the ones its own network takes
 // (stacked_linear.h), so a cell's copies come out as the reference leaves
 // them: to the bit for batches that are multiples of 16, within a few units
@@ -96,9 +98,10 @@ bool trains_in_lockstep(const NetworkShape& shape);
 // marked as trained in the cell, the diverged_* flags and, when
 // copies_score_decides_nothing(), the training losses. Each batch first
 // sleeps the longest batch_delay of the cells. Returns the seconds spent
-// mutating, per cell.
+// mutating, per cell. `latent_steps_a_draw` is LatentDraws' (lockstep_parts.h);
+// 0, the device's: 16 on a GPU, 1 on the CPU.
 std::vector<double> train_in_lockstep(const TrainingConfig& training, const TrainingData& data, std::int64_t batches,
                                       std::int64_t latent_dim, const std::vector<LockstepCell>& cells,
-                                      bool cuda_graphs = false);
+                                      bool cuda_graphs = false, std::int64_t latent_steps_a_draw = 0);
 
 }  // namespace cellgan

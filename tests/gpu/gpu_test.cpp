@@ -9,8 +9,8 @@
 // - the host-staged all-reduce sums GPU tensors as it sums CPU ones;
 // - a step captured as a CUDA graph replays what it does eagerly, and
 //   lockstep training with its steps replayed gives the bits it gives
-//   without graphs (its latent vectors and dropout masks drawn on the GPU
-//   before each replay);
+//   without graphs (its latent vectors, drawn on the GPU 16 steps' worth at
+//   a time, and dropout masks put in before each replay);
 // - a cell's generators on the GPU are Philox generators of its own,
 //   seeded as the device's default one, whose draws into a stack's rows do
 //   not depend on the other members of the stack; lockstep training on the
@@ -305,7 +305,8 @@ std::vector<Bytes> lockstep_on_gpu(const Config& c, bool cuda_graphs) {
     }
     cells.push_back({k, &w});
   }
-  train_in_lockstep(c.training, data, 8, c.network.latent_dim, cells, cuda_graphs);
+  // 34 batches: the latent vectors drawn at steps 0, 16 and 32, between replays.
+  train_in_lockstep(c.training, data, 34, c.network.latent_dim, cells, cuda_graphs);
   std::vector<Bytes> out;
   for (const auto& w : works) {
     for (const Individual& g : w->selected_generators) out.push_back(g.encode());
@@ -339,9 +340,9 @@ void expect_same_copies(const std::vector<Bytes>& a, const std::vector<Bytes>& b
   for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i], b[i]) << "copy " << i << " (cell by cell, G then D)";
 }
 
-// Each step draws its latent vectors (and a DCGAN discriminator's staged
-// dropout masks) on the GPU before it runs or is replayed: the replayed
-// steps read them as the ordinary steps do.
+// Each step takes its latent vectors (drawn on the GPU 16 steps' worth at a
+// time) and a DCGAN discriminator's staged dropout masks before it runs or
+// is replayed: the replayed steps read them as the ordinary steps do.
 TEST(Gpu, LockstepStepsReplayedAsCudaGraphsGiveTheBitsOfTheOrdinarySteps) {
   SKIP_WITHOUT_GRAPHS();
   expect_same_copies(lockstep_on_gpu(toy_lockstep_config(), false), lockstep_on_gpu(toy_lockstep_config(), true));

@@ -63,6 +63,33 @@ TEST(LatentDraws, OneStepADrawIsEachMembersDrawAtEachStep) {
   }
 }
 
+// Members of one cell share its stream, and so do its G and D stacks:
+// each refill draws member after member, in the order the steps come.
+TEST(LatentDraws, MembersSharingAGeneratorDrawInTurn) {
+  const at::Generator shared = generator_on(torch::kCPU, 9);
+  LatentDraws g_stack({shared, shared}, 2);
+  LatentDraws d_stack({shared}, 2);
+  torch::Tensor g_z = torch::empty({2, kRows, kLatent}), d_z = torch::empty({1, kRows, kLatent});
+  std::vector<torch::Tensor> g_steps, d_steps;
+  for (int s = 0; s < 3; ++s) {  // G, D, G, D, G, D: refills G at 0 and 2, D at 0 and 2
+    g_stack.next(g_z);
+    g_steps.push_back(g_z.clone());
+    d_stack.next(d_z);
+    d_steps.push_back(d_z.clone());
+  }
+  at::Generator own = generator_on(torch::kCPU, 9);
+  const auto draw = [&own] { return torch::empty({2, kRows, kLatent}).normal_(0.0, 1.0, own); };
+  const torch::Tensor g0 = draw(), g1 = draw(), d0 = draw(), g0_next = draw(), g1_next = draw(), d0_next = draw();
+  for (int s = 0; s < 2; ++s) {
+    EXPECT_TRUE(same_bits(g_steps[static_cast<std::size_t>(s)][0], g0[s])) << "step " << s;
+    EXPECT_TRUE(same_bits(g_steps[static_cast<std::size_t>(s)][1], g1[s])) << "step " << s;
+    EXPECT_TRUE(same_bits(d_steps[static_cast<std::size_t>(s)][0], d0[s])) << "step " << s;
+  }
+  EXPECT_TRUE(same_bits(g_steps[2][0], g0_next[0]));
+  EXPECT_TRUE(same_bits(g_steps[2][1], g1_next[0]));
+  EXPECT_TRUE(same_bits(d_steps[2][0], d0_next[0]));
+}
+
 TEST(LatentDraws, AMembersValuesDoNotDependOnTheOtherMembers) {
   for (const std::int64_t steps_a_draw : {1, 3}) {
     LatentDraws alone(generators({2}), steps_a_draw);

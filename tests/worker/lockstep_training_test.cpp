@@ -67,7 +67,7 @@ Trained trained(const GenerationWorkingSet& work) {
 
 // The cells trained in lockstep, together.
 std::vector<Trained> in_lockstep(Fixture& f, const std::vector<int>& cells, std::int64_t batches,
-                                 bool cuda_graphs = false) {
+                                 bool cuda_graphs = false, std::int64_t latent_steps_a_draw = 0) {
   std::vector<std::unique_ptr<GenerationWorkingSet>> works;
   std::vector<LockstepCell> lockstep;
   for (int cell : cells) {
@@ -76,7 +76,8 @@ std::vector<Trained> in_lockstep(Fixture& f, const std::vector<int>& cells, std:
   }
   const auto lock = lock_torch_generator();
   const std::vector<double> mutating =
-      train_in_lockstep(f.config.training, f.data, batches, f.config.network.latent_dim, lockstep, cuda_graphs);
+      train_in_lockstep(f.config.training, f.data, batches, f.config.network.latent_dim, lockstep, cuda_graphs,
+                        latent_steps_a_draw);
   EXPECT_EQ(mutating.size(), cells.size());
   std::vector<Trained> out;
   for (const auto& w : works) out.push_back(trained(*w));
@@ -127,6 +128,24 @@ TEST(LockstepTraining, ACellsResultDoesNotDependOnTheOtherCellsOfItsStack) {
     for (std::size_t i = 0; i < one[0].bytes.size(); ++i)
       EXPECT_EQ(test::bytes_difference(three[1].bytes[i], one[0].bytes[i]), "")
           << "copy " << i << ", batch " << c.training.batch_size;
+  }
+}
+
+// With the latent vectors drawn 16 steps' worth at a time, as on a GPU,
+// over 34 batches (refills at steps 0, 16 and 32, a cell's G and D copies
+// sharing its stream, two copies each): still independent of the stack.
+TEST(LockstepTraining, DrawingSeveralStepsAtATimeACellsResultDoesNotDependOnItsStack) {
+  CELLGAN_SKIP_UNLESS_KERNELS_ROUND_ALIKE();
+  Config c = worker_test::toy_config();
+  c.training.population_size = 2;
+  Fixture f(c);
+  const std::vector<Trained> three = in_lockstep(f, {2, 5, 7}, 34, false, 16);
+  const std::vector<Trained> one = in_lockstep(f, {5}, 34, false, 16);
+  const std::vector<Trained> step_by_step = in_lockstep(f, {5}, 34, false, 1);
+  ASSERT_EQ(three[1].bytes.size(), 4u);
+  for (std::size_t i = 0; i < one[0].bytes.size(); ++i) {
+    EXPECT_EQ(test::bytes_difference(three[1].bytes[i], one[0].bytes[i]), "") << "copy " << i;
+    EXPECT_NE(one[0].bytes[i], step_by_step[0].bytes[i]) << "copy " << i << ": other draws, other copies";
   }
 }
 
