@@ -18,7 +18,9 @@
 // D(real), D(fake)), the same graph as without this header, and nothing is
 // drawn.
 //
-// The cell trainer and the bare benchmark loop both train with this.
+// The bare benchmark loop trains with this, and the tests take it as the
+// reference of the stacked penalties (stacked_penalties.h), which the cell
+// trainer and the data_parallel replica train with.
 //
 // Thread-safety: uses `d` (and Torch's global generator, for wgan_gp) on
 // the calling thread.
