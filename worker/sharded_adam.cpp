@@ -107,11 +107,8 @@ std::optional<Interruption> ShardedAdam::step(GradientAllreduce& reduce, float& 
       adam_step_scalars(torch::full({1}, step_, rates.options().dtype(torch::kLong)), rates, adam);
   for (Piece& piece : pieces_) {
     const torch::Tensor g = gradient(piece).to(piece.exp_avg.device());
-    torch::Tensor p = params[piece.param].detach().view({-1}).narrow(0, piece.from, piece.count);
-    piece.exp_avg.mul_(adam.beta1).add_(g, 1 - adam.beta1);
-    piece.exp_avg_sq.mul_(adam.beta2).addcmul_(g, g, 1 - adam.beta2);
-    const torch::Tensor denom = (piece.exp_avg_sq.sqrt() / scalars.sqrt_bias_correction2).add_(adam.eps);
-    p.addcdiv_(scalars.neg_step_size * piece.exp_avg, denom);
+    const torch::Tensor p = params[piece.param].detach().view({-1}).narrow(0, piece.from, piece.count);
+    adam_update(p, g, piece.exp_avg, piece.exp_avg_sq, scalars.neg_step_size, scalars.sqrt_bias_correction2, adam);
   }
   // 4: the loss's slot is the last value of the last buffer; its owner has the sum.
   const float summed_loss = buffers.back().back();

@@ -26,6 +26,30 @@ AdamStepScalars adam_step_scalars(const torch::Tensor& next_steps, const torch::
   return {(-(learning_rates / bias_correction1)).to(torch::kFloat32), bias_correction2.sqrt().to(torch::kFloat32)};
 }
 
+void adam_update(const torch::Tensor& param, const torch::Tensor& grad, const torch::Tensor& exp_avg,
+                 const torch::Tensor& exp_avg_sq, const torch::Tensor& neg_step_size,
+                 const torch::Tensor& sqrt_bias_correction2, const BatchedAdamOptions& options,
+                 const torch::Tensor& keep) {
+  torch::NoGradGuard no_grad;
+  const double beta1 = options.beta1;
+  const double beta2 = options.beta2;
+  if (!keep.defined()) {
+    exp_avg.mul_(beta1).add_(grad, 1 - beta1);
+    exp_avg_sq.mul_(beta2).addcmul_(grad, grad, 1 - beta2);
+    const torch::Tensor denom = (exp_avg_sq.sqrt() / sqrt_bias_correction2).add_(options.eps);
+    // Adam's p.addcdiv_(m, denom, -step_size) is p + (-step_size * m) / denom.
+    param.addcdiv_(neg_step_size * exp_avg, denom);
+    return;
+  }
+  const torch::Tensor new_m = exp_avg.mul(beta1).add_(grad, 1 - beta1);
+  const torch::Tensor new_v = exp_avg_sq.mul(beta2).addcmul_(grad, grad, 1 - beta2);
+  const torch::Tensor denom = (new_v.sqrt() / sqrt_bias_correction2).add_(options.eps);
+  const torch::Tensor new_p = param.addcdiv(neg_step_size * new_m, denom);
+  exp_avg.copy_(torch::where(keep, new_m, exp_avg));
+  exp_avg_sq.copy_(torch::where(keep, new_v, exp_avg_sq));
+  param.copy_(torch::where(keep, new_p, param));
+}
+
 BatchedAdam::BatchedAdam(std::vector<torch::Tensor> params, double learning_rate, BatchedAdamOptions options)
     : params_(std::move(params)), options_(options) {
   if (params_.empty()) throw std::invalid_argument("BatchedAdam: no parameters");
@@ -205,32 +229,12 @@ void BatchedAdam::update(const torch::Tensor& row_mask) {
     steps_.copy_(next_steps);
     return;
   }
-  const torch::Tensor& neg_step_size = scalars.neg_step_size;
-  const torch::Tensor& sqrt_bias_correction2 = scalars.sqrt_bias_correction2;
-  const double beta1 = options_.beta1;
-  const double beta2 = options_.beta2;
   for (std::size_t i = 0; i < params_.size(); ++i) {
-    torch::Tensor& p = params_[i];
-    const torch::Tensor& g = p.grad();
-    if (!g.defined()) continue;
-    torch::Tensor& m = exp_avg_[i];
-    torch::Tensor& v = exp_avg_sq_[i];
-    if (!masked) {
-      m.mul_(beta1).add_(g, 1 - beta1);
-      v.mul_(beta2).addcmul_(g, g, 1 - beta2);
-      const torch::Tensor denom = (v.sqrt() / per_member(sqrt_bias_correction2, v)).add_(options_.eps);
-      // Adam's p.addcdiv_(m, denom, -step_size) is p + (-step_size * m) / denom.
-      p.addcdiv_(per_member(neg_step_size, p) * m, denom);
-      continue;
-    }
-    const torch::Tensor keep = per_member(row_mask, p);
-    const torch::Tensor new_m = m.mul(beta1).add_(g, 1 - beta1);
-    const torch::Tensor new_v = v.mul(beta2).addcmul_(g, g, 1 - beta2);
-    const torch::Tensor denom = (new_v.sqrt() / per_member(sqrt_bias_correction2, v)).add_(options_.eps);
-    const torch::Tensor new_p = p.addcdiv(per_member(neg_step_size, p) * new_m, denom);
-    m.copy_(torch::where(keep, new_m, m));
-    v.copy_(torch::where(keep, new_v, v));
-    p.copy_(torch::where(keep, new_p, p));
+    const torch::Tensor& p = params_[i];
+    if (!p.grad().defined()) continue;
+    adam_update(p, p.grad(), exp_avg_[i], exp_avg_sq_[i], per_member(scalars.neg_step_size, p),
+                per_member(scalars.sqrt_bias_correction2, p), options_,
+                masked ? per_member(row_mask, p) : torch::Tensor());
   }
   steps_.copy_(next_steps);
 }
@@ -259,30 +263,10 @@ void BatchedAdam::update_one_buffer(const torch::Tensor& row_mask, const AdamSte
     const std::int64_t next = i + 1 < params_.size() ? offsets_[i + 1] : flat_params_.numel();
     if (next > end) grads.push_back(gap_zeros_.narrow(0, 0, next - end));
   }
-  const torch::Tensor g = torch::cat(grads);
   const torch::Tensor& member = member_of();
-  const torch::Tensor neg_step_size = scalars.neg_step_size.index_select(0, member);
-  const torch::Tensor sqrt_bias_correction2 = scalars.sqrt_bias_correction2.index_select(0, member);
-  const double beta1 = options_.beta1;
-  const double beta2 = options_.beta2;
-  torch::Tensor& m = flat_exp_avg_;
-  torch::Tensor& v = flat_exp_avg_sq_;
-  torch::Tensor& p = flat_params_;
-  if (!row_mask.defined()) {
-    m.mul_(beta1).add_(g, 1 - beta1);
-    v.mul_(beta2).addcmul_(g, g, 1 - beta2);
-    const torch::Tensor denom = (v.sqrt() / sqrt_bias_correction2).add_(options_.eps);
-    p.addcdiv_(neg_step_size * m, denom);
-  } else {
-    const torch::Tensor keep = row_mask.index_select(0, member);
-    const torch::Tensor new_m = m.mul(beta1).add_(g, 1 - beta1);
-    const torch::Tensor new_v = v.mul(beta2).addcmul_(g, g, 1 - beta2);
-    const torch::Tensor denom = (new_v.sqrt() / sqrt_bias_correction2).add_(options_.eps);
-    const torch::Tensor new_p = p.addcdiv(neg_step_size * new_m, denom);
-    m.copy_(torch::where(keep, new_m, m));
-    v.copy_(torch::where(keep, new_v, v));
-    p.copy_(torch::where(keep, new_p, p));
-  }
+  adam_update(flat_params_, torch::cat(grads), flat_exp_avg_, flat_exp_avg_sq_,
+              scalars.neg_step_size.index_select(0, member), scalars.sqrt_bias_correction2.index_select(0, member),
+              options_, row_mask.defined() ? row_mask.index_select(0, member) : torch::Tensor());
   // Written through the buffer: autograd's check of saved tensors still
   // sees each parameter change.
   for (const torch::Tensor& param : params_) param.unsafeGetTensorImpl()->bump_version();

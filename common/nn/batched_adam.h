@@ -79,6 +79,19 @@ struct AdamStepScalars {
 AdamStepScalars adam_step_scalars(const torch::Tensor& next_steps, const torch::Tensor& learning_rates,
                                   const BatchedAdamOptions& options);
 
+// One Adam update, in place, of `param` from `grad` with its moments
+// `exp_avg` and `exp_avg_sq`, the operations of the update above in their
+// order; `neg_step_size` and `sqrt_bias_correction2` broadcast against them
+// (AdamStepScalars viewed per member, per_member() of stacked_tensor.h, or
+// spread to every element). With `keep` (bool, broadcasting alike) the
+// update is computed aside and only the kept elements take it. Every Adam
+// step of cellgan's stacks goes through this one function: BatchedAdam's,
+// tensor by tensor or in one buffer, and ShardedAdam's pieces.
+void adam_update(const torch::Tensor& param, const torch::Tensor& grad, const torch::Tensor& exp_avg,
+                 const torch::Tensor& exp_avg_sq, const torch::Tensor& neg_step_size,
+                 const torch::Tensor& sqrt_bias_correction2, const BatchedAdamOptions& options,
+                 const torch::Tensor& keep = {});
+
 class BatchedAdam {
  public:
   // `params`: leaf tensors that require grad, each [P, ...] on one device.
