@@ -285,7 +285,8 @@ std::vector<GenerationRecord> CellTrainer::finish_together(const std::vector<Cel
   {
     RECORD_USER_SCOPE("cellgan::mixture");
     mixtures = evolve_mixtures(first.config_, first.scorer_, first.objective_, generations.front()->record.generation,
-                               cells, /*score_always=*/!first.isolated_, /*one_call=*/first.device().is_cuda());
+                               cells, /*score_always=*/!first.isolated_,
+                               first.device().is_cuda() ? MixtureBatching::kStacked : MixtureBatching::kCellByCell);
   }
   const double each = clock.lap() / static_cast<double>(generations.size());
 

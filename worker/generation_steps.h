@@ -291,19 +291,25 @@ MixtureOutcome evolve_mixture(const Config& config, SampleScorer& scorer, const 
 // Step 7 of several cells of one worker: evolve_mixture() of each, in
 // order, the outcome of each cell the one it gets alone (each draws from
 // its own stream, and the classifier's features are each row's own,
-// scores.h). With `one_call` every cell's samples are classified in one
-// call, and every weight vector's report computed together
-// (SampleScorer::report_features_together: on a GPU, one wait instead of
-// several per report), each equal to its own to rounding; without, one
-// cell at a time as evolve_mixture() does, so that only one cell's samples
-// are held (on the CPU, where one call gains nothing).
+// scores.h). How the cells are batched:
+// - kCellByCell: one cell at a time as evolve_mixture() does, so that only
+//   one cell's samples are held (on the CPU, where batching gains nothing);
+// - kOneCall: every cell's samples classified in one call, and every
+//   weight vector's report computed together
+//   (SampleScorer::report_features_together: on a GPU, one wait instead of
+//   several per report), each equal to its own to rounding;
+// - kStacked (on a GPU): kOneCall, with every generator of every cell's
+//   mixture drawing its samples in one stacked pass (sample_each_stacked()
+//   of stacked_sampling.h: a few kernels, not a forward pass a generator),
+//   each sample its own to rounding.
 struct MixtureCell {
   CellState* state = nullptr;
   SplitMix64* rng = nullptr;  // the cell's generation stream (work.rng)
 };
+enum class MixtureBatching { kCellByCell, kOneCall, kStacked };
 std::vector<MixtureOutcome> evolve_mixtures(const Config& config, SampleScorer& scorer, const std::string& objective,
                                             std::int64_t generation, const std::vector<MixtureCell>& cells,
-                                            bool score_always, bool one_call);
+                                            bool score_always, MixtureBatching batching);
 
 // The record: counts the generation as completed in `state` and fills the
 // record's losses, learning rates, mixture weights and mixture outcome.

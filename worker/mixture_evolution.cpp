@@ -10,6 +10,7 @@
 
 #include "common/nn/ensemble.h"
 #include "common/nn/member_draws.h"
+#include "common/nn/stacked_sampling.h"
 #include "common/step_schedule.h"
 #include "worker/generation_steps.h"
 
@@ -85,19 +86,36 @@ class MixturePlan {
 
   bool scored() const { return scored_; }
 
-  // Each generator's rows (undefined where neither vector takes any).
+  // What each generator draws: as many rows as the larger of its two
+  // counts (0: none), from its own latent stream.
+  struct Draws {
+    std::vector<const Individual*> generators;
+    std::vector<std::int64_t> rows;
+    std::vector<at::Generator> streams;
+  };
+  Draws draws() const {
+    Draws d;
+    for (std::size_t i = 0; i < mixture_.size(); ++i) {
+      d.generators.push_back(mixture_[i]);
+      d.rows.push_back(std::max(current_counts_[i], same_ ? 0 : candidate_counts_[i]));
+      d.streams.push_back(generator_on(mixture_[i]->device(), derive_seed(sample_seed_, Stream::kCellTraining, i)));
+    }
+    return d;
+  }
+  // Each generator's rows, draws() drawn (undefined where it draws none).
+  void set_samples(std::vector<torch::Tensor> samples) { samples_ = std::move(samples); }
+  // draws(), each generator through its own network.
   const std::vector<torch::Tensor>& draw() {
+    Draws d = draws();
     samples_.assign(mixture_.size(), torch::Tensor());
     for (std::size_t i = 0; i < mixture_.size(); ++i) {
-      const std::int64_t most = std::max(current_counts_[i], same_ ? 0 : candidate_counts_[i]);
-      if (most == 0) continue;
-      torch::Generator gen =
-          generator_on(mixture_[i]->device(), derive_seed(sample_seed_, Stream::kCellTraining, i));
+      if (d.rows[i] == 0) continue;
       std::vector<Individual*> one{mixture_[i]};
-      samples_[i] = sample_mixture(one, {1.0}, most, gen);
+      samples_[i] = sample_mixture(one, {1.0}, d.rows[i], d.streams[i]);
     }
     return samples_;
   }
+  const std::vector<torch::Tensor>& samples() const { return samples_; }
 
   // The features of draw()'s rows, generator by generator, in its order.
   void set_features(std::vector<torch::Tensor> features) { features_ = std::move(features); }
@@ -176,14 +194,38 @@ class MixturePlan {
   std::vector<std::map<std::string, double>> reports_;  // of weighed_features(), in order
 };
 
+// Every plan's draws through one stack (sample_each_stacked()), each set
+// back in its plan.
+void draw_stacked(std::vector<MixturePlan*>& plans) {
+  MixturePlan::Draws all;
+  std::vector<std::size_t> sizes;
+  for (MixturePlan* plan : plans) {
+    MixturePlan::Draws own = plan->draws();
+    sizes.push_back(own.generators.size());
+    all.generators.insert(all.generators.end(), own.generators.begin(), own.generators.end());
+    all.rows.insert(all.rows.end(), own.rows.begin(), own.rows.end());
+    all.streams.insert(all.streams.end(), own.streams.begin(), own.streams.end());
+  }
+  std::vector<torch::Tensor> samples = sample_each_stacked(all.generators, all.rows, all.streams);
+  auto from = samples.begin();
+  for (std::size_t p = 0; p < plans.size(); ++p) {
+    const auto to = from + static_cast<std::ptrdiff_t>(sizes[p]);
+    plans[p]->set_samples({std::make_move_iterator(from), std::make_move_iterator(to)});
+    from = to;
+  }
+}
+
 // The features of every plan's draws in one scorer.features() call, split
-// back to each plan, generator by generator.
-void classify_together(std::vector<MixturePlan*>& plans, SampleScorer& scorer) {
+// back to each plan, generator by generator; with `stacked` the plans draw
+// through one stack (draw_stacked), else each generator through its own
+// network.
+void classify_together(std::vector<MixturePlan*>& plans, SampleScorer& scorer, bool stacked) {
+  if (stacked) draw_stacked(plans);
   std::vector<torch::Tensor> rows;
   std::vector<std::vector<std::int64_t>> sizes;
   for (MixturePlan* plan : plans) {
     sizes.emplace_back();
-    for (const torch::Tensor& s : plan->draw()) {
+    for (const torch::Tensor& s : stacked ? plan->samples() : plan->draw()) {
       sizes.back().push_back(s.defined() ? s.size(0) : 0);
       if (s.defined()) rows.push_back(s);
     }
@@ -205,7 +247,8 @@ void classify_together(std::vector<MixturePlan*>& plans, SampleScorer& scorer) {
 
 std::vector<MixtureOutcome> evolve_mixtures(const Config& config, SampleScorer& scorer, const std::string& objective,
                                             std::int64_t generation, const std::vector<MixtureCell>& cells,
-                                            bool score_always, bool one_call) {
+                                            bool score_always, MixtureBatching batching) {
+  const bool one_call = batching != MixtureBatching::kCellByCell;
   // Every cell's generators checked with one wait.
   std::vector<const Individual*> generators;
   for (const MixtureCell& c : cells)
@@ -223,7 +266,7 @@ std::vector<MixtureOutcome> evolve_mixtures(const Config& config, SampleScorer& 
   for (MixturePlan& plan : plans)
     if (plan.scored()) scored.push_back(&plan);
   if (one_call) {  // every feature, then every report, in one call each
-    classify_together(scored, scorer);
+    classify_together(scored, scorer, batching == MixtureBatching::kStacked);
     std::vector<torch::Tensor> weighed;
     std::vector<std::size_t> counts;
     for (MixturePlan* plan : scored) {
@@ -242,7 +285,7 @@ std::vector<MixtureOutcome> evolve_mixtures(const Config& config, SampleScorer& 
   for (MixturePlan& plan : plans) {
     if (!one_call && plan.scored()) {
       std::vector<MixturePlan*> one{&plan};
-      classify_together(one, scorer);
+      classify_together(one, scorer, /*stacked=*/false);
       std::vector<std::map<std::string, double>> reports;
       for (const torch::Tensor& f : plan.weighed_features()) reports.push_back(scorer.report_features(f));
       plan.set_reports(std::move(reports));
@@ -255,7 +298,8 @@ std::vector<MixtureOutcome> evolve_mixtures(const Config& config, SampleScorer& 
 MixtureOutcome evolve_mixture(const Config& config, SampleScorer& scorer, const std::string& objective,
                               std::int64_t generation, CellState& state, SplitMix64& rng, bool score_always) {
   return std::move(
-      evolve_mixtures(config, scorer, objective, generation, {MixtureCell{&state, &rng}}, score_always, false).front());
+      evolve_mixtures(config, scorer, objective, generation, {MixtureCell{&state, &rng}}, score_always,
+                      MixtureBatching::kCellByCell).front());
 }
 
 }  // namespace cellgan

@@ -3,7 +3,8 @@
 // clone, snapshot, a stack's rows) gets empty storage on the device and is
 // then written whole, so it encodes as its source; are_finite() judges
 // on the device (its tensors put together first) as it does on the CPU; and
-// a stack's Adam on the device steps in one buffer, as tensor by tensor.
+// a stack's Adam on the device steps in one buffer, as tensor by tensor;
+// and a stack of generators samples there as each one alone.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -12,8 +13,11 @@
 
 #include "common/nn/batched_adam.h"
 #include "common/nn/device.h"
+#include "common/nn/ensemble.h"
 #include "common/nn/individual.h"
+#include "common/nn/member_draws.h"
 #include "common/nn/stacked_networks.h"
+#include "common/nn/stacked_sampling.h"
 
 namespace cellgan {
 namespace {
@@ -140,6 +144,37 @@ TEST(GpuCopies, AStacksAdamOnTheDeviceStepsInOneBufferAsTensorByTensor) {
   for (std::size_t i = 0; i < start.size(); ++i) {
     EXPECT_TRUE(torch::equal(by_tensor[i].detach().cpu(), one[i].detach().cpu())) << "parameter " << i;
     EXPECT_TRUE(torch::equal(adam_by_tensor.exp_avg_sq()[i].cpu(), adam_one.exp_avg_sq()[i].cpu())) << i;
+  }
+}
+
+// The mixture's samples on the device (stacked_sampling.h): each
+// generator's rows from one stacked pass are those it gives alone, from a
+// Philox stream of its own, to float32 rounding.
+TEST(GpuCopies, StackedSamplesOnTheDeviceAreEachGeneratorsOwn) {
+  SKIP_WITHOUT_GPU();
+  for (const NetworkKind kind : {NetworkKind::kMlp, NetworkKind::kDcgan}) {
+    std::vector<Individual> gens;
+    for (std::uint64_t k = 0; k < 3; ++k)
+      gens.push_back(Individual::decode(stepped(Role::kGenerator, image_shape(kind), 50 + k).encode(),
+                                        image_shape(kind), {}, true, gpu()));
+    const std::vector<std::int64_t> counts = {300, 0, 123};
+    std::vector<const Individual*> ptrs;
+    std::vector<at::Generator> streams;
+    for (std::size_t i = 0; i < gens.size(); ++i) {
+      ptrs.push_back(&gens[i]);
+      streams.push_back(generator_on(gpu(), 900 + i));
+    }
+    const std::vector<torch::Tensor> got = sample_each_stacked(ptrs, counts, streams);
+    for (std::size_t i = 0; i < gens.size(); ++i) {
+      if (counts[i] == 0) {
+        EXPECT_FALSE(got[i].defined());
+        continue;
+      }
+      std::vector<Individual*> one{&gens[i]};
+      torch::Generator stream = generator_on(gpu(), 900 + i);
+      const torch::Tensor want = sample_mixture(one, {1.0}, counts[i], stream);
+      EXPECT_TRUE(torch::allclose(got[i].cpu(), want.cpu(), 1e-4, 1e-5)) << to_string(kind) << " generator " << i;
+    }
   }
 }
 
