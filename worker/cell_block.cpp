@@ -128,7 +128,7 @@ std::vector<CellGeneration> CellBlock::begin_generations(const std::map<int, Hal
     for (std::size_t k = 1; k < hoods[i].size(); ++k)
       if (position.count(hoods[i][k])) last_reader[hoods[i][k]] = group_of(i);  // ascending i: the last one stays
   }
-  // Cells of this group or an earlier one that are still read: deep copies
+  // Cells of this group or an earlier one that are still read: snapshots
   // of their centres, on the cells' device.
   std::map<int, std::pair<Individual, Individual>> copies;
   std::vector<CellGeneration> generations;

@@ -17,7 +17,8 @@
 //              better); not played when it decides nothing (one G and
 //              one D in the pools, replacement always)           [evaluate]
 //  3. select   tournament (tournament_size) population_size times on N_G
-//              and on N_D; winners are cloned with Adam state and lr
+//              and on N_D; winners are copied (snapshots: tensors shared)
+//              with Adam state and lr
 //                                                                [select]
 //  4. train    batches_per_generation batches (0 = one epoch); each G steps
 //              against a random selected D; the Ds step every (skip+1)-th

@@ -25,7 +25,7 @@ namespace {
 Individual neighbour_individual(const NeighbourCentre& n, Role role, const NetworkShape& shape,
                                 const AdamSettings& adam, bool whole, torch::Device device) {
   const Individual* live = role == Role::kGenerator ? n.live_generator : n.live_discriminator;
-  if (live != nullptr) return whole ? live->clone() : live->clone_weights();
+  if (live != nullptr) return whole ? live->snapshot() : live->snapshot_weights();
   const std::vector<std::uint8_t>* bytes = role == Role::kGenerator ? n.generator : n.discriminator;
   return Individual::decode(*bytes, shape, adam, whole, device);
 }
@@ -34,8 +34,10 @@ Individual neighbour_individual(const NeighbourCentre& n, Role role, const Netwo
 
 void poison_generators(CellState& state) {
   torch::NoGradGuard no_grad;
+  // New tensors, not a fill: snapshots of the generators (Individual::snapshot) share the old ones.
   for (Individual& g : state.generators)
-    for (torch::Tensor& p : g.module().parameters()) p.fill_(std::numeric_limits<float>::quiet_NaN());
+    for (torch::Tensor& p : g.module().parameters())
+      p.set_data(torch::full_like(p, std::numeric_limits<float>::quiet_NaN()));
 }
 
 void replace_non_finite(CellState& state, const std::vector<NeighbourCentre>& neighbours, const NetworkShape& shape,
@@ -257,7 +259,7 @@ std::vector<Individual> tournament_winners(const std::vector<Individual*>& pool,
         best = candidate;
     }
     if (origin[best] == nullptr) {
-      winners.push_back(pool[best]->clone());
+      winners.push_back(pool[best]->snapshot());
     } else {
       const Individual& seen = *pool[best];
       winners.push_back(

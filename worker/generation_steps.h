@@ -214,9 +214,13 @@ void drop_what_scoring_copies_needs(GenerationWorkingSet& work);
 void select_by_tournament(const TrainingConfig& training, GenerationWorkingSet& work);
 
 // `count` tournaments of `tournament` draws with replacement from `pool`
-// (lowest fitness wins; NaN counts as +inf). Winners are deep copies: a
-// local one (null origin) is cloned; a neighbour, held without its Adam
-// state, is read again whole from its origin and keeps its fitness.
+// (lowest fitness wins; NaN counts as +inf). Winners are whole copies with
+// their Adam state: a local one (null origin) as an Individual::snapshot
+// (its tensors shared, nothing copied: training reads the winners into its
+// stacks and gives new individuals, lockstep_training.h); a neighbour, held
+// without its Adam state, is read again whole from its origin (a snapshot
+// of a live one) and keeps its fitness. So a winner must not be changed in
+// place: the pool would change with it.
 std::vector<Individual> tournament_winners(const std::vector<Individual*>& pool,
                                            const std::vector<const NeighbourCentre*>& origin, std::int64_t count,
                                            std::int64_t tournament, SplitMix64& rng);

@@ -172,13 +172,15 @@ Individual Individual::decode(const std::vector<std::uint8_t>& bytes, const Netw
   return ind;
 }
 
-Individual Individual::clone() const { return copy(MomentsCopy::kCopied); }
+Individual Individual::clone() const { return copy(MomentsCopy::kCopied, false); }
 
-Individual Individual::clone_weights() const { return copy(MomentsCopy::kFresh); }
+Individual Individual::clone_weights() const { return copy(MomentsCopy::kFresh, false); }
 
-Individual Individual::snapshot() const { return copy(MomentsCopy::kShared); }
+Individual Individual::snapshot() const { return copy(MomentsCopy::kShared, true); }
 
-Individual Individual::copy(MomentsCopy moments_copy) const {
+Individual Individual::snapshot_weights() const { return copy(MomentsCopy::kFresh, true); }
+
+Individual Individual::copy(MomentsCopy moments_copy, bool share_weights) const {
   auto& self = const_cast<Individual&>(*this);
   Individual ind(role_, shape_, adam_, device_, InitialWeights::kUndrawn);  // as decode() makes it
   ind.loss = loss;
@@ -188,7 +190,12 @@ Individual Individual::copy(MomentsCopy moments_copy) const {
   torch::NoGradGuard no_grad;
   const auto params = self.module().parameters();
   auto into = ind.module().parameters();
-  for (std::size_t i = 0; i < params.size(); ++i) into[i].copy_(params[i]);
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    if (share_weights)
+      into[i].set_data(params[i].detach());  // the handle is the copy's own (its Adam's key), the storage shared
+    else
+      into[i].copy_(params[i]);
+  }
   const auto buffers = self.module().buffers();
   auto buffers_into = ind.module().buffers();
   for (std::size_t i = 0; i < buffers.size(); ++i) buffers_into[i].copy_(buffers[i]);

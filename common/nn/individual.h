@@ -67,12 +67,20 @@ class Individual {
   // The same without the Adam state (a fresh one): for ensembles and
   // mixtures, which only sample.
   Individual clone_weights() const;
-  // The same as clone(), but the Adam moments are this individual's own
-  // tensors, shared: a third of the memory, and as good as clone() for as
-  // long as no Adam step (nothing but a step changes them in place) is
-  // taken on either. For a copy of an individual as it was, kept while
-  // that individual may be replaced or its weights changed.
+  // The same as clone(), but the parameters and Adam moments are this
+  // individual's own tensors, shared (the buffers, which a forward pass in
+  // training mode changes, are copied): no copy of the weights, and as good
+  // as clone() for as long as neither's parameters or moments are changed
+  // in place (an Adam step on the individual itself, a write into its
+  // tensors). A cell's individuals never are: training steps copies held as
+  // stack rows and gives new individuals (worker/lockstep_training.h),
+  // replacement moves whole individuals in, and the fault `nan` gives the
+  // poisoned ones new tensors. For a copy of an individual as it was, kept
+  // while that individual may be replaced (CellBlock's copies of its cells'
+  // centres, tournament winners, neighbours read in the same process).
   Individual snapshot() const;
+  // The same without the Adam state (a fresh one), as clone_weights().
+  Individual snapshot_weights() const;
 
   // Adam's state of parameter i (in module().parameters() order), if Adam
   // has one for it; and setting it (the moments are kept as given, of the
@@ -142,7 +150,9 @@ class Individual {
   Individual(Role role, const NetworkShape& shape, AdamSettings adam, torch::Device device, InitialWeights weights);
   void make_optimizer(double lr);
   enum class MomentsCopy { kFresh, kCopied, kShared };
-  Individual copy(MomentsCopy moments_copy) const;
+  // The copy of clone(), clone_weights() and the snapshots: the moments as
+  // `moments_copy` says, the parameters copied or (`share_weights`) shared.
+  Individual copy(MomentsCopy moments_copy, bool share_weights) const;
 
   Role role_;
   NetworkShape shape_;

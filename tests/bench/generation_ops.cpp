@@ -64,7 +64,7 @@ bool makes_no_kernel(const std::string& name) {
       "aten::lift_fresh", "aten::resize_", "aten::set_", "aten::_unsafe_view", "aten::unflatten",
       "aten::contiguous", "aten::expand_as", "aten::view_as", "aten::result_type", "aten::is_nonzero",
       "aten::size", "aten::stride", "aten::is_same_size", "aten::resolve_conj", "aten::resolve_neg",
-      "aten::_conj", "aten::conj", "aten::_neg_view", "aten::type_as"};
+      "aten::_conj", "aten::conj", "aten::_neg_view", "aten::type_as", "aten::_has_compatible_shallow_copy_type"};
   return names.count(name) > 0;
 }
 

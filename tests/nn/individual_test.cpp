@@ -161,9 +161,12 @@ TEST(Individual, CloneIsTheDecodeOfItsBytes) {
   }
 }
 
-// A snapshot is a clone whose Adam moments are the original's own tensors:
-// the same bytes, its weights its own, its moments shared.
-TEST(Individual, ASnapshotIsACloneSharingTheAdamMoments) {
+// A snapshot is a clone whose parameters and Adam moments are the
+// original's own tensors: the same bytes, nothing copied; new tensors put
+// in the original (as the fault `nan` puts them) leave it as it was, and so
+// does the original's being replaced. snapshot_weights() shares the
+// parameters and has a fresh Adam state, as clone_weights().
+TEST(Individual, ASnapshotIsACloneSharingTheWeightsAndAdamMoments) {
   torch::manual_seed(1);
   Individual a(Role::kGenerator, test::small_toy_shape(), 2e-4, {}, LossKind::kMse);
   step(a);
@@ -175,13 +178,29 @@ TEST(Individual, ASnapshotIsACloneSharingTheAdamMoments) {
   EXPECT_TRUE(snap.moments(0)->exp_avg.is_same(a.moments(0)->exp_avg));
   EXPECT_TRUE(snap.moments(0)->exp_avg_sq.is_same(a.moments(0)->exp_avg_sq));
   EXPECT_FALSE(a.clone().moments(0)->exp_avg.is_same(a.moments(0)->exp_avg));
-  const std::vector<std::uint8_t> before = snap.encode();
-  {  // the weights are the snapshot's own: poisoning the original leaves it as it was
-    torch::NoGradGuard no_grad;
-    for (torch::Tensor& p : a.module().parameters()) p.fill_(std::numeric_limits<float>::quiet_NaN());
+  auto& self = const_cast<Individual&>(snap);
+  const auto own = a.module().parameters();
+  const auto shared = self.module().parameters();
+  for (std::size_t i = 0; i < own.size(); ++i) {
+    EXPECT_EQ(shared[i].data_ptr(), own[i].data_ptr()) << "parameter " << i;
+    EXPECT_FALSE(shared[i].is_same(own[i]));  // a handle of its own, for its own Adam
   }
+  EXPECT_NE(a.clone().module().parameters()[0].data_ptr(), own[0].data_ptr());
+  const Individual weights = a.snapshot_weights();
+  EXPECT_EQ(weights.encode(), a.clone_weights().encode());
+  EXPECT_FALSE(weights.moments(0).has_value());
+  EXPECT_EQ(const_cast<Individual&>(weights).module().parameters()[0].data_ptr(), own[0].data_ptr());
+  const std::vector<std::uint8_t> before = snap.encode();
+  {  // new tensors in the original, as poison_generators() puts them: the snapshot is as it was
+    torch::NoGradGuard no_grad;
+    for (torch::Tensor& p : a.module().parameters())
+      p.set_data(torch::full_like(p, std::numeric_limits<float>::quiet_NaN()));
+  }
+  EXPECT_FALSE(a.is_finite());
   EXPECT_EQ(snap.encode(), before);
   EXPECT_TRUE(snap.is_finite());
+  a = Individual(Role::kGenerator, test::small_toy_shape(), 2e-4, {}, LossKind::kMse);  // replaced whole
+  EXPECT_EQ(snap.encode(), before);
 }
 
 TEST(Individual, RestoredAdamStateKeepsTheMutatedLearningRate) {

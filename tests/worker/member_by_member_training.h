@@ -78,6 +78,10 @@ inline double train_member_by_member(const TrainingConfig& training, const Train
                                      std::int64_t latent_dim, int cell, GenerationWorkingSet& work) {
   std::vector<Individual>& gens = work.selected_generators;
   std::vector<Individual>& discs = work.selected_discriminators;
+  // Selection's copies share the pool's tensors (Individual::snapshot); this
+  // reference steps its copies in place, so it makes them its own first.
+  for (std::vector<Individual>* copies : {&gens, &discs})
+    for (Individual& copy : *copies) copy = copy.clone();
   SplitMix64& rng = work.rng;
   double mutating = 0.0;
   const auto mutate = [&](Individual& individual) {
