@@ -100,6 +100,9 @@ class Individual {
   Generator& generator();
   Discriminator& discriminator();
   torch::nn::Module& module();
+  // Its own Adam. A step changes the parameters and moments in place, so
+  // its snapshots' too (they share them): cellgan steps copies as stack
+  // rows, and code that steps an individual itself clones it first.
   torch::optim::Adam& optimizer() { return *optimizer_; }
 
   double learning_rate() const { return learning_rate_; }

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "common/nn/conditional_networks.h"
+#include "common/nn/ensemble.h"
 #include "common/nn/initial_weights.h"
 #include "common/nn/member_draws.h"
 #include "common/nn/stacked_networks.h"
@@ -70,6 +71,12 @@ std::vector<torch::Tensor> sample_each_stacked(const std::vector<const Individua
     const Individual& first = *generators[pass.empty() ? i : pass.front()];
     if (g.role() != Role::kGenerator || !same_generator_shape(g.shape(), first.shape()) || g.device() != first.device())
       throw std::invalid_argument("sample_each_stacked: generators of one shape and device expected");
+    if (counts[i] > kStackedSampleRows) {  // alone, a chunk of rows at a time
+      std::vector<Individual*> one{const_cast<Individual*>(&g)};
+      torch::Generator stream = streams[i];
+      out[i] = sample_mixture(one, {1.0}, counts[i], stream);
+      continue;
+    }
     const std::int64_t wider = std::max(longest, counts[i]);
     if (!pass.empty() && wider * static_cast<std::int64_t>(pass.size() + 1) > kStackedSampleRows) {
       sample_pass(generators, counts, streams, pass, out);

@@ -12,7 +12,9 @@
 // as stacked_networks.h's kernels round and with every member's rows padded
 // with zeros to the longest count of its pass. Undefined where counts[i] is
 // 0. A pass takes as many members as keep members × longest count to
-// kStackedSampleRows (at least one member). The generators must share one
+// kStackedSampleRows; a member that draws more rows than that goes alone
+// through sample_mixture(), which passes kSampleChunk rows at a time. The
+// outputs are views of their pass's output. The generators must share one
 // shape and device (std::invalid_argument otherwise); they are not changed.
 //
 // Thread-safety: the streams advance; the caller owns them and the

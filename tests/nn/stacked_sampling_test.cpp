@@ -1,7 +1,8 @@
 // sample_each_stacked() (stacked_sampling.h): each generator's samples from
 // one stacked pass are those sample_mixture() gives it alone, from the
 // same stream, to rounding; members that draw nothing get nothing; passes
-// split at kStackedSampleRows; mixed shapes are refused.
+// split at kStackedSampleRows, and a member drawing more goes alone; mixed
+// shapes are refused.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -81,7 +82,8 @@ TEST(SampleEachStacked, ConditionalGeneratorsGiveTheirImagesOnly) {
 }
 
 // 3 members of up to 7,000 rows exceed one pass's rows: the second pass
-// starts where the rows would.
+// starts where the rows would; 20,000 rows are more than a pass takes, and
+// go alone a chunk at a time.
 TEST(SampleEachStacked, PassesSplitWhereTheRowsWouldExceedTheirBound) {
   ASSERT_GT(3 * 7000, kStackedSampleRows);
   expect_each_as_alone(test::small_toy_shape(), {5000, 7000, 3000, 0, 20000});
