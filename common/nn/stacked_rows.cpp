@@ -293,9 +293,10 @@ Individual StackedMembers::row_individual(std::int64_t p, std::int64_t step, dou
   std::vector<torch::Tensor> own_buffers = individual.module().buffers();
   {
     torch::NoGradGuard no_grad;
-    for (std::size_t i = 0; i < params.size(); ++i) own_params[i].copy_(member_row(params[i], params[i].stacked, p));
+    // The row's own copy becomes the tensor's storage (one copy, not two).
+    for (std::size_t i = 0; i < params.size(); ++i) own_params[i].set_data(member_row(params[i], params[i].stacked, p));
     for (std::size_t i = 0; i < buffers.size(); ++i)
-      own_buffers[i].copy_(member_row(buffers[i], buffers[i].stacked, p));
+      own_buffers[i].set_data(member_row(buffers[i], buffers[i].stacked, p));
   }
   for (std::size_t i = 0; step > 0 && i < params.size(); ++i)
     individual.set_moments(i, {step, member_row(params[i], optimizer_->exp_avg()[i], p),
