@@ -28,7 +28,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <optional>
 #include <utility>
 #include <vector>
 
@@ -65,16 +64,6 @@ class PairGame {
   // agree in shape.
   void play_cells(const std::vector<CellGame>& cells, BceForm bce);
 
-  // Whether play_cells() takes the losses of cells that agree in their
-  // numbers of generators, discriminators and rows in one set of kernels,
-  // not a set a cell: by default on a GPU, where an elementwise kernel gives
-  // each element the bits it gets in a smaller tensor; on the CPU, ATen's
-  // vectorised loops take a tensor's last few elements apart, so a pair's
-  // loss could differ in its last bits from the cell played alone (a test
-  // turns it on there to compare within rounding).
-  void set_losses_together(bool together) { losses_together_ = together; }
-  bool losses_together(const torch::Device& device) const;
-
  private:
   // A stack of `members` rows of `role` (the layers only: the game needs
   // no Adam state), for individuals like `like`.
@@ -89,7 +78,6 @@ class PairGame {
                                                     const std::vector<std::int64_t>& first_row);
 
   std::map<std::pair<Role, std::int64_t>, std::shared_ptr<StackedNetworkImpl>> stacks_;
-  std::optional<bool> losses_together_;  // unset: on a GPU
 };
 
 }  // namespace cellgan
