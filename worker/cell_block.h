@@ -58,7 +58,7 @@ class CellBlock {
   // neighbours in this block as they were when the generation began: live
   // while they have not begun, and from a copy taken just before one
   // begins, kept only while a later cell still reads it (an
-  // Individual::snapshot, which copies nothing: a cell's individuals are
+  // Individual::snapshot, which shares the weights: a cell's individuals are
   // replaced, never changed in place).
   // On a GPU (or after set_cells_per_game) the cells are begun in
   // groups: each cell of a group prepares (steps 0 and 1) in order, then

@@ -216,7 +216,7 @@ void select_by_tournament(const TrainingConfig& training, GenerationWorkingSet& 
 // `count` tournaments of `tournament` draws with replacement from `pool`
 // (lowest fitness wins; NaN counts as +inf). Winners are whole copies with
 // their Adam state: a local one (null origin) as an Individual::snapshot
-// (its tensors shared, nothing copied: training reads the winners into its
+// (weights and moments shared, not copied: training reads the winners into its
 // stacks and gives new individuals, lockstep_training.h); a neighbour, held
 // without its Adam state, is read again whole from its origin (a snapshot
 // of a live one) and keeps its fitness. So a winner must not be changed in
