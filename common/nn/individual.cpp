@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "common/bytes.h"
+#include "common/nn/grouped_reduction.h"
 
 namespace cellgan {
 namespace {
@@ -251,23 +252,20 @@ std::vector<torch::Tensor> flat_state(torch::nn::Module& module, torch::optim::A
 }
 
 // Each of `groups` reduced to one value on its device, read with one wait:
-// `reduce` of its tensors put together, on the CPU as `combine` of each
-// tensor's `reduce` where it lies (no copy); elsewhere put together first,
-// so that a group takes a few kernels.
-template <typename Reduce, typename Combine>
+// on the CPU `combine` of each tensor's `reduce` where it lies (no copy);
+// elsewhere the groups of equal size put together and reduced row by row
+// with `reduce_rows` (reduce_groups_by_size()), a few kernels for them all.
+template <typename Reduce, typename Combine, typename ReduceRows>
 torch::Tensor reduced_on_host(const std::vector<std::vector<torch::Tensor>>& groups, const Reduce& reduce,
-                              const Combine& combine) {
+                              const Combine& combine, const ReduceRows& reduce_rows) {
+  if (!groups.front().front().device().is_cpu()) return reduce_groups_by_size(groups, reduce_rows);
   std::vector<torch::Tensor> values;
   for (const std::vector<torch::Tensor>& flat : groups) {
-    if (flat.front().device().is_cpu()) {
-      std::vector<torch::Tensor> each;
-      for (const torch::Tensor& t : flat) each.push_back(reduce(t));
-      values.push_back(combine(torch::stack(each)));
-    } else {
-      values.push_back(reduce(torch::cat(flat)));
-    }
+    std::vector<torch::Tensor> each;
+    for (const torch::Tensor& t : flat) each.push_back(reduce(t));
+    values.push_back(combine(torch::stack(each)));
   }
-  return torch::stack(values).to(torch::kCPU).contiguous();
+  return torch::stack(values).contiguous();
 }
 
 }  // namespace
@@ -293,7 +291,7 @@ std::vector<bool> Individual::are_finite(const std::vector<const Individual*>& i
   // unless finite values overflow: a sum that is not finite is looked at
   // again, value by value.
   const auto sum = [](const torch::Tensor& t) { return t.sum(); };
-  const torch::Tensor sums = reduced_on_host(states, sum, sum);
+  const torch::Tensor sums = reduced_on_host(states, sum, sum, [](const torch::Tensor& rows) { return rows.sum(1); });
   std::vector<std::vector<torch::Tensor>> doubtful;
   std::vector<std::size_t> which;
   for (std::size_t k = 0; k < judged.size(); ++k) {
@@ -307,7 +305,8 @@ std::vector<bool> Individual::are_finite(const std::vector<const Individual*>& i
   if (doubtful.empty()) return finite;
   const torch::Tensor exact = reduced_on_host(
       doubtful, [](const torch::Tensor& t) { return torch::isfinite(t).all(); },
-      [](const torch::Tensor& t) { return t.all(); });
+      [](const torch::Tensor& t) { return t.all(); },
+      [](const torch::Tensor& rows) { return torch::isfinite(rows).all(1); });
   for (std::size_t k = 0; k < which.size(); ++k) finite[which[k]] = exact[static_cast<std::int64_t>(k)].item<bool>();
   return finite;
 }

@@ -145,8 +145,8 @@ class Individual {
   bool is_finite() const;
   // is_finite() of each of `individuals` (none null, all on one device), in
   // order, with one wait for the device for them all (two when a sum is not
-  // finite and is looked at again) and a few kernels each, so that a GPU is
-  // not drained once per individual.
+  // finite and is looked at again), so that a GPU is not drained once per
+  // individual; there a few kernels for them all (grouped_reduction.h).
   static std::vector<bool> are_finite(const std::vector<const Individual*>& individuals);
 
  private:
