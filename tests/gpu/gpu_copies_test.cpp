@@ -105,6 +105,21 @@ TEST(GpuCopies, AreFiniteOnTheDeviceJudgesAsOnTheCpu) {
   const std::vector<bool> expected{true, false, false, true};
   EXPECT_EQ(Individual::are_finite(cpu_all), expected);
   EXPECT_EQ(Individual::are_finite(on_all), expected);
+  // Individuals of other sizes among them (reduced by size, grouped_reduction.h): a generator, one
+  // with a NaN, and a discriminator without its Adam state; each judged as alone.
+  std::vector<Individual> more;
+  more.push_back(stepped(Role::kGenerator, shape, 20));
+  more.push_back(stepped(Role::kGenerator, shape, 21));
+  {
+    torch::NoGradGuard no_grad;
+    more[1].module().parameters()[1].view(-1)[0] = std::numeric_limits<float>::quiet_NaN();
+  }
+  more.push_back(cpu[0].clone_weights());
+  std::vector<Individual> more_on;
+  for (const Individual& i : more)
+    more_on.push_back(Individual::decode(i.encode(), shape, {}, true, gpu()));
+  std::vector<const Individual*> mixed{on_all[0], &more_on[0], on_all[1], &more_on[1], &more_on[2], on_all[3]};
+  EXPECT_EQ(Individual::are_finite(mixed), (std::vector<bool>{true, true, false, false, true, true}));
 }
 
 // On the device a stack's Adam holds its parameters and moments in one
