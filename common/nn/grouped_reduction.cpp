@@ -3,6 +3,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <stdexcept>
@@ -23,12 +24,16 @@ torch::Tensor reduce_groups_by_size(const std::vector<std::vector<torch::Tensor>
   std::vector<torch::Tensor> values;  // per size, [its groups]
   std::vector<std::size_t> order;     // the group of each value, sizes in turn
   for (const auto& [size, members] : by_size) {
-    std::vector<torch::Tensor> flat;
-    for (std::size_t g : members)
-      for (const torch::Tensor& t : groups[g]) flat.push_back(t.reshape(-1));
-    const auto rows = static_cast<std::int64_t>(members.size());
-    values.push_back(reduce_rows(torch::cat(flat).view({rows, size})));
-    order.insert(order.end(), members.begin(), members.end());
+    const auto most_rows = static_cast<std::size_t>(std::max<std::int64_t>(1, kMostGroupedValues / size));
+    for (std::size_t first = 0; first < members.size(); first += most_rows) {
+      const std::size_t end = std::min(members.size(), first + most_rows);
+      std::vector<torch::Tensor> flat;
+      for (std::size_t k = first; k < end; ++k)
+        for (const torch::Tensor& t : groups[members[k]]) flat.push_back(t.reshape(-1));
+      values.push_back(reduce_rows(torch::cat(flat).view({static_cast<std::int64_t>(end - first), size})));
+      order.insert(order.end(), members.begin() + static_cast<std::ptrdiff_t>(first),
+                   members.begin() + static_cast<std::ptrdiff_t>(end));
+    }
   }
   const torch::Tensor host = torch::cat(values).to(torch::kCPU).contiguous();
   std::vector<std::int64_t> position(groups.size());

@@ -53,6 +53,20 @@ TEST(ReduceGroupsBySize, EachGroupGetsItsOwnRowsValueInOrder) {
   EXPECT_TRUE(finite[5].item<bool>());
 }
 
+// Groups larger than kMostGroupedValues / 2 go one a cat: still each its own value, in order.
+TEST(ReduceGroupsBySize, GroupsTooLargeToPutTogetherAreReducedApart) {
+  const std::int64_t big = kMostGroupedValues / 2 + 1;
+  std::vector<std::vector<torch::Tensor>> groups{{torch::full({big}, 1.0f)}, {torch::ones({3})},
+                                                 {torch::full({big}, 2.0f)}, {torch::full({big}, 0.5f)}};
+  groups[2].front()[7] = std::numeric_limits<float>::quiet_NaN();
+  const torch::Tensor finite =
+      reduce_groups_by_size(groups, [](const torch::Tensor& rows) { return torch::isfinite(rows).all(1); });
+  EXPECT_TRUE(torch::equal(finite, torch::tensor({true, true, false, true})));
+  const torch::Tensor firsts =
+      reduce_groups_by_size(groups, [](const torch::Tensor& rows) { return rows.select(1, 0); });
+  EXPECT_TRUE(torch::equal(firsts, torch::tensor({1.0f, 1.0f, 2.0f, 0.5f})));
+}
+
 TEST(ReduceGroupsBySize, RefusesNoGroupAndEmptyGroups) {
   const auto rows_sum = [](const torch::Tensor& rows) { return rows.sum(1); };
   EXPECT_THROW(reduce_groups_by_size({}, rows_sum), std::invalid_argument);
