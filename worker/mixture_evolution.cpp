@@ -40,7 +40,8 @@ std::int64_t preview_rows(const Config& config, std::int64_t generation) {
 //   the cell's stream, and decides whether the mixture is scored;
 // - draw() passes each generator's own latent stream (seeded from the seed
 //   and its slot; on a GPU a generator there, generator_on()) through it, as
-//   many rows as the larger of its two counts;
+//   many rows as the larger of its two counts (or set_samples() takes
+//   them drawn through one stack with other plans', draw_stacked);
 //   a weight vector takes the first `count` rows of each, so the vectors
 //   see the same samples where their counts agree (common random numbers);
 // - the rows' features are set from scorer.features() of all of them at
@@ -104,8 +105,8 @@ class MixturePlan {
   }
   // Each generator's rows, draws() drawn (undefined where it draws none).
   void set_samples(std::vector<torch::Tensor> samples) { samples_ = std::move(samples); }
-  // draws(), each generator through its own network.
-  const std::vector<torch::Tensor>& draw() {
+  // draws(), each generator through its own network, into samples().
+  void draw() {
     Draws d = draws();
     samples_.assign(mixture_.size(), torch::Tensor());
     for (std::size_t i = 0; i < mixture_.size(); ++i) {
@@ -113,7 +114,6 @@ class MixturePlan {
       std::vector<Individual*> one{mixture_[i]};
       samples_[i] = sample_mixture(one, {1.0}, d.rows[i], d.streams[i]);
     }
-    return samples_;
   }
   const std::vector<torch::Tensor>& samples() const { return samples_; }
 
@@ -220,12 +220,15 @@ void draw_stacked(std::vector<MixturePlan*>& plans) {
 // through one stack (draw_stacked), else each generator through its own
 // network.
 void classify_together(std::vector<MixturePlan*>& plans, SampleScorer& scorer, bool stacked) {
-  if (stacked) draw_stacked(plans);
+  if (stacked)
+    draw_stacked(plans);
+  else
+    for (MixturePlan* plan : plans) plan->draw();
   std::vector<torch::Tensor> rows;
   std::vector<std::vector<std::int64_t>> sizes;
   for (MixturePlan* plan : plans) {
     sizes.emplace_back();
-    for (const torch::Tensor& s : stacked ? plan->samples() : plan->draw()) {
+    for (const torch::Tensor& s : plan->samples()) {
       sizes.back().push_back(s.defined() ? s.size(0) : 0);
       if (s.defined()) rows.push_back(s);
     }
