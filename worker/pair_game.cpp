@@ -14,28 +14,34 @@
 namespace cellgan {
 namespace {
 
-// The losses of every pair of one cell from its discriminators' outputs on
-// the fakes (`d_fake` [ND, NG * F, 1]) and on the real batch (`d_real`
-// [ND, F, 1]), taken per pair with the generator's loss kind: [2, NG * ND],
-// the generators' losses then the discriminators', pair (i, j) (G i's fakes
-// through D j) at i * ND + j.
-torch::Tensor pair_losses(const std::vector<Individual*>& generators, std::int64_t nd, const torch::Tensor& d_fake,
-                          const torch::Tensor& d_real, BceForm bce) {
-  const auto ng = static_cast<std::int64_t>(generators.size());
+// The losses of every pair of `cells` cells that each have the generators
+// `generators[c]` (ng of them, every cell as many) and nd discriminators,
+// from the discriminators' outputs on the fakes (`d_fake` [cells * ND,
+// NG * F, 1], cell after cell) and on the real batches (`d_real` [cells * ND,
+// F, 1]), taken per pair with the generator's loss kind and `mean`:
+// [2, cells * NG * ND], the generators' losses then the discriminators',
+// cell c's pair (i, j) (G i's fakes through D j) at (c * NG + i) * ND + j.
+torch::Tensor pair_losses(const std::vector<const std::vector<Individual*>*>& generators, std::int64_t nd,
+                          const torch::Tensor& d_fake, const torch::Tensor& d_real, BceForm bce, LossMean mean) {
+  const auto cells = static_cast<std::int64_t>(generators.size());
+  const auto ng = static_cast<std::int64_t>(generators.front()->size());
   const std::int64_t rows = d_real.size(1);
-  const torch::Tensor pair_fake = d_fake.view({nd, ng, rows, -1}).transpose(0, 1).reshape({ng * nd, rows, -1});
-  const torch::Tensor pair_real = d_real.unsqueeze(0).expand({ng, nd, rows, -1}).reshape({ng * nd, rows, -1});
+  const torch::Tensor pair_fake =
+      d_fake.view({cells, nd, ng, rows, -1}).transpose(1, 2).reshape({cells * ng * nd, rows, -1});
+  const torch::Tensor pair_real =
+      d_real.view({cells, 1, nd, rows, -1}).expand({cells, ng, nd, rows, -1}).reshape({cells * ng * nd, rows, -1});
   std::vector<LossKind> kinds;
-  for (const Individual* g : generators)
-    for (std::int64_t j = 0; j < nd; ++j) kinds.push_back(g->loss);
+  for (const std::vector<Individual*>* cell : generators)
+    for (const Individual* g : *cell)
+      for (std::int64_t j = 0; j < nd; ++j) kinds.push_back(g->loss);
   const torch::Tensor g_losses =
       losses_by_kind(kinds, d_real.device(), [&](LossKind k, const torch::Tensor& at) {
-        return generator_loss(k, rows_of(pair_fake, at), bce, LossMean::kPerMember);
+        return generator_loss(k, rows_of(pair_fake, at), bce, mean);
       }).per_member;
   const torch::Tensor d_losses =
       losses_by_kind(kinds, d_real.device(), [&](LossKind k, const torch::Tensor& at) {
         return discriminator_loss(discriminator_loss_for(k), rows_of(pair_real, at), rows_of(pair_fake, at), bce,
-                                  LossMean::kPerMember);
+                                  mean);
       }).per_member;
   return torch::stack({g_losses, d_losses});
 }
@@ -192,16 +198,32 @@ void PairGame::play_cells(const std::vector<CellGame>& all, BceForm bce) {
   }
   const torch::Tensor d_fake = torch::cat(scored, 1);
   const std::vector<torch::Tensor> d_real = real_outputs_of(cells, d, first_row);
-  // Every cell's pairs, read in one copy.
+  // Every cell's pairs, read in one copy: taken together when the cells
+  // agree in their numbers of generators, discriminators and rows, else
+  // cell by cell.
   std::vector<torch::Tensor> losses;
-  for (std::size_t c = 0; c < cells.size(); ++c) {
-    const CellGame& cell = *cells[c];
-    const auto cell_nd = static_cast<std::int64_t>(cell.discriminators.size());
-    const std::int64_t fake_columns = static_cast<std::int64_t>(cell.generators.size()) * cell.real.size(0);
-    const auto real_rows = d_real.begin() + first_row[c];
-    losses.push_back(pair_losses(cell.generators, cell_nd,
-                                 d_fake.narrow(0, first_row[c], cell_nd).narrow(1, 0, fake_columns).contiguous(),
-                                 torch::stack(std::vector<torch::Tensor>(real_rows, real_rows + cell_nd)), bce));
+  const bool uniform = std::all_of(cells.begin(), cells.end(), [&](const CellGame* c) {
+    return c->generators.size() == cells.front()->generators.size() &&
+           c->discriminators.size() == cells.front()->discriminators.size() &&
+           c->real.size(0) == cells.front()->real.size(0);
+  });
+  const LossMean mean = d_fake.device().is_cpu() ? LossMean::kPerMember : LossMean::kPerMemberInFixedOrder;
+  if (uniform) {
+    std::vector<const std::vector<Individual*>*> generators;
+    for (const CellGame* cell : cells) generators.push_back(&cell->generators);
+    losses.push_back(pair_losses(generators, static_cast<std::int64_t>(cells.front()->discriminators.size()),
+                                 d_fake.contiguous(), torch::stack(d_real), bce, mean));
+  } else {
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      const CellGame& cell = *cells[c];
+      const auto cell_nd = static_cast<std::int64_t>(cell.discriminators.size());
+      const std::int64_t fake_columns = static_cast<std::int64_t>(cell.generators.size()) * cell.real.size(0);
+      const auto real_rows = d_real.begin() + first_row[c];
+      losses.push_back(pair_losses({&cell.generators}, cell_nd,
+                                   d_fake.narrow(0, first_row[c], cell_nd).narrow(1, 0, fake_columns).contiguous(),
+                                   torch::stack(std::vector<torch::Tensor>(real_rows, real_rows + cell_nd)), bce,
+                                   mean));
+    }
   }
   const torch::Tensor host = torch::cat(losses, 1).to(torch::kCPU, torch::kFloat64);
   const auto value = host.accessor<double, 2>();

@@ -6,8 +6,13 @@
 // and the discriminators' into a stack that scores each cell's real batch,
 // then its generators' fakes, a batched pass each (the k-th generator of
 // every cell in one pass). Only the pairs of one cell play each other. The
-// losses of every pair are then taken per member (losses.h,
-// LossMean::kPerMember) and read in one copy for all the cells.
+// losses of every pair are then taken per member (losses.h), in one set of
+// kernels for all the cells when they agree in their numbers of
+// generators, discriminators and rows (else a set a cell), and read in one
+// copy. On the CPU a member's mean is ATen's (LossMean::kPerMember: a row's
+// sum does not depend on the rows beside it there); on a GPU it is summed
+// in a fixed order (LossMean::kPerMemberInFixedOrder), since a CUDA
+// reduction's blocking depends on how many members it reduces.
 //
 // A pair's losses depend on its two networks and its cell's batches only,
 // not on which others play, in its cell or in the others (each member's

@@ -20,7 +20,15 @@ constexpr double kLogEps = 1e-8;
 
 // The mean of `t`: over everything, or over all but the member dimension.
 torch::Tensor mean_of(const torch::Tensor& t, LossMean mean) {
-  return mean == LossMean::kWhole ? t.mean() : t.flatten(1).mean(1);
+  switch (mean) {
+    case LossMean::kWhole:
+      return t.mean();
+    case LossMean::kPerMember:
+      return t.flatten(1).mean(1);
+    case LossMean::kPerMemberInFixedOrder:
+      break;
+  }
+  return fixed_order_member_means(t);
 }
 
 // log t; per member, laid out so that a member's logs do not depend on its

@@ -44,7 +44,11 @@ torch::Tensor discriminator_loss(LossKind kind, const torch::Tensor& d_real, con
 // Over what the losses' means are taken: the whole batch (one network, a
 // scalar loss), or each member's rows of a stack (inputs [P, B, 1], a loss
 // per member [P]; stacked_losses.h). The formulas are the same.
-enum class LossMean { kWhole, kPerMember };
+// kPerMemberInFixedOrder is kPerMember with each member's sum taken by
+// elementwise adds in an order set by its row count alone
+// (fixed_order_member_means), so that on any device its bits do not depend
+// on P; a few kernels more (about log2 of the rows each).
+enum class LossMean { kWhole, kPerMember, kPerMemberInFixedOrder };
 torch::Tensor generator_loss(LossKind kind, const torch::Tensor& d_fake, BceForm form, LossMean mean);
 torch::Tensor discriminator_loss(LossKind kind, const torch::Tensor& d_real, const torch::Tensor& d_fake,
                                  BceForm form, LossMean mean);

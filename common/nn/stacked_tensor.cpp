@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 
 namespace cellgan {
@@ -78,6 +79,19 @@ torch::Tensor member_aligned(const torch::Tensor& x, const std::function<torch::
   if (padded == n) return op(x);
   const torch::Tensor rows = torch::constant_pad_nd(x.reshape({members, n}), {0, padded - n}, 0.5);
   return op(rows).narrow(1, 0, n).reshape(x.sizes());
+}
+
+torch::Tensor fixed_order_member_means(const torch::Tensor& x) {
+  if (x.dim() < 1) throw std::invalid_argument("fixed_order_member_means: x has no member dimension");
+  const std::int64_t members = x.size(0);
+  const std::int64_t n = members == 0 ? 0 : x.numel() / members;
+  if (n == 0) return torch::full({members}, std::numeric_limits<double>::quiet_NaN(), x.options());  // as mean()
+  std::int64_t width = 1;
+  while (width < n) width *= 2;
+  torch::Tensor rows = x.reshape({members, n});
+  if (width > n) rows = torch::constant_pad_nd(rows, {0, width - n}, 0.0);
+  for (; width > 1; width /= 2) rows = rows.narrow(1, 0, width / 2) + rows.narrow(1, width / 2, width / 2);
+  return rows.squeeze(1) / static_cast<double>(n);
 }
 
 torch::Tensor per_member(const torch::Tensor& values, const torch::Tensor& like) {

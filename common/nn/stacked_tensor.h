@@ -52,6 +52,14 @@ void set_member_rows(const StackedTensor& layout, const torch::Tensor& like, std
 constexpr std::int64_t kMemberAlignment = 64;
 torch::Tensor member_aligned(const torch::Tensor& x, const std::function<torch::Tensor(const torch::Tensor&)>& op);
 
+// Each member's mean of x [P, ...]: [P], in x's type. A member's n values
+// are zero-padded to a power of two and summed by halves, each half added
+// to the other by one elementwise kernel, so a member's bits depend on its
+// own values only, on any device (a CUDA reduction's blocking, and so its
+// order of adds, depends on how many members it reduces). About log2(n) + 2
+// kernels; NaN and infinities carry through. Differentiable.
+torch::Tensor fixed_order_member_means(const torch::Tensor& x);
+
 // `values` [P], one per member, viewed as [P, 1, ..., 1] to broadcast
 // against `like` [P, ...] (a view: no copy).
 torch::Tensor per_member(const torch::Tensor& values, const torch::Tensor& like);

@@ -4,7 +4,8 @@
 // then written whole, so it encodes as its source; are_finite() judges
 // on the device (its tensors put together first) as it does on the CPU; and
 // a stack's Adam on the device steps in one buffer, as tensor by tensor;
-// and a stack of generators samples there as each one alone.
+// a stack of generators samples there as each one alone; and a member's
+// mean in fixed order there does not depend on its stack.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -18,6 +19,7 @@
 #include "common/nn/member_draws.h"
 #include "common/nn/stacked_networks.h"
 #include "common/nn/stacked_sampling.h"
+#include "common/nn/stacked_tensor.h"
 
 namespace cellgan {
 namespace {
@@ -191,6 +193,21 @@ TEST(GpuCopies, StackedSamplesOnTheDeviceAreEachGeneratorsOwn) {
       EXPECT_TRUE(torch::allclose(got[i].cpu(), want.cpu(), 1e-4, 1e-5)) << to_string(kind) << " generator " << i;
     }
   }
+}
+
+// The fitness game's means on a GPU (pair_game.h): a member's has the same
+// bits in a stack of 64 as alone, where a CUDA reduction's blocking would
+// differ, and is the CPU's to rounding.
+TEST(GpuCopies, AMembersMeanInFixedOrderOnTheDeviceDoesNotDependOnItsStack) {
+  SKIP_WITHOUT_GPU();
+  torch::manual_seed(7);
+  const torch::Tensor x = torch::randn({64, 1000, 1});
+  const torch::Tensor on_gpu = x.to(gpu());
+  const torch::Tensor means = fixed_order_member_means(on_gpu);
+  ASSERT_TRUE(means.is_cuda());
+  for (const std::int64_t p : {0, 31, 63})
+    EXPECT_TRUE(torch::equal(fixed_order_member_means(on_gpu.narrow(0, p, 1)).cpu()[0], means.cpu()[p])) << "member " << p;
+  EXPECT_TRUE(torch::allclose(means.cpu(), fixed_order_member_means(x), 1e-5, 1e-6));
 }
 
 }  // namespace

@@ -5,7 +5,13 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
 #include "common/nn/losses.h"
+#include "common/nn/stacked_tensor.h"
 #include "tests/nn/stacked_members.h"
 
 namespace cellgan {
@@ -67,6 +73,51 @@ TEST(StackedLosses, EachMembersLossOfMixedKindsIsAlsoInTheGraph) {
   const torch::Tensor by_total = torch::autograd::grad({l.total}, {d}, {}, /*retain_graph=*/true)[0];
   const torch::Tensor by_member = torch::autograd::grad({l.attached.sum()}, {d})[0];
   EXPECT_TRUE(torch::equal(by_total, by_member));
+}
+
+// A member's mean summed in a fixed order has the same bits whichever
+// members are stacked with it, is the mean to rounding, carries NaN and
+// infinities, and has the gradient 1/n; the losses taken with it are the
+// ordinary per-member losses to rounding.
+TEST(StackedLosses, AMembersMeanInFixedOrderDoesNotDependOnItsStack) {
+  torch::manual_seed(6);
+  for (const std::int64_t n : {1, 64, 1000}) {
+    SCOPED_TRACE("rows " + std::to_string(n));
+    const torch::Tensor x = torch::randn({17, n, 1}).requires_grad_(true);
+    const torch::Tensor means = fixed_order_member_means(x);
+    ASSERT_EQ(means.sizes(), torch::IntArrayRef({17}));
+    EXPECT_TRUE(torch::allclose(means, x.flatten(1).mean(1), 1e-5, 1e-6));
+    for (const std::int64_t p : {0, 8, 16}) {
+      EXPECT_TRUE(same_bits(fixed_order_member_means(x.narrow(0, p, 1))[0], means[p])) << "member " << p;
+      const std::int64_t from = std::max<std::int64_t>(0, p - 1);
+      EXPECT_TRUE(same_bits(fixed_order_member_means(x.narrow(0, from, 2))[p - from], means[p])) << "member " << p;
+    }
+    const torch::Tensor grad = torch::autograd::grad({means.sum()}, {x})[0];
+    EXPECT_TRUE(torch::equal(grad, torch::full_like(grad, 1.0F / static_cast<float>(n))));
+  }
+  // The order is the halves': ((a + e) + c) + (b + d) for five values,
+  // here 2 where the exact sum is 2.5 and a sum left to right 1.5.
+  const torch::Tensor order = torch::tensor({1e8F, 1.0F, -1e8F, 1.0F, 0.5F}).view({1, 5});
+  EXPECT_EQ(fixed_order_member_means(order).item<float>(), 2.0F / 5.0F);
+  torch::Tensor bad = torch::rand({3, 100});
+  bad[0][7] = std::numeric_limits<float>::quiet_NaN();
+  bad[2][99] = std::numeric_limits<float>::infinity();
+  const torch::Tensor m = fixed_order_member_means(bad);
+  EXPECT_TRUE(std::isnan(m[0].item<float>()));
+  EXPECT_TRUE(std::isfinite(m[1].item<float>()));
+  EXPECT_EQ(m[2].item<float>(), std::numeric_limits<float>::infinity());
+  EXPECT_THROW(fixed_order_member_means(torch::tensor(1.0F)), std::invalid_argument);
+
+  const torch::Tensor real = outputs(1), fake = outputs(2);
+  for (const LossKind kind : {LossKind::kBce, LossKind::kMse, LossKind::kHeuristic, LossKind::kWganGp}) {
+    SCOPED_TRACE(to_string(kind));
+    for (const BceForm form : {BceForm::kPyTorch, BceForm::kClamped}) {
+      EXPECT_TRUE(torch::allclose(generator_loss(kind, fake, form, LossMean::kPerMemberInFixedOrder),
+                                  generator_loss(kind, fake, form, LossMean::kPerMember), 1e-5, 1e-6));
+      EXPECT_TRUE(torch::allclose(discriminator_loss(kind, real, fake, form, LossMean::kPerMemberInFixedOrder),
+                                  discriminator_loss(kind, real, fake, form, LossMean::kPerMember), 1e-5, 1e-6));
+    }
+  }
 }
 
 TEST(StackedLosses, RefusesUnstackedShapes) {

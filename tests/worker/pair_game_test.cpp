@@ -129,5 +129,32 @@ TEST(PairGame, CellsPlayedTogetherGiveTheBitsOfEachCellPlayedAlone) {
   EXPECT_NE(alone[2][0], alone[0][0]);  // the same G, against other Ds on other batches
 }
 
+// Cells that agree in their numbers of players and rows have their losses
+// taken in one set of kernels: every fitness has the bits of its cell
+// played alone, each generator with its own mustangs loss kind.
+TEST(PairGame, CellsWhoseLossesAreTakenTogetherGetTheBitsOfEachCellAlone) {
+  Fixture f(three_pairs());
+  Players a = players(f);
+  Players b = players(f);
+  b.real = b.real.flip(0).contiguous();
+  b.z = -b.z;
+  const auto lock = lock_torch_generator();
+  PairGame alone_game;
+  alone_game.play(a.g, a.d, a.real, a.z, BceForm::kPyTorch, nullptr);
+  alone_game.play(b.g, b.d, b.real, b.z, BceForm::kPyTorch, nullptr);
+  const std::vector<double> alone[] = {fitness(a.g), fitness(a.d), fitness(b.g), fitness(b.d)};
+  for (const std::vector<Individual*>* who : {&a.g, &a.d, &b.g, &b.d})
+    for (Individual* i : *who) i->fitness = 0.0;
+  PairGame game;
+  game.play_cells({{a.g, a.d, a.real, a.z, nullptr}, {b.g, b.d, b.real, b.z, nullptr}}, BceForm::kPyTorch);
+  const std::vector<double> together[] = {fitness(a.g), fitness(a.d), fitness(b.g), fitness(b.d)};
+  for (int k = 0; k < 4; ++k)
+    for (std::size_t i = 0; i < 3; ++i) {
+      EXPECT_TRUE(std::isfinite(together[k][i]));
+      EXPECT_EQ(together[k][i], alone[k][i]) << "list " << k << ", player " << i;
+    }
+  EXPECT_NE(alone[2][0], alone[0][0]);
+}
+
 }  // namespace
 }  // namespace cellgan
