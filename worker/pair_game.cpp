@@ -34,12 +34,13 @@ torch::Tensor pair_losses(const std::vector<const std::vector<Individual*>*>& ge
   for (const std::vector<Individual*>* cell : generators)
     for (const Individual* g : *cell)
       for (std::int64_t j = 0; j < nd; ++j) kinds.push_back(g->loss);
+  const KindRows by_kind = kind_rows(kinds, d_real.device());  // sent once for both roles
   const torch::Tensor g_losses =
-      losses_by_kind(kinds, d_real.device(), [&](LossKind k, const torch::Tensor& at) {
+      losses_by_kind(by_kind, [&](LossKind k, const torch::Tensor& at) {
         return generator_loss(k, rows_of(pair_fake, at), bce, mean);
       }).per_member;
   const torch::Tensor d_losses =
-      losses_by_kind(kinds, d_real.device(), [&](LossKind k, const torch::Tensor& at) {
+      losses_by_kind(by_kind, [&](LossKind k, const torch::Tensor& at) {
         return discriminator_loss(discriminator_loss_for(k), rows_of(pair_real, at), rows_of(pair_fake, at), bce,
                                   mean);
       }).per_member;

@@ -17,7 +17,8 @@
 //   GPU (toy and DCGAN networks, dropout, WGAN-GP) repeats to the bit;
 // - a worker's cells begun together on the GPU (every fitness game and
 //   copies' score in one PairGame::play_cells) give the bits of the cells
-//   begun one by one there;
+//   begun one by one there, and so do two cells' games whose losses are
+//   taken together;
 // - whole jobs (coevolution, data_parallel) on CUDA finish, record their
 //   devices in result.json, and repeat to the bit.
 // - where the build has NCCL: NCCL joins and sums on one GPU (W = 1), and
@@ -60,6 +61,7 @@
 #include "worker/generation_steps.h"
 #include "worker/gradient_fusion.h"
 #include "worker/nccl_allreduce.h"
+#include "worker/pair_game.h"
 #include "worker/lockstep_training.h"
 
 namespace cellgan {
@@ -207,6 +209,51 @@ TEST(Gpu, CellsBegunTogetherGiveTheBitsOfCellsBegunOneByOne) {
   SKIP_WITHOUT_GPU();
   const std::vector<Bytes> together = block_centres_on_gpu(true);
   EXPECT_EQ(together, block_centres_on_gpu(false));
+}
+
+// Two cells' fitness games on the GPU, played together (their losses in one
+// set of kernels, each pair's mean summed in fixed order) and alone: every
+// fitness has the same bits, each generator with its own mustangs kind.
+TEST(Gpu, CellsWhoseGameLossesAreTakenTogetherGetTheBitsOfEachCellAlone) {
+  SKIP_WITHOUT_GPU();
+  Config c = toy_config();
+  c.training.population_size = 3;
+  c.training.loss = LossKind::kMustangs;
+  DeviceCell cell(c, gpu());
+  struct Players {
+    CellState state;
+    GenerationWorkingSet work;
+    std::vector<Individual*> g, d;
+  };
+  std::vector<Players> cells(2);
+  for (int k = 0; k < 2; ++k) {
+    Players& p = cells[static_cast<std::size_t>(k)];
+    p.state = cell.trainer.initial_state(2 * k, 4);
+    p.state.generation = k;  // other seeds, other draws
+    seed_generation(c, p.state, p.work);
+    draw_generation_losses(c.training, p.state, p.work.rng);
+    draw_fitness_samples(c.training, cell.data, c.network.latent_dim, p.work);
+    for (auto& g : p.state.generators) p.g.push_back(&g);
+    for (auto& d : p.state.discriminators) p.d.push_back(&d);
+  }
+  const auto fitness = [&cells] {
+    std::vector<double> out;
+    for (const Players& p : cells)
+      for (const std::vector<Individual*>* who : {&p.g, &p.d})
+        for (const Individual* i : *who) out.push_back(i->fitness);
+    return out;
+  };
+  PairGame alone;
+  for (Players& p : cells) alone.play(p.g, p.d, p.work.fitness_real, p.work.fitness_latent, BceForm::kPyTorch, nullptr);
+  const std::vector<double> one_by_one = fitness();
+  PairGame together;
+  together.play_cells({{cells[0].g, cells[0].d, cells[0].work.fitness_real, cells[0].work.fitness_latent, nullptr},
+                       {cells[1].g, cells[1].d, cells[1].work.fitness_real, cells[1].work.fitness_latent, nullptr}},
+                      BceForm::kPyTorch);
+  const std::vector<double> both = fitness();
+  for (const double f : both) EXPECT_TRUE(std::isfinite(f));
+  EXPECT_EQ(both, one_by_one);
+  EXPECT_NE(one_by_one[0], one_by_one[6]);  // the cells differ
 }
 
 TEST(Gpu, ACheckpointGoesGpuToCpuToGpuAndTrainsOnBoth) {
