@@ -22,6 +22,7 @@
 #include "common/nn/networks.h"
 #include "common/nn/scores.h"
 #include "common/path_checks.h"
+#include "common/run_files.h"
 #include "common/rng.h"
 #include "common/run_files.h"
 #include "common/sample_limits.h"
@@ -173,6 +174,10 @@ int sample_command(const Args& args) {
   std::optional<ClassGenerator> classes;
   if (by_class && !conditional_network) {
     ensemble = Ensemble();
+    if (!std::filesystem::exists(ClassGenerator::index_path(path)))
+      throw InputError(fmt::format("cellgan sample: {}: {} has no classes: expected a per_class run's ensemble (with "
+                                   "{} beside it) or a dcgan_conditional network's",
+                                   label >= 0 ? "--class" : "--labels", path, run_files::kClassIndex));
     classes = ClassGenerator::load(path, device);
     if (label >= classes->classes())
       throw InputError(fmt::format("cellgan sample: --class: {} is out of range: expected 0..{} (the classes in {})",

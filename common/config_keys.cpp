@@ -134,7 +134,8 @@ ConfigSection data() {
             "Files `{train,t10k}-{images-idx3,labels-idx1}-ubyte`, plain or `.gz`")
       .default_note("per dataset")
       .integer("train_limit", &D::train_limit, span_noted<I>(0, 100000000, "0 = all"),
-               "use only the first N training images (0 = all), for quick runs")
+               "use only the first N training images (0 = all), for quick runs; FID's real statistics are then "
+               "of those N")
       .integer("toy_samples", &D::toy_samples, span<I>(100, 1000000),
                "toy data: training points per cell, generated from the seed")
       .rules([](const Config& c, const KeyFailure& fail) {

@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <fmt/core.h>
+
 #include "common/dataset.h"
 #include "common/error.h"
 #include "common/idx.h"
@@ -80,7 +82,11 @@ SplitFiles split_files(const DataConfig& data, Split split) {
   const std::string folder = dataset_folder(data);
   std::error_code ec;
   if (!fs::is_directory(folder, ec)) {
-    throw InputError(folder + ": dataset folder not found" + missing_hint(data.dataset));
+    // A relative path is read from where the command runs: say where that is.
+    const std::string from = fs::path(folder).is_relative()
+                                 ? fmt::format(" (relative to the working directory {})", fs::current_path(ec).string())
+                                 : "";
+    throw InputError(folder + ": dataset folder not found" + from + missing_hint(data.dataset));
   }
   const std::string prefix = split == Split::kTrain ? "train" : "t10k";
   return {folder, prefix, find_file(folder, prefix + "-images-idx3-ubyte", data.dataset),

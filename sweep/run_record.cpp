@@ -53,8 +53,12 @@ void add_timings(const fs::path& path, RunRecord& r) {
 // Fills the scores and, for a run written before run.json held them, the seconds.
 void add_result(const ResultRecord& result, RunRecord& r) {
   if (r.total_seconds <= 0) r.total_seconds = result.seconds;  // before run.json held it
-  for (const auto& [name, value] : result.scores)
-    if (!std::isnan(value)) r.scores[name] = value;  // a score not finite when written reads as NaN: left out
+  for (const auto& [name, value] : result.scores) {
+    if (std::isnan(value))
+      r.unfinite_scores.insert(name);  // a score not finite when written reads as NaN: only named
+    else
+      r.scores[name] = value;
+  }
 }
 
 // Every scalar (or sequence, as flow YAML) under `node`, by dotted key.

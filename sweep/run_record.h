@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,6 +59,7 @@ struct RunRecord {
   // From result.json:
   double total_seconds = 0.0;              // wall seconds of the run, every stretch summed
   std::map<std::string, double> scores;    // the best ensemble's (fid, tvd, ... or the toy scores)
+  std::set<std::string> unfinite_scores;   // scores written as null (not finite, as a toy's reverse_kl may be)
 
   std::string grid_label() const;  // "2x2"
 };

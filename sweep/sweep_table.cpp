@@ -101,6 +101,18 @@ std::vector<std::string> score_names(const std::vector<SweepRow>& rows) {
   return {names.begin(), names.end()};
 }
 
+namespace {
+
+// score_names() and the scores some run wrote as not finite.
+std::vector<std::string> csv_score_names(const std::vector<SweepRow>& rows) {
+  const std::vector<std::string> finite = score_names(rows);
+  std::set<std::string> names(finite.begin(), finite.end());
+  for (const SweepRow& row : rows) names.insert(row.run.unfinite_scores.begin(), row.run.unfinite_scores.end());
+  return {names.begin(), names.end()};
+}
+
+}  // namespace
+
 std::string main_score(const std::vector<SweepRow>& rows) {
   const std::vector<std::string> names = score_names(rows);
   const bool toy = std::any_of(rows.begin(), rows.end(),
@@ -111,7 +123,7 @@ std::string main_score(const std::vector<SweepRow>& rows) {
 }
 
 std::string csv_text(const std::vector<SweepRow>& rows) {
-  const std::vector<std::string> scores = score_names(rows), keys = varied_keys(rows);
+  const std::vector<std::string> scores = csv_score_names(rows), keys = varied_keys(rows);
   std::string out =
       "grid,rows,cols,cells,workers,seed,generations,s_per_generation,total_s,speedup,efficiency,compute_s,comm_s,"
       "comm_share,layout";
@@ -132,7 +144,10 @@ std::string csv_text(const std::vector<SweepRow>& rows) {
     out += fmt::format(",{}", row.overlapped.size());
     for (const std::string& name : scores) {
       const auto it = r.scores.find(name);
-      out += "," + (it == r.scores.end() ? std::string() : number(it->second, 4));
+      if (it != r.scores.end())
+        out += "," + number(it->second, 4);
+      else
+        out += r.unfinite_scores.count(name) > 0 ? ",nan" : ",";
     }
     out += "\n";
   }

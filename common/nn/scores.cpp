@@ -236,6 +236,20 @@ RealImageStats compute_real_stats(ScoreClassifier& classifier, const DataConfig&
                         train.count};
 }
 
+}  // namespace
+
+std::string real_stats_cache(const std::string& classifier_path, const DataConfig& data, const torch::Device& device) {
+  // The statistics of a GPU's classifier differ from the CPU's in the last
+  // bits: each device has its own cache, so a CPU run never reads a GPU's.
+  // A subset of the training images has its own, so that runs on the whole
+  // set and quick runs on a few do not overwrite each other's.
+  std::string path = classifier_path + (device.is_cuda() ? ".stats-cuda" : ".stats");
+  if (data.train_limit > 0) path += fmt::format("-limit-{}", data.train_limit);
+  return path + ".pt";
+}
+
+namespace {
+
 RealImageStats real_image_stats(ScoreClassifier& classifier, const std::string& classifier_path,
                                 const DataConfig& data) {
   CacheKey key;
@@ -243,9 +257,7 @@ RealImageStats real_image_stats(ScoreClassifier& classifier, const std::string& 
   classifier_hash.add_file(classifier_path);
   key.classifier_hash = classifier_hash.value();
   key.data_hash = training_data_hash(data);
-  // The statistics of a GPU's classifier differ from the CPU's in the last
-  // bits: each device has its own cache, so a CPU run never reads a GPU's.
-  const std::string cache_path = classifier_path + (device_of(classifier).is_cuda() ? ".stats-cuda.pt" : ".stats.pt");
+  const std::string cache_path = real_stats_cache(classifier_path, data, device_of(classifier));
 
   RealImageStats stats;
   if (load_cached_stats(cache_path, key, stats)) {

@@ -77,6 +77,11 @@ std::string objective_name(const Config& config);
 // <data folder>/classifier.pt when that is empty.
 std::string classifier_file(const Config& config);
 
+// Where the real training images' statistics (FID's) are cached, beside
+// the classifier: <classifier>.stats.pt, .stats-cuda.pt for a GPU's, with
+// -limit-N before .pt for data.train_limit N.
+std::string real_stats_cache(const std::string& classifier_path, const DataConfig& data, const torch::Device& device);
+
 // Loads what the configuration's dataset needs (the classifier and the
 // real training data for images; the mixture for toy data). Throws
 // InputError naming the missing file.

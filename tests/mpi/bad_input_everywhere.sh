@@ -107,6 +107,8 @@ expect_one_line sample-ensemble-folder "$WORK/out/adir: is a folder: expected an
 head -c 300 "$E" > "$WORK/trunc.bin"
 expect_one_line sample-truncated-ensemble "trunc.bin: checksum mismatch" \
   "$CELLGAN" sample --ensemble "$WORK/trunc.bin" --out "$WORK/out/s.npy"
+expect_one_line sample-class-of-a-plain-ensemble "cellgan sample: --class: $E has no classes: expected a per_class" \
+  "$CELLGAN" sample --ensemble "$E" --class 3 --out "$WORK/out/s.npy"
 # ---- score
 make_npy 10 2 "$WORK/nan.npy"; put_float "$WORK/nan.npy" 7 '\x00\x00\xc0\x7f'
 expect_one_line score-nan "nan.npy: value nan at \[3, 1\] (row, column from 0): expected finite samples" \
@@ -128,7 +130,8 @@ expect_one_line score-config-folder "$WORK/out/adir: is a folder: expected a YAM
 # ---- classifier, prepare-mnist: inputs and outputs before any work.
 expect_one_line classifier-threads-0 "cellgan classifier: --threads: 0 is out of range: expected 1..64" \
   "$CELLGAN" classifier --dataset idx --data "$WORK/no-data" --threads 0
-expect_one_line classifier-quote-in-path "it's: dataset folder not found" "$CELLGAN" classifier --dataset idx --data "it's"
+expect_one_line classifier-quote-in-path "it's: dataset folder not found (relative to the working directory $PWD)" \
+  "$CELLGAN" classifier --dataset idx --data "it's"
 expect_one_line classifier-out-under-a-file "--out: '$WORK/out/afile/c.pt' cannot be written" \
   "$CELLGAN" classifier --dataset idx --data "$WORK/no-data" --out "$WORK/out/afile/c.pt"
 expect_one_line prepare-out-under-a-file "cellgan prepare-mnist: --out: '$WORK/out/afile/m' cannot be created" \

@@ -245,13 +245,24 @@ TEST_F(ImageScorerTest, StaleCacheIsRecomputed) {
   const double full = make_scorer(config())->objective(samples);
   ASSERT_TRUE(fs::exists(cache_path()));
 
-  // Other training data (fewer images): other statistics.
+  // Fewer training images: other statistics, in a cache of their own
+  // (named by the limit), the whole set's left as it was.
+  const auto written = fs::last_write_time(cache_path());
   auto limited = config();
   limited.data.train_limit = 200;
+  const std::string limited_cache = real_stats_cache(classifier_path(), limited.data, torch::kCPU);
+  EXPECT_EQ(limited_cache, classifier_path() + ".stats-limit-200.pt");
+  fs::remove(limited_cache);
   const double from_limited = make_scorer(limited)->objective(samples);
   EXPECT_NE(from_limited, full);
-  // ... and back: the cache now holds the limited statistics, so the full
-  // configuration must notice and recompute what it had before.
+  EXPECT_TRUE(fs::exists(limited_cache));
+  EXPECT_EQ(fs::last_write_time(cache_path()), written);
+  EXPECT_EQ(make_scorer(config())->objective(samples), full);
+  EXPECT_EQ(make_scorer(limited)->objective(samples), from_limited);
+
+  // The same file made from other data (here the subset's statistics put
+  // where the whole set's belong) is noticed and recomputed.
+  fs::copy_file(limited_cache, cache_path(), fs::copy_options::overwrite_existing);
   EXPECT_EQ(make_scorer(config())->objective(samples), full);
 
   // Another classifier: other logits, so other statistics.

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <fmt/core.h>
@@ -128,6 +129,27 @@ TEST_F(RunFolders, SpeedUpIsAgainstWOneOfTheSameGridAndSeed) {
   EXPECT_EQ(first, "2x2,2,2,4,1,1,3,4.0000,12.50,1.000,1.000,4.0000,0.0000,0.0000,coevolution,0,7.0000,0.2500");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);
   EXPECT_EQ(main_score(rows), "modes_covered");
+}
+
+// A score written as null (not finite, as a toy's reverse_kl often is) keeps
+// its column in sweep.csv, as nan, and stays out of the tables' choice.
+TEST_F(RunFolders, AScoreNotFiniteKeepsItsColumnAsNan) {
+  const std::string dir = make_run("inf", 2, 2, 1, 1, 3, 1.0, 0.0);
+  std::ofstream(dir + "/result.json")
+      << "{\"seconds\": 12.5, \"scores\": {\"modes_covered\": 7, \"reverse_kl\": null, \"tvd\": 0.25}}";
+  const auto rows = sweep_rows({*read_run_record(dir), *read_run_record(make_run("finite", 2, 2, 1, 2, 3, 1.0, 0.0))});
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].run.scores.count("reverse_kl"), 0u);
+  EXPECT_EQ(rows[0].run.unfinite_scores, std::set<std::string>{"reverse_kl"});
+  std::istringstream lines(csv_text(rows));
+  std::string header, first, second;
+  std::getline(lines, header);
+  std::getline(lines, first);
+  std::getline(lines, second);
+  EXPECT_EQ(header.substr(header.rfind(",overlaps")), ",overlaps,modes_covered,reverse_kl,tvd");
+  EXPECT_EQ(first.substr(first.size() - std::string(",7.0000,nan,0.2500").size()), ",7.0000,nan,0.2500");
+  EXPECT_EQ(second.substr(second.size() - std::string(",7.0000,,0.2500").size()), ",7.0000,,0.2500");
+  EXPECT_EQ(score_names(rows), (std::vector<std::string>{"modes_covered", "tvd"}));
 }
 
 TEST_F(RunFolders, RunJsonGivesWLayoutTheSummedTimeAndSpans) {
