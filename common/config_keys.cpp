@@ -318,7 +318,8 @@ ConfigSection checkpoint() {
   return SectionTable<C>("checkpoint", &Config::checkpoint)
       .integer("every", &C::every, span_noted<I>(0, 1000000, "0 = none"),
                "every this many generations each worker saves its cells (individuals with Adam state and lr, "
-               "mixture) under `checkpoints/gen-NNNNNN/` and the master writes the manifest; 0 saves none. "
+               "mixture) under `checkpoints/gen-NNNNNN/` and the master writes the manifest (not after the last "
+               "generation, whose outputs stand for it); 0 saves none. "
                "`cellgan train --resume auto` continues from the newest complete one")
       .integer("keep", &C::keep, span<I>(1, 1000),
                "complete checkpoints kept; older ones are deleted once a newer one is complete (2 or more leaves "
