@@ -347,7 +347,11 @@ void Master::abort_workers(int exit_code, const std::string& reason) {
 }
 
 RunResult Master::run() {
-  StopSignals signals([this](int number) { request_stop(fmt::format("signal {}", strsignal(number))); });
+  // Named as a shell names it (SIGUSR1 is also what cellgan launch sends on an interrupt).
+  StopSignals signals([this](int number) {
+    const char* name = sigabbrev_np(number);
+    request_stop(name ? fmt::format("signal SIG{}", name) : fmt::format("signal {}", number));
+  });
   try {
     start(Clock::now());
     // Idle back-off (1 ms doubling to 20 ms): the master shares the cores

@@ -105,6 +105,8 @@ kill -INT "$launcher"
 rc=0; wait "$launcher" || rc=$?
 [ "$rc" -eq 75 ] || { cat "$WORK/err" >&2; fail "Ctrl-C: expected exit 75, got $rc"; }
 grep -q '"status":"stopped"' "$WORK/run/run.json" || { cat "$WORK/run/run.json" >&2; fail "run.json: not stopped"; }
+grep -q "stop requested (signal SIGUSR1)" "$WORK/run/events.log" \
+  || { cat "$WORK/run/events.log" >&2; fail "events.log does not name the launcher's SIGUSR1"; }
 ! grep -q "restart" "$WORK/err" || { cat "$WORK/err" >&2; fail "a stop on request was restarted"; }
 no_rank_left "after Ctrl-C"
 rc=0; launch -w 2 --recovery "$cfg" --resume auto || rc=$?
