@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,6 +24,7 @@
 #include "app/parse_options.h"
 #include "common/config.h"
 #include "common/error.h"
+#include "sweep/run_record.h"
 #include "sweep/sweep_outputs.h"
 #include "sweep/sweep_plan.h"
 #include "sweep/sweep_runner.h"
@@ -61,15 +63,20 @@ int collect(const po::variables_map& vm) {
                                  dir));
   const std::string out = vm.count("out") ? vm["out"].as<std::string>() : dir;
   check_output_folder("sweep", "out", out);
-  sweep::SweepNotes notes;
-  notes.title = fmt::format("Collected from the run folders under `{}`.", dir);
-  const sweep::OutputsReport report = sweep::write_sweep_outputs(dir, out, notes);
-  if (report.rows == 0 && report.unfinished.empty())
+  if (sweep::find_run_folders(dir).empty())
     throw InputError(fmt::format("cellgan sweep: --collect: '{}' holds no run folder (a folder with config.yaml) "
                                  "within 3 levels",
                                  dir));
+  sweep::SweepNotes notes;
+  notes.title = fmt::format("Collected from the run folders under `{}`.", dir);
+  const sweep::OutputsReport report = sweep::write_sweep_outputs(dir, out, notes);
   for (const std::string& f : report.unfinished) std::cerr << "cellgan sweep: unfinished, left out: " << f << "\n";
   print_report(report, out);
+  if (report.rows == 0 && report.unfinished.empty()) {
+    std::cerr << fmt::format("cellgan sweep: --collect: no run under '{}' finished or can resume (see {}/sweep.md)\n",
+                             dir, out);
+    return kExitFailure;
+  }
   return kExitOk;
 }
 
@@ -137,13 +144,33 @@ SweepRequest read_request(const po::variables_map& vm) {
   return request;
 }
 
-// The runs of the sweep, refused when the configuration refuses every one.
-std::vector<sweep::PlannedRun> plan_runs(const SweepRequest& request, const Config& config) {
-  const sweep::ConfigLoader load = [&](const std::vector<std::string>& own) {
+// Loads a run's configuration: the base file, the sweep's --set, then the run's own settings.
+sweep::ConfigLoader run_loader(const SweepRequest& request) {
+  return [&request](const std::vector<std::string>& own) {
     std::vector<std::string> all = request.settings;
     all.insert(all.end(), own.begin(), own.end());
     return load_config(request.config_path, all);
   };
+}
+
+// A run folder of this --out left by another command (other --set values,
+// say) would be kept, or resumed, as if this sweep had made it: refused
+// before anything runs.
+void refuse_runs_made_otherwise(const std::vector<sweep::PlannedRun>& plan, const sweep::SweepSetup& setup,
+                                const SweepRequest& request) {
+  const sweep::ConfigLoader load = run_loader(request);
+  for (const sweep::PlannedRun& run : plan) {
+    if (run.skip) continue;
+    if (const std::optional<std::string> why = sweep::made_otherwise(run, sweep::run_folder(setup, run), load))
+      throw InputError(fmt::format("cellgan sweep: --out {}: the run {} there was made otherwise ({}): expected the "
+                                   "command that made it, or another --out",
+                                   setup.out, run.name, *why));
+  }
+}
+
+// The runs of the sweep, refused when the configuration refuses every one.
+std::vector<sweep::PlannedRun> plan_runs(const SweepRequest& request, const Config& config) {
+  const sweep::ConfigLoader load = run_loader(request);
   std::vector<sweep::PlannedRun> plan =
       sweep::plan_sweep(config, request.grids, request.workers, request.seeds, request.varies, load);
   if (!plan.empty() && std::all_of(plan.begin(), plan.end(), [](const sweep::PlannedRun& r) { return r.skip.has_value(); }))
@@ -208,8 +235,9 @@ std::string sweep_command_line(const po::variables_map& vm, const SweepRequest& 
 
 // Writes the sweep's outputs, prints what became of the runs, returns the exit code.
 int report_outcome(const sweep::SweepOutcome& outcome, const std::string& command, const sweep::SweepSetup& setup,
-                   const std::string& out) {
+                   const std::string& out, const std::vector<sweep::Variation>& varies) {
   sweep::SweepNotes notes;
+  for (const sweep::Variation& v : varies) notes.varied_keys.push_back(v.key);
   notes.title = "`" + command + "`";
   notes.skipped = outcome.skipped;
   notes.failed = outcome.failed;
@@ -259,8 +287,9 @@ int sweep_command(const Args& args) {
   const std::string out = vm.count("out") ? vm["out"].as<std::string>() : "runs/sweep";
   check_output_folder("sweep", "out", out);
   const sweep::SweepSetup setup = make_setup(request, config, out);
+  refuse_runs_made_otherwise(plan, setup, request);
   const sweep::SweepOutcome outcome = run_plan(plan, setup);
-  return report_outcome(outcome, sweep_command_line(vm, request), setup, out);
+  return report_outcome(outcome, sweep_command_line(vm, request), setup, out, request.varies);
 }
 
 }  // namespace cellgan::app

@@ -133,12 +133,16 @@ std::optional<RunRecord> read_run_record(const std::string& folder) {
   return r;
 }
 
-std::vector<std::string> keep_varied_keys(std::vector<RunRecord>& records) {
+std::vector<std::string> keep_varied_keys(std::vector<RunRecord>& records, const std::vector<std::string>& declared) {
   std::set<std::string> all;
   for (const RunRecord& r : records)
     for (const auto& [key, value] : r.settings) all.insert(key);
   std::vector<std::string> varied;
   for (const std::string& key : all) {
+    if (std::find(declared.begin(), declared.end(), key) != declared.end()) {
+      varied.push_back(key);
+      continue;
+    }
     const auto under = [&key](const char* section) { return key.rfind(section, 0) == 0; };
     if (key == "grid.rows" || key == "grid.cols" || key == "seed" || key == "output_dir" || key == "layout" ||
         key == "faults" || key == "data.path" || under("runtime.") || under("status.") || under("checkpoint."))

@@ -79,8 +79,11 @@ std::optional<RunRecord> read_run_record(const std::string& folder);
 // column of its own) and the keys of how a run is run rather than what it
 // trains (runtime.*, status.*, checkpoint.*, faults, data.path). Returns
 // those keys. A number is written as the shortest text that reads back
-// as it (2.0000000000000001e-4 as 0.0002).
-std::vector<std::string> keep_varied_keys(std::vector<RunRecord>& records);
+// as it (2.0000000000000001e-4 as 0.0002). The keys `declared` (a sweep's
+// --vary) are kept whether or not the records differ in them, so a column
+// stays when only one of its values has finished.
+std::vector<std::string> keep_varied_keys(std::vector<RunRecord>& records,
+                                          const std::vector<std::string>& declared = {});
 
 // Every run folder at most `depth` levels under `root` (root itself
 // included), sorted by path.

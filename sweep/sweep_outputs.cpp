@@ -46,7 +46,7 @@ OutputsReport write_sweep_outputs(const std::string& runs_root, const std::strin
     }
   }
   for (const std::string& line : report.unreadable) notes.failed.push_back("unreadable: " + line);
-  keep_varied_keys(records);
+  keep_varied_keys(records, notes.varied_keys);
   const std::vector<SweepRow> rows = sweep_rows(records);
   report.rows = static_cast<int>(rows.size());
   report.counts = counts_text(rows, notes);

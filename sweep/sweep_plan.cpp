@@ -5,13 +5,19 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <regex>
+#include <utility>
 
+#include "common/config.h"
 #include "common/error.h"
 #include "common/layout_rules.h"
+#include "common/run_files.h"
 #include "sweep/number_text.h"
 
 namespace cellgan::sweep {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -76,12 +82,15 @@ std::vector<std::string> own_settings(const PlannedRun& run) {
 
 // Why the run cannot be run, if it cannot: the configuration's checks of
 // its settings, then the layout's worker rule (common/layout_rules.h).
-std::optional<std::string> misfit(const Config& base, const PlannedRun& run, const ConfigLoader& load) {
+std::optional<std::string> misfit(const Config& base, const PlannedRun& run, const ConfigLoader& load,
+                                  bool& by_config) {
   Config config = base;
+  by_config = false;
   if (load) {
     try {
       config = load(own_settings(run));
     } catch (const InputError& e) {
+      by_config = true;
       return std::string(e.what());
     }
   } else {
@@ -104,6 +113,30 @@ int natural_workers(const Config& config, const GridSize& grid) {
                                  "count (e.g. --workers 1,2)",
                                  to_string(config.layout)));
   return natural;
+}
+
+// InputError when a --vary value is refused by the configuration in every
+// run that has it: a value no combination can use (unless every run is
+// refused, which the caller reports).
+void refuse_values_refused_everywhere(const std::vector<PlannedRun>& runs, const std::vector<Variation>& varies) {
+  // Every run refused: the caller says so for the whole sweep.
+  if (std::all_of(runs.begin(), runs.end(), [](const PlannedRun& r) { return r.skip.has_value(); })) return;
+  for (const Variation& v : varies)
+    for (const std::string& value : v.values) {
+      const PlannedRun* refused = nullptr;
+      bool all = true;
+      for (const PlannedRun& run : runs) {
+        if (std::find(run.varied.begin(), run.varied.end(), std::pair{v.key, value}) == run.varied.end()) continue;
+        if (!run.refused_by_config) {
+          all = false;
+          break;
+        }
+        refused = &run;
+      }
+      if (all && refused)
+        throw InputError(fmt::format("cellgan sweep: --vary {}={}: refused in every run: {}", v.key, value,
+                                     *refused->skip));
+    }
 }
 
 }  // namespace
@@ -219,11 +252,38 @@ std::vector<PlannedRun> plan_sweep(const Config& config, const std::vector<GridS
               throw InputError(fmt::format("cellgan sweep: --vary: two runs would share the folder name {}: expected "
                                            "values that differ in letters, digits, '.' or '_'",
                                            run.name));
-          run.skip = misfit(config, run, load);
+          run.skip = misfit(config, run, load, run.refused_by_config);
           runs.push_back(run);
         }
   }
+  refuse_values_refused_everywhere(runs, varies);
   return runs;
+}
+
+std::optional<std::string> made_otherwise(const PlannedRun& run, const std::string& folder, const ConfigLoader& load) {
+  const fs::path saved_path = fs::path(folder) / run_files::kConfig;
+  std::error_code ec;
+  if (!fs::is_regular_file(saved_path, ec)) return std::nullopt;
+  Config saved;
+  try {
+    saved = load_config(saved_path.string());
+  } catch (const InputError& e) {
+    return fmt::format("its {} does not load: {}", run_files::kConfig, e.what());
+  }
+  const bool finished = fs::exists(fs::path(folder) / run_files::kResult, ec);
+  Config planned = load(own_settings(run));
+  planned.output_dir = saved.output_dir;
+  for (const std::string& d : config_differences(saved, planned)) {
+    const auto starts = [&d](const char* prefix) { return d.rfind(prefix, 0) == 0; };
+    if (starts("runtime.") || starts("status.") || starts("checkpoint.") || starts("faults") ||
+        (!finished && starts("training.generations:")))
+      continue;
+    const std::size_t colon = d.find(": "), vs = d.find(" vs ");
+    if (colon == std::string::npos || vs == std::string::npos) return d;
+    return fmt::format("{}: {} in the run, {} in this sweep", d.substr(0, colon), d.substr(colon + 2, vs - colon - 2),
+                       d.substr(vs + 4));
+  }
+  return std::nullopt;
 }
 
 std::vector<std::string> run_settings(const PlannedRun& run, const std::string& folder) {

@@ -45,6 +45,7 @@ struct PlannedRun {
   // digits, '.' and '_' as '_'.
   std::string name;
   std::optional<std::string> skip;   // why the run is not run, if it is not
+  bool refused_by_config = false;    // skip is the configuration's refusal (not the layout's worker rule)
 };
 
 // "1x1,2x2,3x4": grids of 1..64 rows and columns, no repeats.
@@ -71,10 +72,20 @@ using ConfigLoader = std::function<Config(const std::vector<std::string>& settin
 // none). The seeds are config.seed, config.seed + 1, ... (`seeds` of
 // them). `config` is the base configuration with the sweep's --set
 // settings; `load` (when given) loads each run's configuration with its
-// own settings as well, and a run it refuses is skipped with its words.
+// own settings as well, and a run it refuses is skipped with its words;
+// but a --vary value it refuses in every run that has it (a typo, not a
+// combination) is an InputError.
 std::vector<PlannedRun> plan_sweep(const Config& config, const std::vector<GridSize>& grids,
                                    const std::vector<int>& workers, int seeds, const std::vector<Variation>& varies = {},
                                    const ConfigLoader& load = {});
+
+// Why the finished or interrupted run in `folder` (its config.yaml) is not
+// the run `run` of this sweep, if it is not: the first key whose value
+// differs from what `load` gives it ("training.generations: 3 in the run,
+// 5 in this sweep"). output_dir and how a run is run (runtime.*, status.*,
+// checkpoint.*, faults) may differ, and training.generations while the
+// run is unfinished (it resumes to the new count). No config.yaml: none.
+std::optional<std::string> made_otherwise(const PlannedRun& run, const std::string& folder, const ConfigLoader& load);
 
 // The --set settings of one run: grid rows, grid columns, seed, the varied
 // keys and, last, output_dir (the run folder `folder`).

@@ -60,6 +60,7 @@ struct SweepNotes {
   std::vector<std::string> failed;        // "g2x2-w2-s1: exit 1 (logs/g2x2-w2-s1.log)"
   std::vector<std::string> unfinished;    // interrupted, to be resumed
   std::vector<std::pair<std::string, std::string>> plots;  // file, caption
+  std::vector<std::string> varied_keys;   // the sweep's --vary keys: columns however many values finished
 };
 // "3 finished runs, 1 failed, 2 skipped": what sweep.md says and the
 // terminal prints, from the same numbers.

@@ -4,7 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include "common/config.h"
 #include "common/error.h"
+#include "common/run_files.h"
 
 namespace cellgan::sweep {
 namespace {
@@ -121,6 +126,68 @@ TEST(SweepPlan, WhatTheConfigurationRefusesIsSkippedWithItsWords) {
   EXPECT_FALSE(plan[1].skip) << "data_parallel sweeps W";
   ASSERT_TRUE(plan[2].skip);
   EXPECT_EQ(*plan[2].skip, "base.yaml: grid: 2x2 is out of range for layout data_parallel");
+}
+
+// A --vary value the configuration refuses in every run that has it is a
+// typo, refused at once with its words; refused in some runs only (with a
+// grid), it is skipped there; every run refused is the caller's to say.
+TEST(SweepPlan, AVaryValueRefusedInEveryRunIsAnError) {
+  Config config;
+  const ConfigLoader load = [](const std::vector<std::string>& settings) {
+    bool big = false, zero = false;
+    for (const std::string& s : settings) {
+      big = big || s == "grid.rows=2";
+      zero = zero || s == "training.batch_size=0";
+    }
+    if (zero) throw InputError("base.yaml: training.batch_size: 0 is out of range: expected 1..100000");
+    if (big) throw InputError("base.yaml: grid: 2x2 is out of range for this test");
+    return Config();
+  };
+  try {
+    plan_sweep(config, parse_grids("1x1"), parse_workers("1"), 1, {parse_vary("training.batch_size=50,0")}, load);
+    FAIL() << "a batch size of 0 was planned";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "cellgan sweep: --vary training.batch_size=0: refused in every run: base.yaml: "
+                                     "training.batch_size: 0 is out of range: expected 1..100000");
+  }
+  const auto plan =
+      plan_sweep(config, parse_grids("1x1,2x2"), parse_workers("1"), 1, {parse_vary("training.batch_size=50,60")}, load);
+  ASSERT_EQ(plan.size(), 4u);
+  EXPECT_FALSE(plan[0].skip);
+  EXPECT_TRUE(plan[2].skip && plan[2].refused_by_config);
+  const auto none = plan_sweep(config, parse_grids("2x2"), parse_workers("1"), 1,
+                               {parse_vary("training.batch_size=50,60")}, load);
+  EXPECT_TRUE(none[0].skip && none[1].skip) << "every run refused: planned, for the caller to refuse";
+}
+
+// A run folder made by another command is named with its first difference;
+// how a run is run may differ, and training.generations while unfinished.
+TEST(SweepPlan, ARunFolderMadeOtherwiseIsNamedWithItsFirstDifference) {
+  const std::filesystem::path folder = std::filesystem::temp_directory_path() / "cellgan-made-otherwise";
+  std::filesystem::remove_all(folder);
+  std::filesystem::create_directories(folder);
+  Config made;
+  made.training.generations = 3;
+  made.output_dir = folder.string();
+  const auto planned_with = [](std::int64_t generations, const std::string& device) {
+    return [generations, device](const std::vector<std::string>&) {
+      Config c;
+      c.training.generations = generations;
+      c.runtime.device = device;
+      c.output_dir = "elsewhere";
+      return c;
+    };
+  };
+  PlannedRun run;
+  EXPECT_FALSE(made_otherwise(run, folder.string(), planned_with(5, "cpu"))) << "no config.yaml: a new run";
+  std::ofstream(folder / run_files::kConfig) << to_yaml(made);
+  EXPECT_FALSE(made_otherwise(run, folder.string(), planned_with(3, "cpu")));
+  EXPECT_FALSE(made_otherwise(run, folder.string(), planned_with(3, "cuda")));
+  EXPECT_FALSE(made_otherwise(run, folder.string(), planned_with(5, "cpu"))) << "unfinished: resumes to 5";
+  std::ofstream(folder / run_files::kResult) << "{}";
+  EXPECT_EQ(made_otherwise(run, folder.string(), planned_with(5, "cpu")),
+            "training.generations: 3 in the run, 5 in this sweep");
+  std::filesystem::remove_all(folder);
 }
 
 }  // namespace

@@ -131,6 +131,17 @@ TEST_F(RunFolders, SpeedUpIsAgainstWOneOfTheSameGridAndSeed) {
   EXPECT_EQ(main_score(rows), "modes_covered");
 }
 
+// A key the sweep varied keeps its column when the runs that finished
+// agree in it (the other value failed, or is still to run).
+TEST_F(RunFolders, AVariedKeyKeepsItsColumnWhenOneValueFinished) {
+  std::vector<RunRecord> runs{*read_run_record(make_run("one", 2, 2, 1, 1, 3, 1.0, 0.0))};
+  EXPECT_TRUE(keep_varied_keys(runs).empty());
+  EXPECT_EQ(keep_varied_keys(runs, {"training.batch_size"}), std::vector<std::string>{"training.batch_size"});
+  EXPECT_EQ(runs[0].values.at("training.batch_size"), "100");
+  const std::string header = csv_text(sweep_rows(runs)).substr(0, csv_text(sweep_rows(runs)).find('\n'));
+  EXPECT_NE(header.find(",layout,training.batch_size,overlaps,"), std::string::npos) << header;
+}
+
 // A score written as null (not finite, as a toy's reverse_kl often is) keeps
 // its column in sweep.csv, as nan, and stays out of the tables' choice.
 TEST_F(RunFolders, AScoreNotFiniteKeepsItsColumnAsNan) {

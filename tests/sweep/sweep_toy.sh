@@ -123,6 +123,18 @@ done
 head -1 "$WORK/vary/sweep.csv" | grep -q ",layout,training.batch_size,overlaps," || fail "--vary: no column: $(head -1 "$WORK/vary/sweep.csv")"
 [ "$(cut -d, -f16 "$WORK/vary/sweep.csv" | tail -n +2 | sort -n | tr '\n' ' ')" = "32 64 " ] || fail "--vary: the values $(cat "$WORK/vary/sweep.csv")"
 [ -s "$WORK/vary/vary.png" ] && grep -q "(vary.png)" "$WORK/vary/sweep.md" || fail "--vary: no vary.png in sweep.md"
+# The same --out with other settings: refused before anything runs, naming
+# the run and the key, instead of keeping runs this command did not make.
+set +e; "$CELLGAN" sweep --config "$CONFIG" --vary training.batch_size=32,64 --set training.generations=5 \
+  --out "$WORK/vary" >"$WORK/other.out" 2>"$WORK/other.err"; rc=$?; set -e
+[ "$rc" -eq 2 ] || { cat "$WORK/other.err" >&2; fail "other settings in the same --out: exit $rc, expected 2"; }
+grep -q "the run g1x1-w1-s3-batch_size32 there was made otherwise (training.generations: 4 in the run, 5 in this sweep)" \
+  "$WORK/other.err" || fail "other settings: $(cat "$WORK/other.err")"
+# A value no run can take is refused at once; a folder without runs collects nothing.
+bad "training.batch_size=0: refused in every run" --config "$CONFIG" --vary training.batch_size=32,0
+mkdir -p "$WORK/empty"
+bad "holds no run folder" --collect "$WORK/empty"
+[ -z "$(ls -A "$WORK/empty")" ] || fail "--collect of an empty folder wrote $(ls "$WORK/empty")"
 grep -q "^sweep: 2 finished runs: table" "$WORK/vary.out" && grep -q "^2 finished runs\." "$WORK/vary/sweep.md" ||
   fail "--vary: the terminal and sweep.md disagree: $(cat "$WORK/vary.out")"
 echo "PASS: interrupted and resumed, finished runs kept, outputs consistent, --collect the same, bad options rejected, --vary"
