@@ -43,6 +43,19 @@ std::optional<std::int64_t> generations_written(const fs::path& folder) {
   }
 }
 
+// The last line of a run's log where cellgan says why it ended
+// ("cellgan: error: ..." or "cellgan: failed: ..."), without the prefix and
+// cut to 200 characters; empty when there is none.
+std::string why_it_failed(const std::string& log) {
+  std::ifstream in(log);
+  std::string last;
+  for (std::string line; std::getline(in, line);)
+    for (const char* prefix : {"cellgan: error: ", "cellgan: failed: "})
+      if (const std::size_t at = line.find(prefix); at != std::string::npos) last = line.substr(at + std::string(prefix).size());
+  if (last.size() > 200) last = last.substr(0, 197) + "...";
+  return last;
+}
+
 // The work of a run on one worker, for the estimate of the time left.
 double weight(const PlannedRun& run) { return static_cast<double>(run.grid.cells()) / run.workers; }
 
@@ -203,7 +216,8 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& plan, const SweepSetup& se
       say(fmt::format("{}: stopped after {} (exit {}): run the sweep again to resume it", head, duration(seconds),
                       code));
     } else {
-      out.failed.push_back(fmt::format("{}: exit {} (see {})", run.name, code, log));
+      const std::string why = why_it_failed(log_file(setup, run));
+      out.failed.push_back(fmt::format("{}: exit {}{} (see {})", run.name, code, why.empty() ? "" : ": " + why, log));
       pace.weight_left -= weight(run);
       say(fmt::format("{}: failed after {} with exit {} (see {})", head, duration(seconds), code,
                       (fs::path(setup.out) / log).string()));

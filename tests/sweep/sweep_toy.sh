@@ -83,15 +83,19 @@ grep -q "Skipped" "$OUT/sweep.md" || fail "sweep.md does not list the skipped ru
 cmp -s "$csv" "$WORK/collected/sweep.csv" || { diff "$csv" "$WORK/collected/sweep.csv" >&2; fail "--collect gave other rows"; }
 [ -s "$WORK/collected/phases.png" ] || fail "--collect drew no plots"
 
-# 5. Failed runs are reported and the sweep goes on: a launcher that fails.
+# 5. Failed runs are reported, with the line that says why, and the sweep
+# goes on: a launcher that fails as cellgan does.
+printf '#!/bin/sh\necho "cellgan: error: base.yaml: training.x: broken on purpose" >&2\nexit 1\n' > "$WORK/failer"
+chmod +x "$WORK/failer"
 set +e
-CELLGAN_MPIRUN=false "$CELLGAN" sweep --config "$CONFIG" --grids 1x1,2x2 --workers 1 --out "$WORK/failing" \
+CELLGAN_MPIRUN="$WORK/failer" "$CELLGAN" sweep --config "$CONFIG" --grids 1x1,2x2 --workers 1 --out "$WORK/failing" \
   >"$WORK/failing.out" 2>"$WORK/failing.err"
 rc=$?
 set -e
 [ "$rc" -eq 1 ] || fail "a sweep whose runs fail exited $rc, expected 1"
 [ "$(grep -c "failed after" "$WORK/failing.err")" -eq 2 ] || fail "expected both failed runs reported: $(cat "$WORK/failing.err")"
-grep -q "failed: g2x2-w1-s3: exit 1" "$WORK/failing.out" || fail "the summary does not name the failed run"
+grep -q "failed: g2x2-w1-s3: exit 1: base.yaml: training.x: broken on purpose (see logs/" "$WORK/failing.out" \
+  || fail "the summary does not name the failed run and why: $(cat "$WORK/failing.out")"
 grep -q -A3 "^Failed" "$WORK/failing/sweep.md" || fail "sweep.md does not list the failed runs"
 
 # 6. Bad options: one line naming the flag, exit 2, nothing written.
