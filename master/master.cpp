@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -185,10 +186,15 @@ void Master::advance_stop(Clock::time_point /*now*/) {
         log::info("stopping after generation {}: waiting for its checkpoint", step.generation);
       return;
     case Kind::kStop: {
-      const std::string what = fmt::format(
-          "stopped after generation {} with a complete checkpoint: run the same command with --resume auto to "
-          "continue",
-          step.generation);
+      // Under SLURM the same sbatch line names a new folder (runs/slurm-<jobid>):
+      // the way back is CELLGAN_RUN_DIR (deploy/slurm/cellgan.sbatch).
+      const std::string how =
+          std::getenv("SLURM_JOB_ID") != nullptr
+              ? fmt::format("a requeued job resumes by itself; else submit it again with CELLGAN_RUN_DIR={}",
+                            config_.output_dir)
+              : std::string("run the same command with --resume auto to continue");
+      const std::string what =
+          fmt::format("stopped after generation {} with a complete checkpoint: {}", step.generation, how);
       event(what);
       abort_workers(kExitRestart, what);
       throw RestartNeeded(what);

@@ -27,6 +27,8 @@ for launcher in srun mpirun; do
   [ "$(job_field "$id" JobState)" = COMPLETED ] || { cat "$log" >&2; fail "$launcher job $id: $(job_field "$id" JobState)"; }
   grep -q "SIGUSR1: asking the run to checkpoint and stop" "$log" || { cat "$log" >&2; fail "$launcher: the script did not see SIGUSR1"; }
   grep -q "^cellgan: stopped: stopped after generation" "$log" || { cat "$log" >&2; fail "$launcher: cellgan did not stop with a checkpoint"; }
+  grep -q "a requeued job resumes by itself; else submit it again with CELLGAN_RUN_DIR=$run" "$run/events.log" \
+    || { cat "$run/events.log" >&2; fail "$launcher: the stop does not say how a SLURM job resumes"; }
   grep -q "stopped with a checkpoint on SIGUSR1: requeueing job $id" "$log" \
     || { cat "$log" >&2; fail "$launcher: the script did not requeue its job"; }
   grep -q "cellgan.sbatch: job $id, start 2," "$log" || { cat "$log" >&2; fail "$launcher job $id: no second start"; }
