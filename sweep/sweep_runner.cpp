@@ -50,8 +50,8 @@ std::string why_it_failed(const std::string& log) {
   std::ifstream in(log);
   std::string last;
   for (std::string line; std::getline(in, line);)
-    for (const char* prefix : {"cellgan: error: ", "cellgan: failed: "})
-      if (const std::size_t at = line.find(prefix); at != std::string::npos) last = line.substr(at + std::string(prefix).size());
+    for (const std::string prefix : {"cellgan: error: ", "cellgan: failed: "})
+      if (const std::size_t at = line.find(prefix); at != std::string::npos) last = line.substr(at + prefix.size());
   if (last.size() > 200) last = last.substr(0, 197) + "...";
   return last;
 }
