@@ -19,6 +19,7 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "common/nn/device.h"
+#include "common/nn/run_checks.h"
 #include "launch/launcher.h"
 #include "master/master_layout.h"
 #include "master/resume_plan.h"
@@ -36,6 +37,18 @@ int worker_slots(launch::Starter starter) {
     if (const char* tasks = std::getenv("SLURM_NTASKS"); tasks != nullptr && std::atoi(tasks) >= 2)
       return std::atoi(tasks) - 1;
   return launch::cores_seen();
+}
+
+// What the master checks of the device at its start (no such GPU; fp16,
+// nccl or CUDA graphs where they cannot run), checked here first so that
+// it is one line before any rank starts. Without a GPU to check against
+// here (srun or a hostfile may place the ranks elsewhere), the master
+// checks alone.
+void check_device(const Config& config, launch::Starter starter) {
+  if (starter == launch::Starter::kSrun || std::getenv("OMPI_MCA_orte_default_hostfile") != nullptr ||
+      std::getenv("PRTE_MCA_prte_default_hostfile") != nullptr)
+    return;
+  check_runs_on(config, device_to_check(config.runtime.device, 0, fmt::format("{}: runtime.device", config.source)));
 }
 
 // The worker count (launch::choose_workers), refused when data_parallel's
@@ -102,6 +115,7 @@ int launch_command(const Args& args) {
 
   launch::LaunchSetup setup;
   setup.starter = launch::choose_starter(vm["starter"].as<std::string>());
+  check_device(config, setup.starter);
   setup.workers = chosen_workers(config, requested, setup.starter);
   // What the master would refuse about the run folder after the ranks
   // started (in use, finished, not this run, records missing), said at

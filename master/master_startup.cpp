@@ -64,7 +64,7 @@ StartMessage Master::check_input() {
   board_ = make_job_status_board(config_, objective_name(config_), workers_, layout_->cell_owners(), Clock::now());
   status_ = start_status_server(config_, *board_);  // InputError if its port is taken
   const auto lock = lock_torch_generator();
-  const torch::Device device = resolve_device(config_.runtime.device);  // InputError: no such GPU
+  const torch::Device device = resolve_device(config_.runtime.device, fmt::format("{}: runtime.device", config_.source));  // InputError: no such GPU
   check_runs_on(config_, device);  // InputError: fp16, nccl or cuda_graphs where they cannot run
   master_device_ = describe_device(device);
   scorer_ = make_scorer(config_, device);  // checks the data and the classifier

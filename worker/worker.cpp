@@ -85,7 +85,7 @@ void prepare(const StartMessage& start, int rank, int workers, bool throw_at_sta
     s.from = ResumeFrom{start.resume_generation, start.resume_folder, read_manifest(start.resume_folder)};
   log::set_level(log::parse_level(s.config.runtime.log_level));
   torch::set_num_threads(static_cast<int>(s.config.runtime.threads));
-  s.device = resolve_device(s.config.runtime.device);
+  s.device = resolve_device(s.config.runtime.device, fmt::format("{}: runtime.device", s.config.source));
   log::info("worker rank {}: device {}", rank, describe_device(s.device));
   check_runs_on(s.config, s.device);  // InputError: fp16, nccl or cuda_graphs where they cannot run
   s.layout = make_worker_layout(s.config, workers, s.device);

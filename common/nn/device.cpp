@@ -50,7 +50,7 @@ int visible_gpus() {
   return torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0;
 }
 
-torch::Device resolve_device(const std::string& spec, int local_rank, const std::string& what) {
+torch::Device device_to_check(const std::string& spec, int local_rank, const std::string& what) {
   if (!is_device_spec(spec))
     throw InputError(fmt::format("{}: '{}' is not a device: expected auto, cpu, cuda or cuda:N", what, spec));
   if (spec == "cpu") return torch::Device(torch::kCPU);
@@ -66,7 +66,12 @@ torch::Device resolve_device(const std::string& spec, int local_rank, const std:
       throw InputError(fmt::format("{}: {} asked for, but {} GPU{} visible (cuda:0..cuda:{})", what, spec, gpus,
                                    gpus == 1 ? " is" : "s are", gpus - 1));
   }
-  const torch::Device device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+}
+
+torch::Device resolve_device(const std::string& spec, int local_rank, const std::string& what) {
+  const torch::Device device = device_to_check(spec, local_rank, what);
+  if (!device.is_cuda()) return device;
   make_gpu_results_repeatable();
   // The rank's current GPU, so that work without an explicit device (and
   // the CUDA context) lands on it too.

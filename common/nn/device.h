@@ -37,6 +37,10 @@ int node_local_rank();
 torch::Device resolve_device(const std::string& spec, int local_rank, const std::string& what = "runtime.device");
 // The same for this process (node_local_rank()).
 torch::Device resolve_device(const std::string& spec, const std::string& what = "runtime.device");
+// The device resolve_device() would give, with its checks and errors, but
+// without making it the current one or starting CUDA on it: for a process
+// that only checks a configuration (cellgan launch, before any rank starts).
+torch::Device device_to_check(const std::string& spec, int local_rank, const std::string& what = "runtime.device");
 
 // "cpu" or "cuda:N": the form torch::Device(std::string) reads back.
 std::string describe_device(const torch::Device& device);

@@ -82,6 +82,9 @@ expect_one_line launch-output-dir-in-proc "output_dir: '/proc/cellgan-test/run' 
 # A section set to null is not its defaults.
 expect_one_line launch-section-null "(with --set): training: null: expected a mapping" \
   "$CELLGAN" launch -w 2 "$cfg" --set training=null --set output_dir="$WORK/out/null"
+# A device the job cannot have (no GPU here, or fewer than 16): named with the file, before any rank starts.
+expect_one_line launch-no-such-gpu "(with --set): runtime.device: cuda:15 asked for, but" \
+  "$CELLGAN" launch -w 2 "$cfg" --set runtime.device=cuda:15 --set output_dir="$WORK/out/gpu"
 # Bytes of a garbage configuration come back as \xNN, never raw.
 printf 'seed: 1\n\xff\xfe\x1b[2J: 3\n' > "$WORK/garbage.yaml"
 expect_one_line launch-garbage-config 'garbage.yaml: \\xFF\\xFE\\x1B\[2J: unknown key' "$CELLGAN" launch -w 2 "$WORK/garbage.yaml"
