@@ -73,7 +73,8 @@ int launch_command(const Args& args) {
   po::options_description options("options");
   options.add_options()("config", po::value<std::string>()->required(), "the run's YAML configuration")(
       "workers,w", po::value<int>()->default_value(0)->value_name("W"),
-      "worker ranks (the job has W + 1); default: one per cell (per class for per_class), at most the cores seen "
+      "worker ranks (the job has W + 1); default: one per cell (per class for per_class, per core for "
+      "data_parallel), at most the cores seen "
       "and one per GPU the run computes on, or the tasks of a SLURM allocation less one")(
       "max-restarts", po::value<int>()->default_value(3)->value_name("N"),
       "restart a job that stopped, failed or stalled at most N times, each from its newest checkpoint")(

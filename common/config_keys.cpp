@@ -80,7 +80,7 @@ void per_class_rules(const Config& c, const KeyFailure& fail) {
     fail("layout", fmt::format("per_class needs labelled images: expected data.dataset mnist, fashion or idx, not {}",
                                to_string(c.data.dataset)));
   if (c.network.kind == NetworkKind::kDcganConditional)
-    fail("network.kind", "per_class trains one unconditional GAN per class: expected mlp or dcgan, not "
+    fail("network.kind", "per_class trains one unconditional GAN per class: expected mlp, dcgan or sngan, not "
                          "dcgan_conditional");
   if (c.grid.cols != 1 || c.grid.rows > kClassCount)
     fail("grid", fmt::format("{}x{} does not fit layout per_class: expected K rows (the classes 0..K-1, K <= {}) and "

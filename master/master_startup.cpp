@@ -57,7 +57,7 @@ StartMessage Master::check_input() {
   if (workers_ < 1)
     throw InputError(fmt::format("{}: workers: the job has 1 rank: expected a master and at least one worker, "
                                  "e.g. mpirun -np 3 cellgan train {}",
-                                 config_.source, config_.source));
+                                 config_.source, config_path_));
   layout_ = make_master_layout(config_, workers_);
   add_faults(config_, command_line_faults_, workers_);
   plan_ = plan_resume(config_, resume_, layout_->records_per_generation());

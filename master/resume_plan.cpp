@@ -124,6 +124,10 @@ ResumePlan plan_resume(const Config& config, const std::string& resume, int reco
   if (exists && fs::exists(dir / run_files::kResult, ec))
     throw InputError(fmt::format("{}: --resume: '{}' holds a finished run (result.json): nothing to resume",
                                  config.source, config.output_dir));
+  if (resume != "auto" && !fs::is_directory(resume, ec))
+    throw InputError(fmt::format("--resume {}: no such folder: expected auto or a checkpoint folder of the run "
+                                 "(checkpoints/gen-NNNNNN under '{}')",
+                                 resume, config.output_dir));
   if (!interrupted) {
     if (resume != "auto")
       throw InputError(fmt::format("--resume {}: '{}' (output_dir of {}) holds no interrupted run", resume,

@@ -149,6 +149,15 @@ TEST(Resume, BadResumeRequestsAreOneLineAndExit2) {
   missing.resume = dir + "/checkpoints/gen-000002";
   auto out = run_one_process_job(config, 1, missing);
   EXPECT_EQ(out.master_code, kExitBadInput);
+  EXPECT_NE(out.master_error.find("gen-000002: no such folder: expected auto or a checkpoint folder"),
+            std::string::npos)
+      << out.master_error;
+  EXPECT_FALSE(fs::exists(dir));
+  // One that exists, of a folder with no run in it.
+  missing.resume = tmp.file("elsewhere");
+  fs::create_directories(missing.resume);
+  out = run_one_process_job(config, 1, missing);
+  EXPECT_EQ(out.master_code, kExitBadInput);
   EXPECT_NE(out.master_error.find("holds no interrupted run"), std::string::npos) << out.master_error;
   EXPECT_FALSE(fs::exists(dir));
 
