@@ -42,12 +42,13 @@ int worker_slots(launch::Starter starter) {
 // What the master checks of the device at its start (no such GPU; fp16,
 // nccl or CUDA graphs where they cannot run), checked here first so that
 // it is one line before any rank starts. Without a GPU to check against
-// here (srun or a hostfile may place the ranks elsewhere), the master
-// checks alone.
+// here (in a SLURM allocation, or with a hostfile, the ranks may run on
+// other nodes), the master checks alone.
 void check_device(const Config& config, launch::Starter starter) {
-  if (starter == launch::Starter::kSrun || std::getenv("OMPI_MCA_orte_default_hostfile") != nullptr ||
-      std::getenv("PRTE_MCA_prte_default_hostfile") != nullptr)
-    return;
+  for (const char* elsewhere : {"SLURM_JOB_ID", "OMPI_MCA_orte_default_hostfile", "PRTE_MCA_prte_default_hostfile",
+                                 "HYDRA_HOST_FILE"})
+    if (std::getenv(elsewhere) != nullptr) return;
+  if (starter == launch::Starter::kSrun) return;
   check_runs_on(config, device_to_check(config.runtime.device, 0, fmt::format("{}: runtime.device", config.source)));
 }
 

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -186,12 +187,13 @@ void Master::advance_stop(Clock::time_point /*now*/) {
         log::info("stopping after generation {}: waiting for its checkpoint", step.generation);
       return;
     case Kind::kStop: {
-      // Under SLURM the same sbatch line names a new folder (runs/slurm-<jobid>):
-      // the way back is CELLGAN_RUN_DIR (deploy/slurm/cellgan.sbatch).
+      // Under deploy/slurm/cellgan.sbatch the same sbatch line names a new
+      // folder (runs/slurm-<jobid>): the way back is CELLGAN_RUN_DIR.
+      const char* sbatch_dir = std::getenv("CELLGAN_SBATCH_RUN_DIR");
       const std::string how =
-          std::getenv("SLURM_JOB_ID") != nullptr
+          sbatch_dir != nullptr && *sbatch_dir != '\0'
               ? fmt::format("a requeued job resumes by itself; else submit it again with CELLGAN_RUN_DIR={}",
-                            config_.output_dir)
+                            sbatch_dir)
               : std::string("run the same command with --resume auto to continue");
       const std::string what =
           fmt::format("stopped after generation {} with a complete checkpoint: {}", step.generation, how);
@@ -355,8 +357,11 @@ void Master::abort_workers(int exit_code, const std::string& reason) {
 RunResult Master::run() {
   // Named as a shell names it (SIGUSR1 is also what cellgan launch sends on an interrupt).
   StopSignals signals([this](int number) {
-    const char* name = sigabbrev_np(number);
-    request_stop(name ? fmt::format("signal SIG{}", name) : fmt::format("signal {}", number));
+    const char* name = number == SIGUSR1 ? "SIGUSR1"
+                       : number == SIGTERM ? "SIGTERM"
+                       : number == SIGINT  ? "SIGINT"
+                                           : nullptr;
+    request_stop(name ? fmt::format("signal {}", name) : fmt::format("signal {}", number));
   });
   try {
     start(Clock::now());

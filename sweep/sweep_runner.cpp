@@ -43,15 +43,18 @@ std::optional<std::int64_t> generations_written(const fs::path& folder) {
   }
 }
 
-// The last line of a run's log where cellgan says why it ended
-// ("cellgan: error: ..." or "cellgan: failed: ..."), without the prefix and
-// cut to 200 characters; empty when there is none.
+// The last line of a run's log, since its last attempt's command line
+// ("# cellgan launch ..."), where cellgan says why it ended ("cellgan:
+// error: ..." or "cellgan: failed: ..."), without the prefix and cut to 200
+// characters; empty when there is none.
 std::string why_it_failed(const std::string& log) {
   std::ifstream in(log);
   std::string last;
-  for (std::string line; std::getline(in, line);)
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("# ", 0) == 0) last.clear();  // an attempt begins
     for (const std::string prefix : {"cellgan: error: ", "cellgan: failed: "})
       if (const std::size_t at = line.find(prefix); at != std::string::npos) last = line.substr(at + prefix.size());
+  }
   if (last.size() > 200) last = last.substr(0, 197) + "...";
   return last;
 }

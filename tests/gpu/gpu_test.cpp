@@ -246,6 +246,9 @@ TEST(Gpu, CellsWhoseGameLossesAreTakenTogetherGetTheBitsOfEachCellAlone) {
   PairGame alone;
   for (Players& p : cells) alone.play(p.g, p.d, p.work.fitness_real, p.work.fitness_latent, BceForm::kPyTorch, nullptr);
   const std::vector<double> one_by_one = fitness();
+  for (Players& p : cells)
+    for (std::vector<Individual*>* who : {&p.g, &p.d})
+      for (Individual* i : *who) i->fitness = 0.0;
   PairGame together;
   together.play_cells({{cells[0].g, cells[0].d, cells[0].work.fitness_real, cells[0].work.fitness_latent, nullptr},
                        {cells[1].g, cells[1].d, cells[1].work.fitness_real, cells[1].work.fitness_latent, nullptr}},

@@ -10,6 +10,7 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "common/run_files.h"
+#include "tests/common/test_files.h"
 
 namespace cellgan::sweep {
 namespace {
@@ -163,9 +164,8 @@ TEST(SweepPlan, AVaryValueRefusedInEveryRunIsAnError) {
 // A run folder made by another command is named with its first difference;
 // how a run is run may differ, and training.generations while unfinished.
 TEST(SweepPlan, ARunFolderMadeOtherwiseIsNamedWithItsFirstDifference) {
-  const std::filesystem::path folder = std::filesystem::temp_directory_path() / "cellgan-made-otherwise";
-  std::filesystem::remove_all(folder);
-  std::filesystem::create_directories(folder);
+  const test::TempDir tmp;
+  const std::filesystem::path folder = tmp.path();
   Config made;
   made.training.generations = 3;
   made.output_dir = folder.string();
@@ -187,7 +187,6 @@ TEST(SweepPlan, ARunFolderMadeOtherwiseIsNamedWithItsFirstDifference) {
   std::ofstream(folder / run_files::kResult) << "{}";
   EXPECT_EQ(made_otherwise(run, folder.string(), planned_with(5, "cpu")),
             "training.generations: 3 in the run, 5 in this sweep");
-  std::filesystem::remove_all(folder);
 }
 
 }  // namespace

@@ -138,6 +138,8 @@ grep -q "the run g1x1-w1-s3-batch_size32 there was made otherwise (training.gene
 bad "training.batch_size=0: refused in every run" --config "$CONFIG" --vary training.batch_size=32,0
 mkdir -p "$WORK/empty"
 bad "holds no run folder" --collect "$WORK/empty"
+set +e; "$CELLGAN" sweep --collect "$WORK/empty" >/dev/null 2>&1; rc=$?; set -e
+[ "$rc" -eq 2 ] || fail "--collect of an empty folder, its own --out: exit $rc, expected 2"
 [ -z "$(ls -A "$WORK/empty")" ] || fail "--collect of an empty folder wrote $(ls "$WORK/empty")"
 grep -q "^sweep: 2 finished runs: table" "$WORK/vary.out" && grep -q "^2 finished runs\." "$WORK/vary/sweep.md" ||
   fail "--vary: the terminal and sweep.md disagree: $(cat "$WORK/vary.out")"
