@@ -39,16 +39,22 @@ int worker_slots(launch::Starter starter) {
   return launch::cores_seen();
 }
 
+// Whether mpirun has a default hostfile, and so may place ranks on hosts
+// whose GPUs are not the ones seen here.
+bool default_hostfile() {
+  return std::getenv("OMPI_MCA_orte_default_hostfile") != nullptr ||
+         std::getenv("PRTE_MCA_prte_default_hostfile") != nullptr;
+}
+
 // What the master checks of the device at its start (no such GPU; fp16,
 // nccl or CUDA graphs where they cannot run), checked here first so that
 // it is one line before any rank starts. Without a GPU to check against
 // here (in a SLURM allocation, or with a hostfile, the ranks may run on
 // other nodes), the master checks alone.
 void check_device(const Config& config, launch::Starter starter) {
-  for (const char* elsewhere : {"SLURM_JOB_ID", "OMPI_MCA_orte_default_hostfile", "PRTE_MCA_prte_default_hostfile",
-                                 "HYDRA_HOST_FILE"})
-    if (std::getenv(elsewhere) != nullptr) return;
-  if (starter == launch::Starter::kSrun) return;
+  if (starter == launch::Starter::kSrun || default_hostfile() || std::getenv("SLURM_JOB_ID") != nullptr ||
+      std::getenv("HYDRA_HOST_FILE") != nullptr)
+    return;
   check_runs_on(config, device_to_check(config.runtime.device, 0, fmt::format("{}: runtime.device", config.source)));
 }
 
@@ -58,9 +64,7 @@ int chosen_workers(const Config& config, int requested, launch::Starter starter)
   const int visible = config.runtime.device == "cpu" ? 0 : visible_gpus();
   const int workers = launch::choose_workers(config, requested, worker_slots(starter),
                                              launch::gpus_to_fill(config.runtime.device, visible, starter));
-  // With a default hostfile, mpirun may place ranks on hosts whose GPUs are not counted here.
-  if (std::getenv("OMPI_MCA_orte_default_hostfile") == nullptr && std::getenv("PRTE_MCA_prte_default_hostfile") == nullptr)
-    launch::check_gpus_for_nccl(config, workers, visible, starter);
+  if (!default_hostfile()) launch::check_gpus_for_nccl(config, workers, visible, starter);
   return workers;
 }
 

@@ -192,6 +192,12 @@ std::vector<std::string> config_differences(const Config& a, const Config& b) {
   return differences;
 }
 
+bool may_change_on_resume(const std::string& difference) {
+  for (const char* prefix : {"output_dir:", "runtime.", "checkpoint.", "status.", "faults", "training.generations:"})
+    if (difference.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
 bool same_config(const Config& a, const Config& b) { return config_differences(a, b).empty(); }
 
 bool is_device_spec(const std::string& spec) {

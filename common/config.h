@@ -185,6 +185,11 @@ std::string to_yaml(const Config& config);
 // Every key whose value differs between `a` and `b`, one line each
 // ("training.batch_size: 100 vs 64"); empty if none. `source` is not a key.
 std::vector<std::string> config_differences(const Config& a, const Config& b);
+// Whether a difference of config_differences() is one a resumed run may
+// have: output_dir (a run folder may be moved), runtime.*, checkpoint.*,
+// status.*, faults (none changes a result) and training.generations (the
+// run goes on to the new count).
+bool may_change_on_resume(const std::string& difference);
 // Every key has the same value in `a` and `b`.
 bool same_config(const Config& a, const Config& b);
 

@@ -17,14 +17,6 @@ namespace cellgan {
 namespace fs = std::filesystem;
 namespace {
 
-// The keys a resumed run may change: none of them changes a result.
-// output_dir is where the folder is now: a run folder may be moved.
-bool may_change_on_resume(const std::string& difference) {
-  for (const char* prefix : {"output_dir:", "runtime.", "checkpoint.", "status.", "faults", "training.generations:"})
-    if (difference.rfind(prefix, 0) == 0) return true;
-  return false;
-}
-
 // Throws unless `config` may go on with the run whose config.yaml `dir`
 // holds; returns that run's output_dir (where it was when it last ran).
 std::string check_same_run(const Config& config, const fs::path& dir) {

@@ -271,13 +271,10 @@ std::optional<std::string> made_otherwise(const PlannedRun& run, const std::stri
     return fmt::format("its {} does not load: {}", run_files::kConfig, e.what());
   }
   const bool finished = fs::exists(fs::path(folder) / run_files::kResult, ec);
-  Config planned = load(own_settings(run));
-  planned.output_dir = saved.output_dir;
+  const Config planned = load(own_settings(run));
   for (const std::string& d : config_differences(saved, planned)) {
-    const auto starts = [&d](const char* prefix) { return d.rfind(prefix, 0) == 0; };
-    if (starts("runtime.") || starts("status.") || starts("checkpoint.") || starts("faults") ||
-        (!finished && starts("training.generations:")))
-      continue;
+    // What a resume may change, but not a finished run's generations.
+    if (may_change_on_resume(d) && !(finished && d.rfind("training.generations:", 0) == 0)) continue;
     const std::size_t colon = d.find(": "), vs = d.find(" vs ");
     if (colon == std::string::npos || vs == std::string::npos) return d;
     return fmt::format("{}: {} in the run, {} in this sweep", d.substr(0, colon), d.substr(colon + 2, vs - colon - 2),

@@ -138,7 +138,8 @@ TEST_F(RunFolders, AVariedKeyKeepsItsColumnWhenOneValueFinished) {
   EXPECT_TRUE(keep_varied_keys(runs).empty());
   EXPECT_EQ(keep_varied_keys(runs, {"training.batch_size"}), std::vector<std::string>{"training.batch_size"});
   EXPECT_EQ(runs[0].values.at("training.batch_size"), "100");
-  const std::string header = csv_text(sweep_rows(runs)).substr(0, csv_text(sweep_rows(runs)).find('\n'));
+  const std::string csv = csv_text(sweep_rows(runs));
+  const std::string header = csv.substr(0, csv.find('\n'));
   EXPECT_NE(header.find(",layout,training.batch_size,overlaps,"), std::string::npos) << header;
 }
 
