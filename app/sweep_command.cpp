@@ -288,6 +288,9 @@ int sweep_command(const Args& args) {
   check_output_folder("sweep", "out", out);
   const sweep::SweepSetup setup = make_setup(request, config, out);
   refuse_runs_made_otherwise(plan, setup, request);
+  std::vector<std::string> varied;
+  for (const sweep::Variation& v : request.varies) varied.push_back(v.key);
+  sweep::record_varied_keys((fs::path(setup.out) / "runs").string(), varied);
   const sweep::SweepOutcome outcome = run_plan(plan, setup);
   return report_outcome(outcome, sweep_command_line(vm, request), setup, out, request.varies);
 }

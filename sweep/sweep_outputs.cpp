@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "common/image_files.h"
 #include "common/run_files.h"
@@ -14,6 +15,30 @@
 namespace cellgan::sweep {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// The keys recorded in `folder`'s kVariedKeysFile (none without one).
+std::vector<std::string> recorded_varied_keys(const fs::path& folder) {
+  std::vector<std::string> keys;
+  std::ifstream in(folder / kVariedKeysFile);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && std::find(keys.begin(), keys.end(), line) == keys.end()) keys.push_back(line);
+  return keys;
+}
+
+}  // namespace
+
+void record_varied_keys(const std::string& runs_root, const std::vector<std::string>& keys) {
+  std::vector<std::string> all = recorded_varied_keys(runs_root);
+  for (const std::string& key : keys)
+    if (std::find(all.begin(), all.end(), key) == all.end()) all.push_back(key);
+  if (all.empty()) return;
+  std::string text;
+  for (const std::string& key : all) text += key + "\n";
+  fs::create_directories(runs_root);
+  write_file_atomic((fs::path(runs_root) / kVariedKeysFile).string(), text);
+}
 
 OutputsReport write_sweep_outputs(const std::string& runs_root, const std::string& out, SweepNotes notes) {
   OutputsReport report;
@@ -46,6 +71,10 @@ OutputsReport write_sweep_outputs(const std::string& runs_root, const std::strin
     }
   }
   for (const std::string& line : report.unreadable) notes.failed.push_back("unreadable: " + line);
+  for (const fs::path& folder : {fs::path(runs_root), fs::path(runs_root) / "runs"})
+    for (const std::string& key : recorded_varied_keys(folder))
+      if (std::find(notes.varied_keys.begin(), notes.varied_keys.end(), key) == notes.varied_keys.end())
+        notes.varied_keys.push_back(key);
   keep_varied_keys(records, notes.varied_keys);
   const std::vector<SweepRow> rows = sweep_rows(records);
   report.rows = static_cast<int>(rows.size());

@@ -90,6 +90,13 @@ out=${out:-runs/slurm-sweep-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out/runs" "$out/logs" || die "--out: cannot create $out"
 out=$(cd "$out" && pwd)
 config=$(cd "$(dirname "$config")" && pwd)/$(basename "$config")
+# The keys varied, one a line, beside the runs: --collect keeps their columns
+# even where the runs that finished agree in them (as cellgan sweep does).
+for ((i = 0; i + 1 < ${#sweep_opts[@]}; i += 2)); do
+  [ "${sweep_opts[i]}" = --vary ] || continue
+  key=${sweep_opts[i + 1]%%=*}
+  grep -qxF "$key" "$out/runs/varied-keys.txt" 2>/dev/null || echo "$key" >> "$out/runs/varied-keys.txt"
+done
 
 submitted=0 previous=""
 for w in $(cut -f2 <<< "$list" | sort -n -u); do

@@ -9,6 +9,7 @@
 #  - the runs that do not fit are not submitted;
 #  - an array task passes CONFIG, its run's --set settings and its run
 #    folder (CELLGAN_RUN_DIR = OUT/runs/NAME) to cellgan.sbatch;
+#  - the keys --vary varies are recorded in OUT/runs/varied-keys.txt;
 #  - the collect command is printed; bad options give one line and exit 2.
 set -euo pipefail
 : "${CELLGAN:?CELLGAN must name the cellgan binary}"
@@ -56,6 +57,13 @@ SLURM_ARRAY_TASK_ID=2 bash "$SWEEP_SH" --task "$WORK/sweep/plan-w4.tsv" "$CONFIG
 expected=$(printf '%s\n' "RUN_DIR=$WORK/sweep/runs/g3x3-w4-s3" "$CONFIG" --set training.generations=3 --set grid.rows=3 \
   --set grid.cols=3 --set seed=3)
 [ "$(cat "$WORK/task")" = "$expected" ] || { diff <(echo "$expected") "$WORK/task" >&2; fail "the task ran another command"; }
+
+# The keys varied are recorded beside the runs, for --collect's columns.
+SBATCH=$WORK/sbatch "$SWEEP_SH" --config "$CONFIG" --grids 1x1 --workers 1 --vary training.batch_size=50,100 \
+  --vary training.learning_rate=0.001 --out "$WORK/varied" > /dev/null 2> "$WORK/err" ||
+  { cat "$WORK/err" >&2; fail "sweep.sh --vary failed"; }
+[ "$(cat "$WORK/varied/runs/varied-keys.txt")" = $'training.batch_size\ntraining.learning_rate' ] ||
+  fail "varied-keys.txt: $(cat "$WORK/varied/runs/varied-keys.txt")"
 
 # Bad options: one line, exit 2, nothing submitted.
 rm -f "$WORK/submitted"

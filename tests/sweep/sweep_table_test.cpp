@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include "common/config.h"
 #include "common/run_state.h"
 #include "sweep/run_record.h"
+#include "sweep/sweep_outputs.h"
 #include "sweep/sweep_table.h"
 
 namespace cellgan::sweep {
@@ -141,6 +143,30 @@ TEST_F(RunFolders, AVariedKeyKeepsItsColumnWhenOneValueFinished) {
   const std::string csv = csv_text(sweep_rows(runs));
   const std::string header = csv.substr(0, csv.find('\n'));
   EXPECT_NE(header.find(",layout,training.batch_size,overlaps,"), std::string::npos) << header;
+}
+
+// The keys a sweep varied are recorded beside its runs, so that --collect
+// of its runs/ folder, or of the sweep's folder above it, keeps their
+// columns too; a second sweep into the folder adds its own.
+TEST_F(RunFolders, VariedKeysRecordedBesideTheRunsKeepTheirColumnsWhenCollected) {
+  make_run("runs/one", 2, 2, 1, 1, 3, 1.0, 0.0);
+  const std::string runs = (root_ / "runs").string();
+  record_varied_keys(runs, {"training.batch_size"});
+  record_varied_keys(runs, {"training.batch_size", "training.learning_rate"});
+  std::ifstream in(root_ / "runs" / kVariedKeysFile);
+  const std::string recorded((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(recorded, "training.batch_size\ntraining.learning_rate\n");
+  for (const fs::path& collected : {root_ / "runs", root_}) {
+    const fs::path out = root_ / "out";
+    const OutputsReport report = write_sweep_outputs(collected.string(), out.string(), SweepNotes{});
+    EXPECT_EQ(report.rows, 1) << collected;
+    std::ifstream csv(out / "sweep.csv");
+    std::string header;
+    std::getline(csv, header);
+    EXPECT_NE(header.find(",layout,training.batch_size,training.learning_rate,overlaps,"), std::string::npos)
+        << collected << ": " << header;
+    fs::remove_all(out);
+  }
 }
 
 // A score written as null (not finite, as a toy's reverse_kl often is) keeps
