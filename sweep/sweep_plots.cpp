@@ -148,14 +148,19 @@ std::string time_plot(const std::vector<SweepRow>& rows, const std::vector<int>&
   return s;
 }
 
-// The gnuplot lines of speedup.png: speed-up and efficiency against W, a line per grid.
-std::string speedup_plot(const std::vector<std::string>& grids, const std::vector<int>& workers) {
+// The gnuplot lines of speedup.png: speed-up and efficiency against W, a
+// line per grid, each point the mean of its runs' (averaged_over).
+std::string speedup_plot(const std::vector<SweepRow>& rows, const std::vector<std::string>& grids,
+                         const std::vector<int>& workers) {
   std::string s;
   const int max_w = workers.empty() ? 1 : workers.back();
-  s += "set output '../speedup.png'\n"
-       "set multiplot layout 1,2 title 'Speed-up and efficiency against the worker count (W = 1 of the same grid and "
-       "seed)'\n"
-       "unset title\nset bmargin\nset xlabel 'workers W' offset 0,0\n";
+  const bool varied = !varied_keys(rows).empty();
+  s += "set output '../speedup.png'\n";
+  s += fmt::format("set multiplot layout 1,2 title {}\n",
+                   quote(fmt::format("Speed-up and efficiency against the worker count (W = 1 of the same {}; mean "
+                                     "over {})",
+                                     varied ? "grid, seed and values" : "grid and seed", averaged_over(rows))));
+  s += "unset title\nset bmargin\nset xlabel 'workers W' offset 0,0\n";
   std::string wtics;
   for (std::size_t i = 0; i < workers.size(); ++i) wtics += fmt::format("{}{}", i ? ", " : "", workers[i]);
   s += fmt::format("set xtics ({})\nset xrange [0.8:{}]\n", wtics, max_w + 0.2);
@@ -214,7 +219,7 @@ std::string gnuplot_script(const std::vector<SweepRow>& rows) {
   // speedup.png: when there is more than one W.
   const bool across = grids.size() > 1 || workers.size() > 1;
   if (across) s += time_plot(rows, workers, xtics, xrange);
-  if (workers.size() > 1) s += speedup_plot(grids, workers);
+  if (workers.size() > 1) s += speedup_plot(rows, grids, workers);
   if (across && !score.empty()) s += score_plot(rows, score, workers, xtics, xrange);
   s += phases_plot();
   s += vary_plot_script(rows);

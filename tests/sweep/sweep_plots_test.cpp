@@ -58,6 +58,29 @@ TEST(SweepPlots, TheScriptDrawsEveryPlotFromTheDataFiles) {
   fs::remove_all(dir);
 }
 
+// speedup.png says what its points are the mean of, as time.png and
+// score.png do: the seeds, and the values of a varied key.
+TEST(SweepPlots, TheSpeedupTitleNamesWhatItsPointsAverage) {
+  const fs::path dir = fs::temp_directory_path() / ("sweep_plots_title_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  std::vector<RunRecord> runs;
+  for (const char* size : {"50", "100"})
+    for (int w : {1, 2}) {
+      runs.push_back(row(2, w, 1, 4.0 / w, 6).run);
+      runs.back().values["training.batch_size"] = size;
+    }
+  write_plot_files(sweep_rows(runs), dir.string());
+  EXPECT_NE(read(dir / "plots" / "sweep.gp")
+                .find("(W = 1 of the same grid, seed and values; mean over seeds and the values of "
+                      "training.batch_size)"),
+            std::string::npos);
+  for (RunRecord& r : runs) r.values.clear();
+  write_plot_files(sweep_rows({runs[0], runs[1]}), dir.string());
+  EXPECT_NE(read(dir / "plots" / "sweep.gp").find("(W = 1 of the same grid and seed; mean over seeds)"),
+            std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST(SweepPlots, NoRowsNoPlots) { EXPECT_TRUE(write_plot_files({}, "/nonexistent/never-written").empty()); }
 
 }  // namespace
