@@ -17,9 +17,13 @@
 // A pair's losses depend on its two networks and its cell's batches only,
 // not on which others play, in its cell or in the others (each member's
 // products are its own, stacked_linear.h; its elementwise kernels are laid
-// out per member, stacked_tensor.h): the cells played together give the
-// bits of the cells played one by one. They may differ from a pair played
-// alone in the last bits.
+// out per member, stacked_tensor.h): on the CPU the cells played together
+// give the bits of the cells played one by one. On a GPU that holds where
+// cuBLAS and cuDNN pick the same kernels for stacks of other sizes, which
+// nothing promises (a batched product's or grouped convolution's algorithm
+// may change with the number of members): tests/gpu (Gpu.CellsBegun...,
+// Gpu.CellsWhoseGameLosses...) measure it. A pair may differ from a pair
+// played alone in the last bits.
 //
 // The stacks are kept from game to game (their rows are overwritten), one
 // per role and size. Kinds that are not stacked (stacked_networks.h) play

@@ -105,14 +105,16 @@ namespace {
 // capture (the default CUDA generator's, the caching allocator's pool) is
 // undone only by a capture that ends well, so after a failure no graph of
 // the process replays again: a replay could throw, or run on that state.
-std::atomic<bool> a_capture_failed{false};
+std::atomic<bool> capture_failed{false};
 
 void warn_once(const char* what) {
-  if (a_capture_failed.exchange(true)) return;
+  if (capture_failed.exchange(true)) return;
   log::warn("runtime.cuda_graphs: capturing a training step failed ({}); the steps run without graphs", what);
 }
 
 }  // namespace
+
+bool CudaStepGraph::a_capture_failed() { return capture_failed; }
 
 CudaStepGraph::~CudaStepGraph() {
   const std::lock_guard<std::recursive_mutex> lock(graphs_mutex());
@@ -122,7 +124,7 @@ CudaStepGraph::~CudaStepGraph() {
 void CudaStepGraph::run(const std::function<void()>& work) {
   if (gave_up_) return work();
   const std::lock_guard<std::recursive_mutex> lock(graphs_mutex());
-  if (a_capture_failed) {
+  if (capture_failed) {
     gave_up_ = true;
     return work();
   }
@@ -147,6 +149,8 @@ struct CudaStepGraph::Graph {};
 bool CudaStepGraph::built() { return false; }
 
 bool CudaStepGraph::replaying() const { return false; }
+
+bool CudaStepGraph::a_capture_failed() { return false; }
 
 void CudaStepGraph::run(const std::function<void()>& work) {
   ++calls_;

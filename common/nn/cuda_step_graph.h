@@ -58,6 +58,8 @@ class CudaStepGraph {
   bool replaying() const;
   // True once capturing failed (later run() calls run `work` eagerly).
   bool gave_up() const { return gave_up_; }
+  // True once any capture of this process failed (no graph replays since).
+  static bool a_capture_failed();
 
  private:
   struct Graph;  // the CUDA graph and its side stream (cuda_step_graph.cpp)

@@ -19,6 +19,7 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/types.h>
 
+#include <optional>
 #include <string>
 
 #include "common/config.h"
@@ -49,6 +50,10 @@ class NoAutocast {
  private:
   c10::impl::ExcludeDispatchKeyGuard guard_;
 };
+
+// The 16-bit type autocast runs products in on `device` (CPU or CUDA),
+// if it is on there on this thread; std::nullopt otherwise.
+std::optional<at::ScalarType> autocast_type(const torch::Device& device);
 
 // A bf16 or fp16 tensor (an output under autocast) as float32; any other
 // as it is (float64 stays float64).

@@ -4,8 +4,6 @@
 
 #include <torch/torch.h>
 
-#include <ATen/autocast_mode.h>
-
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
@@ -13,16 +11,10 @@
 #include <optional>
 #include <stdexcept>
 
+#include "common/nn/precision.h"
+
 namespace cellgan {
 namespace {
-
-// The 16-bit type autocast (precision.h) runs products in on `device`, if
-// it is on there.
-std::optional<at::ScalarType> autocast_type(const torch::Device& device) {
-  if (device.is_cpu() && at::autocast::is_cpu_enabled()) return at::autocast::get_autocast_cpu_dtype();
-  if (device.is_cuda() && at::autocast::is_enabled()) return at::autocast::get_autocast_gpu_dtype();
-  return std::nullopt;
-}
 
 // y = baddbmm(b, x, W^T), whose backward takes Linear's products:
 // dx = g W, dW = g^T x, db = sum of g over the batch, in the operands'

@@ -213,6 +213,8 @@ say "| G2 mnist-4x4, 1 worker | graphs on (s per generation) | graphs off | off 
 say "| --- | --- | --- | --- |"
 say "| 10 generations, 100 batches each | $on | $off | $(ratio "$off" "$on") |"
 say "- graphs in g2-w1: $(captured)"
+# LibTorch's own warnings (c10's "[W..." lines): one a step would slow G2 and flood the logs.
+say "- LibTorch warnings in g2-w1.log: $(grep -c -E '^\[W[0-9]|Warning: ' "$OUT/g2-w1.log" 2> /dev/null)$(grep -m1 -E '^\[W[0-9]|Warning: ' "$OUT/g2-w1.log" 2> /dev/null | cut -c1-160 | sed 's/^/, first: /')"
 
 say ""
 say "## G1: one cell-generation, one CPU core against one GPU"

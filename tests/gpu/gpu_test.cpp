@@ -396,9 +396,11 @@ void expect_same_copies(const std::vector<Bytes>& a, const std::vector<Bytes>& b
 TEST(Gpu, LockstepStepsReplayedAsCudaGraphsGiveTheBitsOfTheOrdinarySteps) {
   SKIP_WITHOUT_GRAPHS();
   expect_same_copies(lockstep_on_gpu(toy_lockstep_config(), false), lockstep_on_gpu(toy_lockstep_config(), true));
+  ASSERT_FALSE(CudaStepGraph::a_capture_failed()) << "the toy's steps ran without graphs: nothing was replayed";
   TempDir tmp;
   const Config dcgan = dcgan_lockstep_config(tmp.path().string(), "bce", 1);
   expect_same_copies(lockstep_on_gpu(dcgan, false), lockstep_on_gpu(dcgan, true));
+  EXPECT_FALSE(CudaStepGraph::a_capture_failed()) << "the DCGAN's steps ran without graphs: nothing was replayed";
 }
 
 // A cell's generator on the GPU: on the device, seeded as
@@ -556,6 +558,7 @@ TEST(Gpu, ACoevolutionJobOnCudaRecordsItsDevicesAndRepeats) {
 TEST(Gpu, ACoevolutionJobWithCudaGraphsInTwoThreadsRepeats) {
   SKIP_WITHOUT_GPU();
   expect_job_on_gpu_repeats({}, 2, ", cuda_graphs: on");
+  EXPECT_FALSE(CudaStepGraph::a_capture_failed()) << "the job's steps ran without graphs: nothing was replayed";
 }
 
 TEST(Gpu, ADataParallelJobOnCudaRecordsItsDevicesAndRepeats) {

@@ -9,8 +9,6 @@
 
 #include <torch/torch.h>
 
-#include <ATen/autocast_mode.h>
-
 #include <cmath>
 
 #include "common/error.h"
@@ -110,11 +108,12 @@ TEST(Precision, Bf16AutocastRunsProductsInBf16AndLossesInFloat32ThenSwitchesOff)
     const AutocastScope autocast(Precision::kBf16, torch::kCPU);
     y = torch::sigmoid(torch::nn::functional::linear(x, w));
     EXPECT_EQ(y.scalar_type(), torch::kBFloat16);
+    EXPECT_EQ(autocast_type(torch::kCPU), torch::kBFloat16);
     const torch::Tensor loss = generator_loss(LossKind::kBce, y, BceForm::kPyTorch);
     EXPECT_EQ(loss.scalar_type(), torch::kFloat32);
     EXPECT_TRUE(std::isfinite(loss.item<double>()));
   }
-  EXPECT_FALSE(at::autocast::is_cpu_enabled());
+  EXPECT_FALSE(autocast_type(torch::kCPU).has_value());
   EXPECT_EQ(torch::nn::functional::linear(x, w).scalar_type(), torch::kFloat32);
   {
     const AutocastScope off(Precision::kFp32, torch::kCPU);
