@@ -18,6 +18,7 @@
 #include "app/parse_options.h"
 #include "common/config.h"
 #include "common/error.h"
+#include "common/fault_plan.h"
 #include "common/nn/device.h"
 #include "common/nn/run_checks.h"
 #include "launch/launcher.h"
@@ -136,9 +137,15 @@ int launch_command(const Args& args) {
   setup.job.as_root = ::geteuid() == 0;
   if (const char* mpi = std::getenv("CELLGAN_SRUN_MPI"); mpi != nullptr && *mpi != '\0') setup.job.srun_mpi = mpi;
   for (const std::string& s : settings) setup.job.train_args.insert(setup.job.train_args.end(), {"--set", s});
+  std::vector<Fault> faults;
   if (vm.count("fault"))
-    for (const std::string& f : vm["fault"].as<std::vector<std::string>>())
+    for (const std::string& f : vm["fault"].as<std::vector<std::string>>()) {
+      faults.push_back(parse_fault_option(f));
       setup.job.train_args.insert(setup.job.train_args.end(), {"--fault", f});
+    }
+  // As the master will check them: a fault that does not fit is refused before any rank starts.
+  Config with_faults = config;
+  add_command_line_faults(with_faults, faults, setup.workers);
   if (!resume.empty()) setup.job.train_args.insert(setup.job.train_args.end(), {"--resume", resume});
 
   // The kernels every rank gets (mpirun -x, for other nodes; srun passes the environment).
@@ -147,6 +154,15 @@ int launch_command(const Args& args) {
 
   const auto say = [](const std::string& line) { std::cerr << "cellgan launch: " << line << std::endl; };
   if (const std::string kernels = kernel_choice_line(); !kernels.empty()) say(kernels);
+  // The configuration's faults are every attempt's: a restart resumes into them again.
+  if (!setup.job.recovery)
+    for (const Fault& f : config.faults)
+      if (f.kind == FaultKind::kKill || f.kind == FaultKind::kStall) {
+        say(fmt::format("warning: the configuration's fault '{}' strikes every attempt, so each restart meets it "
+                        "again: give it as --fault (the first attempt only), or launch with --recovery",
+                        to_text(f)));
+        break;
+      }
   return launch::run_launch(setup, interrupts, say);
 }
 

@@ -302,4 +302,23 @@ std::vector<Fault> FaultPlan::checkpoint_corruptions(std::int64_t gen) const {
   return out;
 }
 
+void add_command_line_faults(Config& config, const std::vector<Fault>& command_line, int workers) {
+  for (std::size_t i = 0; i < config.faults.size(); ++i)
+    if (const auto misfit = fault_misfit(config.faults[i], config, workers))
+      throw InputError(fmt::format("{}: faults[{}].{}: {}", config.source, i, misfit->param, misfit->what));
+  for (const Fault& f : command_line) {
+    if (const auto misfit = fault_misfit(f, config, workers))
+      throw InputError(fmt::format("--fault '{}': {}: {}", to_text(f), misfit->param, misfit->what));
+    config.faults.push_back(f);
+  }
+  for (const Fault& f : config.faults)
+    if (f.kind == FaultKind::kCorruptCheckpoint &&
+        (config.checkpoint.every == 0 || f.gen % config.checkpoint.every != 0 || f.gen >= config.training.generations))
+      throw InputError(fmt::format("{}: fault {}: gen {} is not a checkpoint of the run: expected a multiple of "
+                                   "checkpoint.every ({}) below training.generations ({})",
+                                   config.source, to_text(f), f.gen, config.checkpoint.every,
+                                   config.training.generations));
+}
+
+
 }  // namespace cellgan

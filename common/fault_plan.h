@@ -96,6 +96,12 @@ struct FaultMisfit {
 // and, when `workers` > 0, the worker count; nullopt when it fits.
 std::optional<FaultMisfit> fault_misfit(const Fault& fault, const Config& config, int workers);
 
+// Checks the configuration's faults against `workers` and the command
+// line's (--fault) against the run, then appends the latter to
+// config.faults. Throws InputError, one line naming the file's
+// faults[i].key or the --fault value.
+void add_command_line_faults(Config& config, const std::vector<Fault>& command_line, int workers);
+
 // The faults of a run, with the queries the injectors ask.
 class FaultPlan {
  public:

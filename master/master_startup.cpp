@@ -26,29 +26,6 @@
 #include "master/startup_handshake.h"
 
 namespace cellgan {
-namespace {
-
-// Checks the configuration's faults against the worker count and the
-// command line's against the run, then adds the latter to `config`.
-void add_faults(Config& config, const std::vector<Fault>& command_line, int workers) {
-  for (std::size_t i = 0; i < config.faults.size(); ++i)
-    if (const auto misfit = fault_misfit(config.faults[i], config, workers))
-      throw InputError(fmt::format("{}: faults[{}].{}: {}", config.source, i, misfit->param, misfit->what));
-  for (const Fault& f : command_line) {
-    if (const auto misfit = fault_misfit(f, config, workers))
-      throw InputError(fmt::format("--fault '{}': {}: {}", to_text(f), misfit->param, misfit->what));
-    config.faults.push_back(f);
-  }
-  for (const Fault& f : config.faults)
-    if (f.kind == FaultKind::kCorruptCheckpoint &&
-        (config.checkpoint.every == 0 || f.gen % config.checkpoint.every != 0 || f.gen >= config.training.generations))
-      throw InputError(fmt::format("{}: fault {}: gen {} is not a checkpoint of the run: expected a multiple of "
-                                   "checkpoint.every ({}) below training.generations ({})",
-                                   config.source, to_text(f), f.gen, config.checkpoint.every,
-                                   config.training.generations));
-}
-
-}  // namespace
 
 StartMessage Master::check_input() {
   config_ = load_config(config_path_, settings_);
@@ -59,7 +36,7 @@ StartMessage Master::check_input() {
                                  "e.g. mpirun -np 3 cellgan train {}",
                                  config_.source, config_path_));
   layout_ = make_master_layout(config_, workers_);
-  add_faults(config_, command_line_faults_, workers_);
+  add_command_line_faults(config_, command_line_faults_, workers_);
   plan_ = plan_resume(config_, resume_, layout_->records_per_generation());
   board_ = make_job_status_board(config_, objective_name(config_), workers_, layout_->cell_owners(), Clock::now());
   status_ = start_status_server(config_, *board_);  // InputError if its port is taken

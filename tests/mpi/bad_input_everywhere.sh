@@ -85,6 +85,9 @@ expect_one_line launch-section-null "(with --set): training: null: expected a ma
 # A device the job cannot have (no GPU here, or fewer than 16): named with the file, before any rank starts.
 expect_one_line launch-no-such-gpu "(with --set): runtime.device: cuda:15 asked for, but" \
   "$CELLGAN" launch -w 2 "$cfg" --set runtime.device=cuda:15 --set output_dir="$WORK/out/gpu"
+# A --fault that does not fit the job: refused by the launcher, before any rank starts.
+expect_one_line launch-fault-rank "--fault 'kill:rank=5,gen=3': rank: 5 is out of range: expected 1..2" \
+  "$CELLGAN" launch -w 2 "$cfg" --fault kill:rank=5,gen=3 --set output_dir="$WORK/out/fault"
 # Bytes of a garbage configuration come back as \xNN, never raw.
 printf 'seed: 1\n\xff\xfe\x1b[2J: 3\n' > "$WORK/garbage.yaml"
 expect_one_line launch-garbage-config 'garbage.yaml: \\xFF\\xFE\\x1B\[2J: unknown key' "$CELLGAN" launch -w 2 "$WORK/garbage.yaml"

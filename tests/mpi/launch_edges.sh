@@ -4,7 +4,8 @@
 # with SIGINT ignored) stops the run; an mpirun stopped (SIGSTOP) after its
 # ranks did their work does not hold the launcher until the stall deadline;
 # a worker lost under --recovery leaves no stray Open MPI lines
-# ("PMIX ERROR: BAD-PARAM", "Read -1, expected ...") on stderr.
+# ("PMIX ERROR: BAD-PARAM", "Read -1, expected ...") on stderr; a kill
+# among the configuration's faults is warned of (it strikes every restart).
 source "$(dirname "$0")/mpi_test_lib.sh"
 cfg=$(make_config "$(dirname "$0")/toy-2x2.yaml" "$WORK/run" 's/generations: 4/generations: 30/')
 ranks() { pgrep -f -- "$CELLGAN train $cfg" || true; }
@@ -46,4 +47,13 @@ rm -rf "$WORK/run"
 rc=0; timeout -k 10 240 "$CELLGAN" launch -w 2 --recovery "$cfg" --fault kill:rank=2,gen=3 >"$WORK/out" 2>"$WORK/err" || rc=$?
 [ "$rc" -eq 0 ] || { cat "$WORK/err" >&2; fail "a worker killed under --recovery: exit $rc"; }
 ! grep -E "PMIX ERROR|Read -1, expected" "$WORK/err" || fail "Open MPI's stray lines on stderr"
-echo "PASS: an early SIGINT stops the run, a stopped mpirun is ended, no stray Open MPI lines"
+rm -rf "$WORK/run"
+
+# 4. A kill in the configuration's faults, without --recovery: the launcher
+# warns that every restart meets it again.
+{ cat "$cfg"; echo "faults: [{kind: kill, rank: 2, gen: 2}]"; } > "$WORK/faults.yaml"
+rc=0; timeout -k 10 120 "$CELLGAN" launch -w 2 --max-restarts 0 "$WORK/faults.yaml" >"$WORK/out" 2>"$WORK/err" || rc=$?
+[ "$rc" -ne 0 ] || fail "a configured kill with no restarts left: exit 0"
+grep -q "warning: the configuration's fault 'kill:rank=2,gen=2' strikes every attempt" "$WORK/err" ||
+  { cat "$WORK/err" >&2; fail "no warning about the configuration's kill"; }
+echo "PASS: an early SIGINT stops the run, a stopped mpirun is ended, no stray Open MPI lines, configured kills warned of"
