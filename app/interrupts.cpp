@@ -3,6 +3,7 @@
 
 #include <csignal>
 #include <cstring>
+#include <thread>
 
 namespace cellgan::app {
 
@@ -12,6 +13,10 @@ namespace {
 std::atomic<int> g_interrupts{0};
 
 extern "C" void count_interrupt(int) { g_interrupts.fetch_add(1); }
+
+std::atomic<bool> g_terminated{false};
+
+extern "C" void note_termination(int) { g_terminated.store(true); }
 
 void count(Supervisor supervisor) {
   struct sigaction action {};
@@ -32,6 +37,19 @@ void count_interrupts_from_the_start(int argc, char** argv) {
 const std::atomic<int>& catch_interrupts(Supervisor supervisor) {
   count(supervisor);
   return g_interrupts;
+}
+
+void end_on_sigterm_after(std::chrono::milliseconds delay) {
+  struct sigaction action {};
+  action.sa_handler = note_termination;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  std::thread([delay] {
+    while (!g_terminated.load()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::this_thread::sleep_for(delay);
+    std::signal(SIGTERM, SIG_DFL);
+    std::raise(SIGTERM);
+  }).detach();
 }
 
 }  // namespace cellgan::app

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 
 namespace cellgan::app {
 
@@ -30,5 +31,12 @@ void count_interrupts_from_the_start(int argc, char** argv);
 // The count of `supervisor`'s signals (counted from the start of the
 // process; again from now on, should a library have changed a handler).
 const std::atomic<int>& catch_interrupts(Supervisor supervisor);
+
+// A worker rank's SIGTERM ends it `delay` later (of SIGTERM, as before),
+// not at once. mpirun ends every rank with SIGTERM when one of them dies:
+// meanwhile the master, which names the worker processes of its host
+// already gone when its own SIGTERM comes, sees the one that died alone.
+// Call once, after MPI's start-up; a thread waits for the signal.
+void end_on_sigterm_after(std::chrono::milliseconds delay);
 
 }  // namespace cellgan::app

@@ -3,6 +3,7 @@
 
 #include <fmt/core.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "app/commands.h"
+#include "app/interrupts.h"
 #include "app/parse_options.h"
 #include "common/comm/mpi_session.h"
 #include "common/error.h"
@@ -58,6 +60,7 @@ int train_command(int argc, char** argv, const Args& args) {
     // (requeue, preemption, scancel, time limit): the master checkpoints,
     // and a worker that died of it first would be logged as a lost worker.
     if (std::getenv("SLURM_JOB_ID")) std::signal(SIGTERM, SIG_IGN);
+    else end_on_sigterm_after(std::chrono::milliseconds(500));
     Worker worker(session);
     const int code = worker.run();
     // A master presumed dead never reaches MPI_Finalize: end every rank.

@@ -361,7 +361,24 @@ RunResult Master::run() {
                        : number == SIGTERM ? "SIGTERM"
                        : number == SIGINT  ? "SIGINT"
                                            : nullptr;
-    request_stop(name ? fmt::format("signal {}", name) : fmt::format("signal {}", number));
+    std::string why = name ? fmt::format("signal {}", name) : fmt::format("signal {}", number);
+    // mpirun ends every rank with SIGTERM when one of them dies (a worker
+    // outlives it by half a second, interrupts.h): a worker process of this
+    // host already gone is the one that died. Without --enable-recovery the
+    // job cannot go on: the worker is lost, and the run goes back to its
+    // last checkpoint.
+    if (number == SIGTERM && workers_started_) {
+      const std::vector<int> ended = membership_.processes_ended();
+      if (!ended.empty() && !stop_.active() && !factory_.survives_rank_loss() && alive(ended.front()))
+        return lose_worker(ended.front(), fmt::format("its process, {}, has ended; mpirun ends every rank with "
+                                                      "SIGTERM when one dies",
+                                                      membership_.where(ended.front())));
+      if (!ended.empty())
+        why += fmt::format(", and {} {} on this host {} ended", ended.size() == 1 ? "the process of worker rank"
+                                                                                 : "the processes of worker ranks",
+                           fmt::join(ended, ", "), ended.size() == 1 ? "has" : "have");
+    }
+    request_stop(why);
   });
   try {
     start(Clock::now());

@@ -65,6 +65,9 @@ class WorkerMembership {
   std::string kill(int worker) const { return processes_.kill(worker); }
   // SIGKILLs every worker process of this host still there.
   void kill_remaining() const { processes_.kill_remaining(); }
+  // The workers whose process on this host has ended (worker_processes.h).
+  std::vector<int> processes_ended() const { return processes_.ended(); }
+  std::string where(int worker) const { return processes_.where(worker); }
 
  private:
   static std::size_t index(int worker) { return static_cast<std::size_t>(worker - 1); }

@@ -4,6 +4,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <fstream>
+#include <iterator>
+
 #include <fmt/format.h>
 
 #include "common/log.h"
@@ -29,6 +33,28 @@ std::vector<int> WorkerProcesses::kill_remaining() const {
     killed.push_back(static_cast<int>(i) + 1);
   }
   return killed;
+}
+
+std::vector<int> WorkerProcesses::ended() const {
+  std::vector<int> out;
+  for (std::size_t i = 0; i < ids_.size(); ++i) {
+    const IdentityMessage& id = ids_[i];
+    if (!is_killable(id)) continue;
+    bool ended = ::kill(static_cast<pid_t>(id.pid), 0) != 0 && errno == ESRCH;
+    if (!ended) {  // a zombie: /proc/PID/stat's state, after the name in parentheses, is Z
+      std::ifstream stat("/proc/" + std::to_string(id.pid) + "/stat");
+      const std::string line((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+      const std::size_t name_end = line.rfind(')');
+      ended = name_end != std::string::npos && name_end + 2 < line.size() && line[name_end + 2] == 'Z';
+    }
+    if (ended) out.push_back(static_cast<int>(i) + 1);
+  }
+  return out;
+}
+
+std::string WorkerProcesses::where(int worker) const {
+  const IdentityMessage& id = ids_.at(static_cast<std::size_t>(worker - 1));
+  return fmt::format("pid {} on {}", id.pid, id.host);
 }
 
 }  // namespace cellgan

@@ -29,6 +29,12 @@ class WorkerProcesses {
   // SIGKILLs every worker process of this host still there (at the end of
   // a job); returns the worker ranks killed.
   std::vector<int> kill_remaining() const;
+  // The workers whose process on this host has ended (no such process, or
+  // one that has died and is not yet reaped), in rank order; a worker on
+  // another host, or a thread of this process, is never listed.
+  std::vector<int> ended() const;
+  // "pid P on HOST", as the worker said at start-up.
+  std::string where(int worker) const;
 
  private:
   std::vector<IdentityMessage> ids_;  // by worker, rank 1 first

@@ -1,4 +1,5 @@
-// Ending worker processes by PID: only this host's, never the master's own.
+// Ending worker processes by PID: only this host's, never the master's own;
+// which of them have ended.
 #include "master/worker_processes.h"
 
 #include <gtest/gtest.h>
@@ -6,6 +7,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <vector>
 
 #include "common/process_stats.h"
 
@@ -28,6 +30,28 @@ TEST(WorkerProcesses, KillsAWorkerOfThisHostAndSaysSo) {
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
   EXPECT_TRUE(p.kill_remaining().empty()) << "the worker is gone";
+}
+
+// A worker's process that died is ended, reaped or not (a zombie);
+// workers elsewhere, or threads of this process, never are.
+TEST(WorkerProcesses, SaysWhichWorkersOfThisHostHaveEnded) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  WorkerProcesses p(4);
+  p.set(1, IdentityMessage{::getpid(), host_name()});
+  p.set(2, IdentityMessage{child, host_name()});
+  p.set(3, IdentityMessage{child, host_name() + "-elsewhere"});
+  EXPECT_TRUE(p.ended().empty()) << "worker 2's process runs";
+  ASSERT_EQ(::kill(child, SIGKILL), 0);
+  for (int i = 0; i < 200 && p.ended().empty(); ++i) ::usleep(10000);  // until it is a zombie
+  EXPECT_EQ(p.ended(), std::vector<int>{2}) << "died, not yet reaped";
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_EQ(p.ended(), std::vector<int>{2}) << "reaped";
 }
 
 TEST(WorkerProcesses, NeverTheMasterItselfNorAnotherHost) {

@@ -3,7 +3,8 @@
 # SIGKILLs itself at the start of generation 3. What happens today (in-place
 # recovery is later work):
 # - plain mpirun ends every rank within about a second: exit 137, no
-#   result; events.log names the planned fault and its rank;
+#   result; events.log names the planned fault and its rank, and the
+#   master (on mpirun's SIGTERM) the worker whose process ended;
 # - under --enable-recovery the survivors go on: the master declares the
 #   rank dead after runtime.dead_after_ms (events.log: late, then dead),
 #   rehomes its cells on the survivor from the last checkpoint, and the run
@@ -44,6 +45,9 @@ grep -q 'injecting fault kill: kill worker rank 2 at the start of generation 3' 
   || { cat "$WORK/stderr" >&2; fail "the worker did not log the fault"; }
 grep -q 'fault planned: kill worker rank 2 at the start of generation 3 (kill:rank=2,gen=3)' "$WORK/run/events.log" \
   || { cat "$WORK/run/events.log" >&2; fail "events.log does not name the planned kill"; }
+# mpirun's SIGTERM to the others: the master names the worker whose process ended.
+grep -q 'worker rank 2 is lost: its process, pid [0-9]* on .*, has ended; mpirun ends every rank' "$WORK/run/events.log" \
+  || { cat "$WORK/run/events.log" >&2; fail "events.log does not name the worker whose process ended"; }
 [ "$(grep -c '"generation":3,' "$WORK/run/metrics.jsonl")" -eq 0 ] || fail "generation 3 was written"
 [ ! -e "$WORK/run/result.json" ] || fail "a result after the kill"
 
