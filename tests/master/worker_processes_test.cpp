@@ -14,13 +14,19 @@
 namespace cellgan {
 namespace {
 
-TEST(WorkerProcesses, KillsAWorkerOfThisHostAndSaysSo) {
+// A child process that waits until it is killed (-1 if fork failed).
+pid_t paused_child() {
   const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
   if (child == 0) {
     ::pause();
     ::_exit(0);
   }
+  return child;
+}
+
+TEST(WorkerProcesses, KillsAWorkerOfThisHostAndSaysSo) {
+  const pid_t child = paused_child();
+  ASSERT_GE(child, 0);
   WorkerProcesses p(2);
   p.set(2, IdentityMessage{child, host_name()});
   EXPECT_EQ(p.kill(1), "") << "worker 1 never said who it is";
@@ -35,12 +41,8 @@ TEST(WorkerProcesses, KillsAWorkerOfThisHostAndSaysSo) {
 // A worker's process that died is ended, reaped or not (a zombie);
 // workers elsewhere, or threads of this process, never are.
 TEST(WorkerProcesses, SaysWhichWorkersOfThisHostHaveEnded) {
-  const pid_t child = ::fork();
+  const pid_t child = paused_child();
   ASSERT_GE(child, 0);
-  if (child == 0) {
-    ::pause();
-    ::_exit(0);
-  }
   WorkerProcesses p(4);
   p.set(1, IdentityMessage{::getpid(), host_name()});
   p.set(2, IdentityMessage{child, host_name()});
