@@ -127,7 +127,8 @@ int launch_command(const Args& args) {
   // What the master would refuse about the run folder after the ranks
   // started (in use, finished, not this run, records missing), said at
   // once, with nothing written there.
-  plan_resume(config, resume, make_master_layout(config, setup.workers)->records_per_generation());
+  const std::vector<std::string> warnings =
+      plan_resume(config, resume, make_master_layout(config, setup.workers)->records_per_generation()).warnings;
   setup.max_restarts = max_restarts;
   setup.stall_floor = std::chrono::milliseconds(static_cast<std::int64_t>(stall * 1000));
   setup.run_dir = config.output_dir;
@@ -154,6 +155,7 @@ int launch_command(const Args& args) {
 
   const auto say = [](const std::string& line) { std::cerr << "cellgan launch: " << line << std::endl; };
   if (const std::string kernels = kernel_choice_line(); !kernels.empty()) say(kernels);
+  for (const std::string& line : warnings) say("warning: " + line);
   // The configuration's faults are every attempt's: a restart resumes into them again.
   if (!setup.job.recovery)
     for (const Fault& f : config.faults)

@@ -107,6 +107,10 @@ void Master::open_run(Clock::time_point now, Clock::time_point entered) {
                                              plan_.generation, stderr_is_terminal());
   board_->set_phase("training");
   for (const std::string& line : plan_.notes) event(line);
+  for (const std::string& line : plan_.warnings) {
+    log::warn("{}", line);
+    run_->event("warning: " + line);
+  }
   for (const std::string& line : pending_events_) run_->event(line);
   const std::vector<int>& members = membership_.members();
   if (static_cast<int>(members.size()) < workers_)

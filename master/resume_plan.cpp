@@ -49,15 +49,23 @@ bool same_folder(const std::string& was_at, const std::string& now) {
 
 // Generations 1..N (N at most `up_to`) each have `per_generation` lines in
 // metrics.jsonl; returns N. A line cut by an interruption is no line.
-std::int64_t metrics_complete_through(const fs::path& path, int per_generation, std::int64_t up_to) {
+struct MetricsKept {
+  std::int64_t through = 0;    // generations 1..through have every record
+  std::int64_t first_bad = 0;  // the first whole line that is not a record (1-based), 0 if none
+};
+
+MetricsKept metrics_complete_through(const fs::path& path, int per_generation, std::int64_t up_to) {
   std::ifstream in(path);
   std::map<std::int64_t, int> lines;
+  MetricsKept kept;
+  std::int64_t number = 0;
   for (std::string line; std::getline(in, line);) {
+    ++number;
     if (const auto record = parse_metrics_line(line)) ++lines[record->generation];
+    else if (kept.first_bad == 0 && !line.empty() && !in.eof()) kept.first_bad = number;  // not a line cut short
   }
-  std::int64_t n = 0;
-  while (n < up_to && lines[n + 1] >= per_generation) ++n;
-  return n;
+  while (kept.through < up_to && lines[kept.through + 1] >= per_generation) ++kept.through;
+  return kept;
 }
 
 // A run goes on only with the records of every generation it resumes
@@ -67,17 +75,19 @@ void check_metrics_kept(const Config& config, const std::string& resume, const R
   const fs::path path = fs::path(config.output_dir) / run_files::kMetrics;
   std::error_code ec;
   const bool exists = fs::exists(path, ec);
-  const std::int64_t kept = exists ? metrics_complete_through(path, per_generation, plan.generation) : 0;
+  const MetricsKept read = exists ? metrics_complete_through(path, per_generation, plan.generation) : MetricsKept{};
+  const std::int64_t kept = read.through;
   if (kept >= plan.generation) return;
   std::vector<std::string> unused;
   const auto covered = kept > 0 ? newest_complete_checkpoint(config.output_dir, unused, kept) : std::nullopt;
   throw InputError(fmt::format(
-      "--resume {}: '{}' {}, but the checkpoint {} is of generation {}: the records of {} are missing; put the "
+      "--resume {}: '{}' {}{}, but the checkpoint {} is of generation {}: the records of {} are missing; put the "
       "file back, or {}",
       resume, path.string(),
       !exists    ? std::string("is missing")
       : kept > 0 ? fmt::format("holds generations 1..{} only", kept)
                  : std::string("holds no complete generation"),
+      read.first_bad > 0 ? fmt::format(" (its line {} is not a metrics record)", read.first_bad) : std::string(),
       plan.folder, plan.generation,
       kept + 1 == plan.generation ? fmt::format("generation {}", plan.generation)
                                   : fmt::format("generations {}..{}", kept + 1, plan.generation),
@@ -136,6 +146,12 @@ ResumePlan plan_resume(const Config& config, const std::string& resume, int reco
     std::vector<std::string> skipped;
     auto point = newest_complete_checkpoint(config.output_dir, skipped);
     for (const auto& s : skipped) plan.notes.push_back("skipping checkpoint " + s);
+    if (!point && !skipped.empty()) {
+      plan.warnings.push_back(fmt::format("every checkpoint of the run is unreadable ({} skipped): starting again "
+                                          "from generation 0, so the generations done are trained again",
+                                          skipped.size()));
+      return plan;
+    }
     if (!point) {
       plan.notes.push_back("no complete checkpoint: starting again from generation 0");
       return plan;

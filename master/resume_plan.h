@@ -50,7 +50,8 @@ struct ResumePlan {
   std::int64_t generation = 0;  // generations already done (the checkpoint's)
   std::string folder;           // the checkpoint's folder when generation > 0
   CheckpointManifest manifest;
-  std::vector<std::string> notes;  // for the log and events.log: what was skipped, and why
+  std::vector<std::string> notes;     // for the log and events.log: what was skipped, and why
+  std::vector<std::string> warnings;  // the same, for what loses work: every checkpoint unreadable
 };
 
 // `resume`: "" (no --resume), "auto", or the path of a checkpoint folder.

@@ -122,6 +122,46 @@ TEST(PlanResume, AMetricsFileCutShortIsRefusedNamingTheGenerationsMissing) {
   EXPECT_NE(message.find("generations 1..2 are missing"), std::string::npos) << message;
 }
 
+// A line in the middle that is not a record is named (not only the
+// generations it leaves short).
+TEST(PlanResume, ALineOfMetricsThatIsNotARecordIsNamed) {
+  TempDir tmp;
+  const std::string dir = tmp.file("run");
+  const Config config = config_in(dir);
+  write_interrupted_run(dir, config, 6, {2, 4, 6});
+  std::string lines = metrics_lines(6);
+  const std::size_t ninth = [&] {  // where line 9 (generation 5, cell 0) starts
+    std::size_t at = 0;
+    for (int i = 0; i < 8; ++i) at = lines.find('\n', at) + 1;
+    return at;
+  }();
+  lines.replace(ninth, lines.find('\n', ninth) - ninth, "garbage");
+  write_bytes(dir + "/metrics.jsonl", lines);
+  const std::string message = input_error_of([&] { plan_resume(config, "auto", kCells); });
+  EXPECT_NE(message.find("metrics.jsonl' holds generations 1..4 only (its line 9 is not a metrics record), but the "
+                         "checkpoint"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("--resume " + checkpoint_folder(dir, 4)), std::string::npos) << message;
+}
+
+// Every checkpoint unreadable: --resume auto starts again from generation
+// 0, and says so as a warning (the generations done are lost).
+TEST(PlanResume, EveryCheckpointUnreadableStartsAgainWithAWarning) {
+  TempDir tmp;
+  const std::string dir = tmp.file("run");
+  const Config config = config_in(dir);
+  write_interrupted_run(dir, config, 4, {2, 4});
+  for (std::int64_t g : {2, 4}) write_bytes(checkpoint_folder(dir, g) + "/" + run_files::kManifest, "not json");
+  const ResumePlan plan = plan_resume(config, "auto", kCells);
+  EXPECT_TRUE(plan.resuming);
+  EXPECT_EQ(plan.generation, 0);
+  ASSERT_EQ(plan.warnings.size(), 1u);
+  EXPECT_EQ(plan.warnings[0], "every checkpoint of the run is unreadable (2 skipped): starting again from "
+                              "generation 0, so the generations done are trained again");
+  EXPECT_TRUE(has_note(plan, "skipping checkpoint")) << "each checkpoint skipped is named";
+}
+
 TEST(PlanResume, AMovedFolderIsTheRunWhereItNowIs) {
   TempDir tmp;
   const std::string was_at = tmp.file("cluster-a/run");
