@@ -151,7 +151,7 @@ std::optional<GenerationRecord> parse_metrics_line(const std::string& line, std:
   return std::nullopt;
 }
 
-std::vector<GenerationRecord> read_metrics(const std::string& path) {
+std::vector<GenerationRecord> read_metrics(const std::string& path, std::vector<std::string>* unreadable) {
   std::vector<GenerationRecord> out;
   std::ifstream in(path);
   std::string line, why;
@@ -159,7 +159,12 @@ std::vector<GenerationRecord> read_metrics(const std::string& path) {
     if (in.eof()) break;  // no newline after it: still being written, or cut
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     std::optional<GenerationRecord> record = parse_metrics_line(line, &why);
-    if (!record) throw InputError(fmt::format("{}:{}: not a metrics record: {}", path, number, why));
+    if (!record) {
+      const std::string what = fmt::format("{}:{}: not a metrics record: {}", path, number, why);
+      if (unreadable == nullptr) throw InputError(what);
+      unreadable->push_back(what);
+      continue;
+    }
     out.push_back(std::move(*record));
   }
   return out;

@@ -76,8 +76,9 @@ std::optional<GenerationRecord> parse_metrics_line(const std::string& line, std:
 // file holds none; empty and blank lines are skipped; a last line without
 // its newline (the master is appending it, or an interruption cut it) is
 // left out. Throws InputError "PATH:N: not a metrics record: WHY" for the
-// first complete line N that is not a record.
-std::vector<GenerationRecord> read_metrics(const std::string& path);
+// first complete line N that is not a record; with `unreadable` given, such
+// lines are skipped instead and that text added to it for each.
+std::vector<GenerationRecord> read_metrics(const std::string& path, std::vector<std::string>* unreadable = nullptr);
 
 // ---- result.json
 

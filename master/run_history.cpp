@@ -50,10 +50,11 @@ void drop_incomplete_last_generation(std::map<int, std::map<std::int64_t, Point>
 
 }  // namespace
 
-std::string run_history_json(const std::string& metrics_path, const std::string& objective_given) {
+std::string run_history_json(const std::string& metrics_path, const std::string& objective_given,
+                             std::vector<std::string>* unreadable) {
   std::string objective = objective_given;
   std::map<int, std::map<std::int64_t, Point>> cells;  // cell -> generation -> point
-  for (const GenerationRecord& r : read_metrics(metrics_path)) {
+  for (const GenerationRecord& r : read_metrics(metrics_path, unreadable)) {
     if (objective.empty()) objective = r.scores.count("mode_tvd") ? "mode_tvd" : "fid";
     Point p;
     if (const auto it = r.scores.find(objective); it != r.scores.end()) p.objective = finite(it->second);

@@ -24,11 +24,14 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace cellgan {
 
 // Throws InputError naming the file and line number when a complete line
-// is not a metrics record.
-std::string run_history_json(const std::string& metrics_path, const std::string& objective);
+// is not a metrics record; with `unreadable` given, such lines are left out
+// and named there instead (read_metrics).
+std::string run_history_json(const std::string& metrics_path, const std::string& objective,
+                             std::vector<std::string>* unreadable = nullptr);
 
 }  // namespace cellgan

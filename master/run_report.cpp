@@ -11,11 +11,14 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "common/error.h"
 #include "common/layout_description.h"
 #include "common/image_files.h"
 #include "common/run_files.h"
+#include "common/run_lock.h"
 #include "common/run_records.h"
 #include "common/run_state.h"
 #include "master/page_assets.h"
@@ -93,14 +96,31 @@ std::string scores_text(const std::map<std::string, double>& scores) {
   return out;
 }
 
-std::string summary(const std::optional<RunState>& state, const std::optional<ResultRecord>& result) {
+// What the report could not read, or found out of date: rows of the summary.
+struct ReportNotes {
+  bool abandoned = false;                // run.json says running, and no process holds run.lock
+  std::string unreadable_state;          // why run.json cannot be read ("" when it can)
+  std::vector<std::string> unreadable;   // metrics.jsonl lines left out of the curves
+};
+
+std::string summary(const std::optional<RunState>& state, const std::optional<ResultRecord>& result,
+                    const ReportNotes& notes) {
   std::string out = "<table>";
+  if (!notes.unreadable_state.empty()) out += row("run.json", "unreadable: " + notes.unreadable_state);
+  if (!notes.unreadable.empty())
+    out += row("metrics.jsonl", fmt::format("{} line{} left out of the curves, the first: {}", notes.unreadable.size(),
+                                            notes.unreadable.size() == 1 ? "" : "s", notes.unreadable.front()));
   if (state) {
     out += row("layout", state->layout);
     out += row("grid", fmt::format("{}x{}", state->rows, state->cols));
     out += row("workers", std::to_string(state->workers));
     const bool said = state->message.rfind(state->status, 0) == 0;  // "stopped after ..." says it already
-    out += row("status", state->message.empty() ? state->status : said ? state->message : state->status + ": " + state->message);
+    if (notes.abandoned)
+      out += row("status", "running when last recorded, but no process holds run.lock: the job ended without "
+                           "saying how; continue it with --resume auto");
+    else
+      out += row("status",
+                 state->message.empty() ? state->status : said ? state->message : state->status + ": " + state->message);
     out += row("generations", fmt::format("{} of {}", state->generation, state->generations));
     out += row("wall time", fmt::format("{:.1f} s in {} stretch{}", state->seconds, state->stretches,
                                         state->stretches == 1 ? "" : "es"));
@@ -148,20 +168,24 @@ std::string run_report_html(const std::string& run_dir) {
   const fs::path dir(run_dir);
   const fs::path metrics = dir / run_files::kMetrics;
   check_run_folder(run_dir);
+  // A damaged folder still gets its report: what cannot be read is said in the summary.
+  ReportNotes notes;
   std::optional<RunState> state;
   try {
     state = read_run_state(run_dir);
   } catch (const std::runtime_error& e) {
-    throw InputError(e.what());
+    notes.unreadable_state = e.what();
   }
+  notes.abandoned = state && state->status == "running" && !run_folder_holder(run_dir);
   const std::optional<ResultRecord> result = read_result(run_dir);
   const LayoutDescription layout = LayoutDescription::of_run(state ? state->layout : "");
   const std::string unit = layout.curve_unit();
   const std::string title = html_escape(fs::absolute(dir).lexically_normal().filename().string());
-  const std::string history = script_safe(run_history_json(metrics.string(), state ? state->objective : ""));
+  const std::string history =
+      script_safe(run_history_json(metrics.string(), state ? state->objective : "", &notes.unreadable));
   const auto [events, total] = events_tail(dir / run_files::kEvents);
   const std::string shown = std::to_string(std::min(total, kEventsShown)), all = std::to_string(total);
-  const std::string table = summary(state, result), pictures = images(dir, layout);
+  const std::string table = summary(state, result, notes), pictures = images(dir, layout);
   return fill_template(report_page_template(),
                        {{"TITLE", title}, {"PAGE_CSS", page_css()}, {"SUMMARY", table}, {"CURVES_HTML", curves_html()},
                         {"IMAGES", pictures}, {"EVENTS_SHOWN", shown}, {"EVENTS_TOTAL", all}, {"EVENTS", events},

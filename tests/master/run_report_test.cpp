@@ -76,6 +76,33 @@ TEST(RunReport, SaysWhatTheRunFolderHoldsInOneFile) {
   EXPECT_EQ(html.find("{{"), std::string::npos) << "a placeholder left unfilled";
 }
 
+// A damaged or abandoned folder still gets its report, saying what is
+// wrong: a run.json left "running" with no process holding run.lock, a
+// metrics line that is not a record (left out of the curves), an
+// unreadable run.json.
+TEST(RunReport, ADamagedOrAbandonedFolderGetsItsReportSayingSo) {
+  TempDir tmp;
+  const std::string dir = stopped_run(tmp);
+  RunState s = *read_run_state(dir);
+  s.status = "running";
+  s.message = "";
+  ASSERT_EQ(write_run_state(dir, s), "");
+  std::string html = read_bytes(write_run_report(dir));
+  EXPECT_NE(html.find("running when last recorded, but no process holds run.lock"), std::string::npos);
+
+  std::string metrics = read_bytes(dir + "/metrics.jsonl");
+  metrics.insert(metrics.find('\n') + 1, "garbage\n");
+  write_bytes(dir + "/metrics.jsonl", metrics);
+  html = read_bytes(write_run_report(dir));
+  EXPECT_NE(html.find("1 line left out of the curves, the first: " + dir + "/metrics.jsonl:2: not a metrics record"),
+            std::string::npos);
+  EXPECT_NE(html.find(R"("generation":[1,2])"), std::string::npos) << "the other lines' curves";
+
+  write_bytes(dir + "/run.json", "{not json");
+  html = read_bytes(write_run_report(dir));
+  EXPECT_NE(html.find("<th>run.json</th><td>unreadable: "), std::string::npos);
+}
+
 TEST(RunReport, AFolderThatIsNoRunIsOneLineNamingIt) {
   TempDir tmp;
   write_bytes(tmp.file("a-file"), "x");
