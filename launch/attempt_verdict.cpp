@@ -31,7 +31,7 @@ Verdict judge(const AttemptEnd& end) {
   if (code == kExitInternal) return {false, kExitInternal, "an internal error (exit 70)"};
   if (code == kExitDiskFull)
     return {false, kExitDiskFull, "the disk is full (exit 74): not restarted, a restart would meet the same full disk"};
-  if (code == kExitRestart) return {true, kExitRestart, "the run stopped with a checkpoint (exit 75)"};
+  if (code == kExitRestart) return {true, kExitRestart, "the run stopped, to be resumed (exit 75)"};
   if (code == kExitOk) return {true, kExitFailure, "the master exited 0 but wrote no result.json"};
   if (code) return {true, *code, fmt::format("the run failed (exit {})", *code)};
   return {true, kExitFailure,

@@ -11,7 +11,7 @@
 //                                                                checkpoint); 75 when the run had not
 //                                                                started (nothing lost); else 130
 //   bad input (2), a bug (70) or a full disk (74)             -> done, that code: a restart cannot help
-//   stopped with a checkpoint (75), a runtime failure (1),    -> restart with --resume auto, while
+//   stopped to be resumed (75), a runtime failure (1),       -> restart with --resume auto, while
 //   a master that ended with no code (killed, lost), a stall      restarts are left; else done with
 //   (no progress by the deadline), 0 with no result.json          the master's code, or 1
 //

@@ -55,6 +55,8 @@ TEST(AttemptVerdict, AFullDiskIsFinal) {
 TEST(AttemptVerdict, StopsFailuresAndDeathsAreRestarted) {
   EXPECT_TRUE(judge(ended(kExitRestart)).restart);
   EXPECT_EQ(judge(ended(kExitRestart)).exit_code, kExitRestart);
+  // 75 also after a worker lost before any checkpoint: not said to have one.
+  EXPECT_EQ(judge(ended(kExitRestart)).cause, "the run stopped, to be resumed (exit 75)");
   EXPECT_TRUE(judge(ended(kExitFailure, 1)).restart);
   const Verdict killed = judge(ended(std::nullopt, 137));
   EXPECT_TRUE(killed.restart);
