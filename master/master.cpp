@@ -368,8 +368,10 @@ RunResult Master::run() {
     // job cannot go on: the worker is lost, and the run goes back to its
     // last checkpoint.
     if (number == SIGTERM && workers_started_) {
-      const std::vector<int> ended = membership_.processes_ended();
-      if (!ended.empty() && !stop_.active() && !factory_.survives_rank_loss() && alive(ended.front()))
+      std::vector<int> ended;  // of the workers the run still counts on
+      for (int w : membership_.processes_ended())
+        if (alive(w)) ended.push_back(w);
+      if (!ended.empty() && !stop_.active() && !factory_.survives_rank_loss())
         return lose_worker(ended.front(), fmt::format("its process, {}, has ended; mpirun ends every rank with "
                                                       "SIGTERM when one dies",
                                                       membership_.where(ended.front())));
