@@ -1,6 +1,8 @@
 // Counted interrupts (see interrupts.h).
 #include "app/interrupts.h"
 
+#include <semaphore.h>
+
 #include <csignal>
 #include <cstring>
 #include <thread>
@@ -14,9 +16,9 @@ std::atomic<int> g_interrupts{0};
 
 extern "C" void count_interrupt(int) { g_interrupts.fetch_add(1); }
 
-std::atomic<bool> g_terminated{false};
+sem_t g_terminated;  // posted by the handler (sem_post is async-signal-safe)
 
-extern "C" void note_termination(int) { g_terminated.store(true); }
+extern "C" void note_termination(int) { sem_post(&g_terminated); }
 
 void count(Supervisor supervisor) {
   struct sigaction action {};
@@ -40,12 +42,15 @@ const std::atomic<int>& catch_interrupts(Supervisor supervisor) {
 }
 
 void end_on_sigterm_after(std::chrono::milliseconds delay) {
+  sem_init(&g_terminated, 0, 0);
   struct sigaction action {};
   action.sa_handler = note_termination;
+  action.sa_flags = SA_RESTART;  // the ranks' system calls go on meanwhile
   sigemptyset(&action.sa_mask);
   sigaction(SIGTERM, &action, nullptr);
   std::thread([delay] {
-    while (!g_terminated.load()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    while (sem_wait(&g_terminated) != 0) {
+    }
     std::this_thread::sleep_for(delay);
     std::signal(SIGTERM, SIG_DFL);
     std::raise(SIGTERM);

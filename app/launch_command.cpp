@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <initializer_list>
 #include <iostream>
 #include <string>
@@ -67,6 +68,30 @@ int chosen_workers(const Config& config, int requested, launch::Starter starter)
                                              launch::gpus_to_fill(config.runtime.device, visible, starter));
   if (!default_hostfile()) launch::check_gpus_for_nccl(config, workers, visible, starter);
   return workers;
+}
+
+// The --fault values, checked as the master will check them (a fault that
+// does not fit is refused before any rank starts), passed to the job.
+void add_fault_options(const std::vector<std::string>& values, const Config& config, launch::LaunchSetup& setup) {
+  std::vector<Fault> faults;
+  for (const std::string& f : values) {
+    faults.push_back(parse_fault_option(f));
+    setup.job.train_args.insert(setup.job.train_args.end(), {"--fault", f});
+  }
+  Config with_faults = config;
+  add_command_line_faults(with_faults, faults, setup.workers);
+}
+
+// The configuration's faults are every attempt's: without --recovery a kill
+// or a stall among them strikes every restart again.
+void warn_of_faults_every_attempt(const Config& config, const std::function<void(const std::string&)>& say) {
+  for (const Fault& f : config.faults)
+    if (f.kind == FaultKind::kKill || f.kind == FaultKind::kStall) {
+      say(fmt::format("warning: the configuration's fault '{}' strikes every attempt, so each restart meets it "
+                      "again: give it as --fault (the first attempt only), or launch with --recovery",
+                      to_text(f)));
+      return;
+    }
 }
 
 }  // namespace
@@ -138,15 +163,7 @@ int launch_command(const Args& args) {
   setup.job.as_root = ::geteuid() == 0;
   if (const char* mpi = std::getenv("CELLGAN_SRUN_MPI"); mpi != nullptr && *mpi != '\0') setup.job.srun_mpi = mpi;
   for (const std::string& s : settings) setup.job.train_args.insert(setup.job.train_args.end(), {"--set", s});
-  std::vector<Fault> faults;
-  if (vm.count("fault"))
-    for (const std::string& f : vm["fault"].as<std::vector<std::string>>()) {
-      faults.push_back(parse_fault_option(f));
-      setup.job.train_args.insert(setup.job.train_args.end(), {"--fault", f});
-    }
-  // As the master will check them: a fault that does not fit is refused before any rank starts.
-  Config with_faults = config;
-  add_command_line_faults(with_faults, faults, setup.workers);
+  if (vm.count("fault")) add_fault_options(vm["fault"].as<std::vector<std::string>>(), config, setup);
   if (!resume.empty()) setup.job.train_args.insert(setup.job.train_args.end(), {"--resume", resume});
 
   // The kernels every rank gets (mpirun -x, for other nodes; srun passes the environment).
@@ -156,15 +173,7 @@ int launch_command(const Args& args) {
   const auto say = [](const std::string& line) { std::cerr << "cellgan launch: " << line << std::endl; };
   if (const std::string kernels = kernel_choice_line(); !kernels.empty()) say(kernels);
   for (const std::string& line : warnings) say("warning: " + line);
-  // The configuration's faults are every attempt's: a restart resumes into them again.
-  if (!setup.job.recovery)
-    for (const Fault& f : config.faults)
-      if (f.kind == FaultKind::kKill || f.kind == FaultKind::kStall) {
-        say(fmt::format("warning: the configuration's fault '{}' strikes every attempt, so each restart meets it "
-                        "again: give it as --fault (the first attempt only), or launch with --recovery",
-                        to_text(f)));
-        break;
-      }
+  if (!setup.job.recovery) warn_of_faults_every_attempt(config, say);
   return launch::run_launch(setup, interrupts, say);
 }
 

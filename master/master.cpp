@@ -354,34 +354,39 @@ void Master::abort_workers(int exit_code, const std::string& reason) {
   if (!flush_sends(*comms_.world, timeout)) log::warn("abort messages still in flight after {} ms", timeout.count());
 }
 
+// Named as a shell names it (SIGUSR1 is also what cellgan launch sends on an interrupt).
+void Master::on_stop_signal(int number) {
+  const char* name = number == SIGUSR1 ? "SIGUSR1"
+                     : number == SIGTERM ? "SIGTERM"
+                     : number == SIGINT  ? "SIGINT"
+                                         : nullptr;
+  std::string why = name ? fmt::format("signal {}", name) : fmt::format("signal {}", number);
+  // mpirun ends every rank with SIGTERM when one of them dies (a worker
+  // outlives it by half a second, interrupts.h): one worker process of
+  // this host gone while the others still run is the one that died.
+  // Without --enable-recovery the job cannot go on: that worker is lost,
+  // and the run goes back to its last checkpoint. Several gone (the
+  // master came late) are only named.
+  if (number == SIGTERM && workers_started_) {
+    std::vector<int> ended, here;  // of the workers the run still counts on
+    for (int w : membership_.processes_ended())
+      if (alive(w)) ended.push_back(w);
+    for (int w : membership_.processes_on_this_host())
+      if (alive(w)) here.push_back(w);
+    if (ended.size() == 1 && here.size() >= 2 && !stop_.active() && !factory_.survives_rank_loss())
+      lose_worker(ended.front(), fmt::format("its process, {}, has ended; mpirun ends every rank with SIGTERM "
+                                             "when one dies",
+                                             membership_.where(ended.front())));  // throws, unless it had finished
+    else if (!ended.empty())
+      why += fmt::format(", and {} {} on this host {} ended", ended.size() == 1 ? "the process of worker rank"
+                                                                               : "the processes of worker ranks",
+                         fmt::join(ended, ", "), ended.size() == 1 ? "has" : "have");
+  }
+  request_stop(why);
+}
+
 RunResult Master::run() {
-  // Named as a shell names it (SIGUSR1 is also what cellgan launch sends on an interrupt).
-  StopSignals signals([this](int number) {
-    const char* name = number == SIGUSR1 ? "SIGUSR1"
-                       : number == SIGTERM ? "SIGTERM"
-                       : number == SIGINT  ? "SIGINT"
-                                           : nullptr;
-    std::string why = name ? fmt::format("signal {}", name) : fmt::format("signal {}", number);
-    // mpirun ends every rank with SIGTERM when one of them dies (a worker
-    // outlives it by half a second, interrupts.h): a worker process of this
-    // host already gone is the one that died. Without --enable-recovery the
-    // job cannot go on: the worker is lost, and the run goes back to its
-    // last checkpoint.
-    if (number == SIGTERM && workers_started_) {
-      std::vector<int> ended;  // of the workers the run still counts on
-      for (int w : membership_.processes_ended())
-        if (alive(w)) ended.push_back(w);
-      if (!ended.empty() && !stop_.active() && !factory_.survives_rank_loss())
-        return lose_worker(ended.front(), fmt::format("its process, {}, has ended; mpirun ends every rank with "
-                                                      "SIGTERM when one dies",
-                                                      membership_.where(ended.front())));
-      if (!ended.empty())
-        why += fmt::format(", and {} {} on this host {} ended", ended.size() == 1 ? "the process of worker rank"
-                                                                                 : "the processes of worker ranks",
-                           fmt::join(ended, ", "), ended.size() == 1 ? "has" : "have");
-    }
-    request_stop(why);
-  });
+  StopSignals signals([this](int number) { on_stop_signal(number); });
   try {
     start(Clock::now());
     // Idle back-off (1 ms doubling to 20 ms): the master shares the cores
@@ -426,6 +431,9 @@ RunResult Master::run() {
     try {
       const int code = exit_code_of(e);
       record_state(status_word(status_of(code)), code, e.what());
+      // Before the report (images, seconds on a large run): a starter that
+      // ends the ranks meanwhile (mpirun after a lost rank) leaves the code.
+      report_exit_code(code);
       if (writer_ && code != kExitDiskFull) writer_->report();
     } catch (const std::exception& also) {
       // A full disk with no room even for run.json is said once, by main().

@@ -151,6 +151,9 @@ class Master {
   // (kTagRehome to the survivors, from the last checkpoint) when the job
   // survives a lost rank, and otherwise stops for a restart (RestartNeeded).
   void lose_worker(int worker, const std::string& why);
+  // SIGTERM, SIGINT or SIGUSR1 (StopSignals): a stop, or under mpirun a
+  // worker process of this host that has ended, lost (lose_worker).
+  void on_stop_signal(int number);
   void rehome(int worker, const std::string& why);
   void kill_worker(int worker);
   // After a lost worker: the generation of the newest complete checkpoint

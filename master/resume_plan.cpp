@@ -62,7 +62,8 @@ MetricsKept metrics_complete_through(const fs::path& path, int per_generation, s
   for (std::string line; std::getline(in, line);) {
     ++number;
     if (const auto record = parse_metrics_line(line)) ++lines[record->generation];
-    else if (kept.first_bad == 0 && !line.empty() && !in.eof()) kept.first_bad = number;  // not a line cut short
+    else if (kept.first_bad == 0 && line.find_first_not_of(" \t\r") != std::string::npos && !in.eof())
+      kept.first_bad = number;  // a whole line, not blank, not one cut short
   }
   while (kept.through < up_to && lines[kept.through + 1] >= per_generation) ++kept.through;
   return kept;
@@ -147,8 +148,9 @@ ResumePlan plan_resume(const Config& config, const std::string& resume, int reco
     auto point = newest_complete_checkpoint(config.output_dir, skipped);
     for (const auto& s : skipped) plan.notes.push_back("skipping checkpoint " + s);
     if (!point && !skipped.empty()) {
-      plan.warnings.push_back(fmt::format("every checkpoint of the run is unreadable ({} skipped): starting again "
-                                          "from generation 0, so the generations done are trained again",
+      plan.warnings.push_back(fmt::format("no checkpoint of the run can be resumed ({} skipped, incomplete or "
+                                          "unreadable): starting again from generation 0, so the generations done "
+                                          "are trained again",
                                           skipped.size()));
       return plan;
     }

@@ -51,7 +51,7 @@ struct ResumePlan {
   std::string folder;           // the checkpoint's folder when generation > 0
   CheckpointManifest manifest;
   std::vector<std::string> notes;     // for the log and events.log: what was skipped, and why
-  std::vector<std::string> warnings;  // the same, for what loses work: every checkpoint unreadable
+  std::vector<std::string> warnings;  // the same, for what loses work: no checkpoint left to resume
 };
 
 // `resume`: "" (no --resume), "auto", or the path of a checkpoint folder.

@@ -98,7 +98,7 @@ std::string scores_text(const std::map<std::string, double>& scores) {
 
 // What the report could not read, or found out of date: rows of the summary.
 struct ReportNotes {
-  bool abandoned = false;                // run.json says running, and no process holds run.lock
+  bool abandoned = false;                // run.json says running, and no process here holds run.lock
   std::string unreadable_state;          // why run.json cannot be read ("" when it can)
   std::vector<std::string> unreadable;   // metrics.jsonl lines left out of the curves
 };
@@ -116,8 +116,8 @@ std::string summary(const std::optional<RunState>& state, const std::optional<Re
     out += row("workers", std::to_string(state->workers));
     const bool said = state->message.rfind(state->status, 0) == 0;  // "stopped after ..." says it already
     if (notes.abandoned)
-      out += row("status", "running when last recorded, but no process holds run.lock: the job ended without "
-                           "saying how; continue it with --resume auto");
+      out += row("status", "running when last recorded, but no process on this host holds run.lock: if the job "
+                           "ran here, it ended without saying how; continue it with --resume auto");
     else
       out += row("status",
                  state->message.empty() ? state->status : said ? state->message : state->status + ": " + state->message);
@@ -176,7 +176,10 @@ std::string run_report_html(const std::string& run_dir) {
   } catch (const std::runtime_error& e) {
     notes.unreadable_state = e.what();
   }
-  notes.abandoned = state && state->status == "running" && !run_folder_holder(run_dir);
+  // run.lock's flock is of this host (and a folder from before run.lock has none): only a lock file
+  // that no process here holds tells a job that ended without a word.
+  notes.abandoned = state && state->status == "running" && fs::exists(dir / run_files::kLock) &&
+                    !run_folder_holder(run_dir);
   const std::optional<ResultRecord> result = read_result(run_dir);
   const LayoutDescription layout = LayoutDescription::of_run(state ? state->layout : "");
   const std::string unit = layout.curve_unit();

@@ -26,8 +26,8 @@ struct StopSignals::Impl {
   void arm() {
     signals.async_wait([this](const boost::system::error_code& error, int number) {
       if (error) return;  // cancelled: the set is going away
+      arm();               // first: on_signal may throw (out of poll())
       on_signal(number);
-      arm();
     });
   }
   std::function<void(int)> on_signal;

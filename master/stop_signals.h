@@ -25,7 +25,8 @@ class StopSignals {
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
 
-  // Runs `on_signal` for each signal that arrived since the last call.
+  // Runs `on_signal` for each signal that arrived since the last call; an
+  // exception `on_signal` throws comes out of poll().
   void poll();
 
  private:

@@ -67,6 +67,7 @@ class WorkerMembership {
   void kill_remaining() const { processes_.kill_remaining(); }
   // The workers whose process on this host has ended (worker_processes.h).
   std::vector<int> processes_ended() const { return processes_.ended(); }
+  std::vector<int> processes_on_this_host() const { return processes_.on_this_host(); }
   std::string where(int worker) const { return processes_.where(worker); }
 
  private:

@@ -23,8 +23,8 @@ class WorkerProcesses {
 
   // Worker rank `worker` (1..W) said who it is.
   void set(int worker, const IdentityMessage& id) { ids_.at(static_cast<std::size_t>(worker - 1)) = id; }
-  // SIGKILLs the worker's process when it may; returns the events.log line
-  // of what was done, or "" when nothing was.
+  // SIGKILLs the worker's process when it may (not one that has ended);
+  // returns the events.log line of what was done, or "" when nothing was.
   std::string kill(int worker) const;
   // SIGKILLs every worker process of this host still there (at the end of
   // a job); returns the worker ranks killed.
@@ -33,6 +33,9 @@ class WorkerProcesses {
   // one that has died and is not yet reaped), in rank order; a worker on
   // another host, or a thread of this process, is never listed.
   std::vector<int> ended() const;
+  // The workers whose process runs (or ran) on this host, apart from this
+  // process itself, in rank order.
+  std::vector<int> on_this_host() const;
   // "pid P on HOST", as the worker said at start-up.
   std::string where(int worker) const;
 

@@ -116,6 +116,12 @@ void warn_once(const char* what) {
 
 bool CudaStepGraph::a_capture_failed() { return capture_failed; }
 
+namespace {
+std::atomic<std::int64_t> replayed{0};
+}  // namespace
+
+std::int64_t CudaStepGraph::replays() { return replayed; }
+
 CudaStepGraph::~CudaStepGraph() {
   const std::lock_guard<std::recursive_mutex> lock(graphs_mutex());
   graph_.reset();
@@ -128,7 +134,10 @@ void CudaStepGraph::run(const std::function<void()>& work) {
     gave_up_ = true;
     return work();
   }
-  if (replaying()) return graph_->graph.replay();
+  if (replaying()) {
+    ++replayed;
+    return graph_->graph.replay();
+  }
   if (!graph_) graph_ = std::make_unique<Graph>();
   if (calls_++ < kWarmups) return graph_->on_side_stream(work);
   try {
@@ -139,6 +148,7 @@ void CudaStepGraph::run(const std::function<void()>& work) {
     gave_up_ = true;
     return work();  // captured, not run: the step itself, once
   }
+  ++replayed;
   graph_->graph.replay();
 }
 
@@ -151,6 +161,8 @@ bool CudaStepGraph::built() { return false; }
 bool CudaStepGraph::replaying() const { return false; }
 
 bool CudaStepGraph::a_capture_failed() { return false; }
+
+std::int64_t CudaStepGraph::replays() { return 0; }
 
 void CudaStepGraph::run(const std::function<void()>& work) {
   ++calls_;

@@ -32,6 +32,7 @@
 
 #include <c10/core/Device.h>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -60,6 +61,8 @@ class CudaStepGraph {
   bool gave_up() const { return gave_up_; }
   // True once any capture of this process failed (no graph replays since).
   static bool a_capture_failed();
+  // How many steps the graphs of this process have replayed so far.
+  static std::int64_t replays();
 
  private:
   struct Graph;  // the CUDA graph and its side stream (cuda_step_graph.cpp)

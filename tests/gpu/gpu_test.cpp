@@ -395,12 +395,17 @@ void expect_same_copies(const std::vector<Bytes>& a, const std::vector<Bytes>& b
 // is replayed: the replayed steps read them as the ordinary steps do.
 TEST(Gpu, LockstepStepsReplayedAsCudaGraphsGiveTheBitsOfTheOrdinarySteps) {
   SKIP_WITHOUT_GRAPHS();
+  ASSERT_FALSE(CudaStepGraph::a_capture_failed()) << "a capture failed before this test";
+  std::int64_t before = CudaStepGraph::replays();
   expect_same_copies(lockstep_on_gpu(toy_lockstep_config(), false), lockstep_on_gpu(toy_lockstep_config(), true));
-  ASSERT_FALSE(CudaStepGraph::a_capture_failed()) << "the toy's steps ran without graphs: nothing was replayed";
+  ASSERT_FALSE(CudaStepGraph::a_capture_failed()) << "the toy's steps ran without graphs";
+  EXPECT_GT(CudaStepGraph::replays(), before) << "the toy's steps were never replayed";
+  before = CudaStepGraph::replays();
   TempDir tmp;
   const Config dcgan = dcgan_lockstep_config(tmp.path().string(), "bce", 1);
   expect_same_copies(lockstep_on_gpu(dcgan, false), lockstep_on_gpu(dcgan, true));
-  EXPECT_FALSE(CudaStepGraph::a_capture_failed()) << "the DCGAN's steps ran without graphs: nothing was replayed";
+  EXPECT_FALSE(CudaStepGraph::a_capture_failed()) << "the DCGAN's steps ran without graphs";
+  EXPECT_GT(CudaStepGraph::replays(), before) << "the DCGAN's steps were never replayed";
 }
 
 // A cell's generator on the GPU: on the device, seeded as
@@ -557,8 +562,10 @@ TEST(Gpu, ACoevolutionJobOnCudaRecordsItsDevicesAndRepeats) {
 // replaying its steps' CUDA graphs at the same time as the other.
 TEST(Gpu, ACoevolutionJobWithCudaGraphsInTwoThreadsRepeats) {
   SKIP_WITHOUT_GPU();
+  const std::int64_t before = CudaStepGraph::replays();
   expect_job_on_gpu_repeats({}, 2, ", cuda_graphs: on");
-  EXPECT_FALSE(CudaStepGraph::a_capture_failed()) << "the job's steps ran without graphs: nothing was replayed";
+  EXPECT_FALSE(CudaStepGraph::a_capture_failed()) << "the job's steps ran without graphs";
+  EXPECT_GT(CudaStepGraph::replays(), before) << "the job's steps were never replayed";
 }
 
 TEST(Gpu, ADataParallelJobOnCudaRecordsItsDevicesAndRepeats) {

@@ -157,8 +157,8 @@ TEST(PlanResume, EveryCheckpointUnreadableStartsAgainWithAWarning) {
   EXPECT_TRUE(plan.resuming);
   EXPECT_EQ(plan.generation, 0);
   ASSERT_EQ(plan.warnings.size(), 1u);
-  EXPECT_EQ(plan.warnings[0], "every checkpoint of the run is unreadable (2 skipped): starting again from "
-                              "generation 0, so the generations done are trained again");
+  EXPECT_EQ(plan.warnings[0], "no checkpoint of the run can be resumed (2 skipped, incomplete or unreadable): "
+                              "starting again from generation 0, so the generations done are trained again");
   EXPECT_TRUE(has_note(plan, "skipping checkpoint")) << "each checkpoint skipped is named";
 }
 

@@ -88,7 +88,10 @@ TEST(RunReport, ADamagedOrAbandonedFolderGetsItsReportSayingSo) {
   s.message = "";
   ASSERT_EQ(write_run_state(dir, s), "");
   std::string html = read_bytes(write_run_report(dir));
-  EXPECT_NE(html.find("running when last recorded, but no process holds run.lock"), std::string::npos);
+  EXPECT_EQ(html.find("running when last recorded"), std::string::npos) << "no run.lock: nothing known";
+  write_bytes(dir + "/run.lock", "123@elsewhere\n");
+  html = read_bytes(write_run_report(dir));
+  EXPECT_NE(html.find("running when last recorded, but no process on this host holds run.lock"), std::string::npos);
 
   std::string metrics = read_bytes(dir + "/metrics.jsonl");
   metrics.insert(metrics.find('\n') + 1, "garbage\n");
