@@ -233,11 +233,12 @@ std::string sweep_command_line(const po::variables_map& vm, const SweepRequest& 
   return command;
 }
 
-// Writes the sweep's outputs, prints what became of the runs, returns the exit code.
+// Writes the sweep's outputs, prints what became of the runs, returns the
+// exit code. The keys the sweep varied come from OUT/runs/varied-keys.txt,
+// where sweep_command records them before the first run.
 int report_outcome(const sweep::SweepOutcome& outcome, const std::string& command, const sweep::SweepSetup& setup,
-                   const std::string& out, const std::vector<sweep::Variation>& varies) {
+                   const std::string& out) {
   sweep::SweepNotes notes;
-  for (const sweep::Variation& v : varies) notes.varied_keys.push_back(v.key);
   notes.title = "`" + command + "`";
   notes.skipped = outcome.skipped;
   notes.failed = outcome.failed;
@@ -292,7 +293,7 @@ int sweep_command(const Args& args) {
   for (const sweep::Variation& v : request.varies) varied.push_back(v.key);
   sweep::record_varied_keys((fs::path(setup.out) / "runs").string(), varied);
   const sweep::SweepOutcome outcome = run_plan(plan, setup);
-  return report_outcome(outcome, sweep_command_line(vm, request), setup, out, request.varies);
+  return report_outcome(outcome, sweep_command_line(vm, request), setup, out);
 }
 
 }  // namespace cellgan::app

@@ -320,5 +320,4 @@ void add_command_line_faults(Config& config, const std::vector<Fault>& command_l
                                    config.training.generations));
 }
 
-
 }  // namespace cellgan

@@ -18,21 +18,24 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The keys recorded in `folder`'s kVariedKeysFile (none without one).
-std::vector<std::string> recorded_varied_keys(const fs::path& folder) {
-  std::vector<std::string> keys;
+// Appends `key` to `keys` unless it is there.
+void add_key(std::vector<std::string>& keys, const std::string& key) {
+  if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+}
+
+// Adds the keys recorded in `folder`'s kVariedKeysFile (none without one) to `keys`.
+void add_recorded_varied_keys(const fs::path& folder, std::vector<std::string>& keys) {
   std::ifstream in(folder / kVariedKeysFile);
   for (std::string line; std::getline(in, line);)
-    if (!line.empty() && std::find(keys.begin(), keys.end(), line) == keys.end()) keys.push_back(line);
-  return keys;
+    if (!line.empty()) add_key(keys, line);
 }
 
 }  // namespace
 
 void record_varied_keys(const std::string& runs_root, const std::vector<std::string>& keys) {
-  std::vector<std::string> all = recorded_varied_keys(runs_root);
-  for (const std::string& key : keys)
-    if (std::find(all.begin(), all.end(), key) == all.end()) all.push_back(key);
+  std::vector<std::string> all;
+  add_recorded_varied_keys(runs_root, all);
+  for (const std::string& key : keys) add_key(all, key);
   if (all.empty()) return;
   std::string text;
   for (const std::string& key : all) text += key + "\n";
@@ -72,9 +75,7 @@ OutputsReport write_sweep_outputs(const std::string& runs_root, const std::strin
   }
   for (const std::string& line : report.unreadable) notes.failed.push_back("unreadable: " + line);
   for (const fs::path& folder : {fs::path(runs_root), fs::path(runs_root) / "runs"})
-    for (const std::string& key : recorded_varied_keys(folder))
-      if (std::find(notes.varied_keys.begin(), notes.varied_keys.end(), key) == notes.varied_keys.end())
-        notes.varied_keys.push_back(key);
+    add_recorded_varied_keys(folder, notes.varied_keys);
   keep_varied_keys(records, notes.varied_keys);
   const std::vector<SweepRow> rows = sweep_rows(records);
   report.rows = static_cast<int>(rows.size());
